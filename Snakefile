@@ -1,0 +1,27 @@
+# static_rnn against dynamic_rnn: graph construction, setup and step time over a grid.
+# This file is a table of contents; the rules live in workflow/rules/, their logic in
+# workflow/scripts/rnnbench/ (an importable, tested package).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/plot.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "results/measurements.csv",
+        "results/summary.csv",
+        expand("results/plots/{chart}.{ext}", chart=CHARTS, ext=["html", "svg"]),

@@ -1,0 +1,62 @@
+"""Shared fixtures: the repository root, a tiny cell, and a factory of valid result records."""
+
+import copy
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY_CELL = {
+    "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
+    "num_units": 8, "input_dim": 3, "dataset": "tiny",
+}
+TINY_PROTOCOL = {
+    "steps": 4, "warmup_steps": 1, "fetch_loss": True, "device": "cpu", "seed": 0,
+    "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
+    "parallel_iterations": None, "log_every": 2,
+}
+
+
+@pytest.fixture
+def tiny_cell():
+    return copy.deepcopy(TINY_CELL)
+
+
+@pytest.fixture
+def tiny_protocol():
+    return copy.deepcopy(TINY_PROTOCOL)
+
+
+def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_length=5,
+                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01)):
+    """A schema-valid result record with chosen timings (for aggregation tests)."""
+    construction, session, first = setup
+    step_s = list(step_s)
+    median = sorted(step_s)[len(step_s) // 2]
+    return {
+        "schema_version": 1, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "job_threads": 1,
+        "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
+                 "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
+                 "dataset": "d"},
+        "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"], "parallel_iterations": 4},
+        "timings": {"graph_construction_s": construction, "session_setup_s": session,
+                    "first_step_s": first, "warmup_step_s": [0.02], "step_s": step_s,
+                    "median_step_s": median, "steps_per_s": 1 / median,
+                    "step_iqr_over_median": 0.0},
+        "graph": {"node_count": 100, "graphdef_bytes": 1000},
+        "memory": {"peak_rss_mb": 500.0},
+        "loss": {"first": 2.0, "last": 1.9},
+        "initial_weights_sha256": "0" * 64,
+        "data": {"path": "d.npz", "sha256": "1" * 64},
+        "metadata": {
+            "tf_version": "2.21.0", "tf_git_version": "v", "is_cuda_build": False,
+            "cuda_version": None, "cudnn_version": None, "gpus_visible": [], "device": "cpu",
+            "device_name": "cpu", "python_version": "3.11", "python_prefix": "/venv",
+            "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
+            "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
+            "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
+            "slurm_job_id": None, "apptainer_container": None,
+        },
+    }

@@ -1,0 +1,81 @@
+"""Chart specs: each chart encodes the quantities it promises (rnnbench.charts)."""
+
+import json
+
+import pytest
+
+from rnnbench import charts, results
+from test_results import hand_made_runs
+
+
+@pytest.fixture
+def tables(tmp_path):
+    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
+    return summary, results.cumulative_time(summary)
+
+
+def layers(spec):
+    inner = spec["spec"]
+    return inner.get("layer", [inner])
+
+
+def encodings(spec):
+    return [layer["encoding"] for layer in layers(spec)]
+
+
+def test_setup_time_chart(tables):
+    spec = charts.build_chart("setup_time", *tables).to_dict()
+    line, bars = encodings(spec)
+    assert line["x"]["field"] == "max_len" and line["y"]["field"] == "median"
+    assert line["y"]["scale"]["type"] == "log"
+    assert line["color"]["field"] == "impl"
+    assert (bars["y"]["field"], bars["y2"]["field"]) == ("ci_low", "ci_high")
+    assert spec["facet"]["column"]["field"] == "sequence_length"
+    data = spec["datasets"][spec["data"]["name"]]
+    static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
+    assert static_c1[0]["median"] == pytest.approx(3.5)  # the summary's setup_s
+
+
+def test_steps_per_s_chart(tables):
+    spec = charts.build_chart("steps_per_s", *tables).to_dict()
+    line, _ = encodings(spec)
+    assert line["y"]["field"] == "median" and "steps/s" in line["y"]["title"]
+    data = spec["datasets"][spec["data"]["name"]]
+    dynamic_c1 = [r for r in data if r["impl"] == "dynamic" and r["max_len"] == 10]
+    assert dynamic_c1[0]["median"] == pytest.approx(50.0)  # 1 / 0.02 s
+
+
+def test_cumulative_time_chart_marks_breakeven(tables):
+    spec = charts.build_chart("cumulative_time", *tables).to_dict()
+    line, rule = encodings(spec)
+    assert (line["x"]["field"], line["y"]["field"]) == ("steps", "total_s")
+    assert rule["x"]["field"] == "breakeven_steps"
+    assert layers(spec)[1]["mark"]["type"] == "rule"
+    data = spec["datasets"][spec["data"]["name"]]
+    assert {r["breakeven_steps"] for r in data if r["cell_id"] == "c1"} == {301}
+
+
+def test_ratio_heatmap_chart(tables):
+    spec = charts.build_chart("ratio_heatmap", *tables).to_dict()
+    rect, text = encodings(spec)
+    assert rect["color"]["field"] == "ratio"
+    assert rect["color"]["scale"]["domainMid"] == 1
+    assert (rect["x"]["field"], rect["y"]["field"]) == ("max_len", "sequence_length")
+    data = spec["datasets"][spec["data"]["name"]]
+    step = [r for r in data if r["quantity"] == "step time ratio" and r["max_len"] == 10]
+    assert step[0]["ratio"] == pytest.approx(0.5)
+
+
+def test_unknown_chart():
+    with pytest.raises(ValueError, match="'pie'"):
+        charts.build_chart("pie", None, None)
+
+
+def test_saved_html_works_offline(tables, tmp_path):
+    chart = charts.build_chart("ratio_heatmap", *tables)
+    charts.save_chart(chart, str(tmp_path / "c.html"), str(tmp_path / "c.svg"))
+    html = (tmp_path / "c.html").read_text()
+    assert "<script src=" not in html and "cdn.jsdelivr" not in html
+    assert "vegaEmbed" in html
+    assert (tmp_path / "c.svg").read_text().lstrip().startswith("<svg")
+    json.dumps(chart.to_dict())  # serialisable spec

@@ -1,0 +1,98 @@
+"""Config validation and grid expansion (rnnbench.grid)."""
+
+import copy
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+
+from conftest import REPO
+from rnnbench import grid
+
+
+def default_config(**overrides):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(overrides)
+    grid.validate_config(config)
+    return config
+
+
+def test_shipped_config_is_valid_and_meets_the_grid_requirements():
+    config = default_config()
+    assert len(config["max_len"]) >= 3
+    assert len(config["sequence_length"]) >= 2
+    # a cell where sequence_length is well below max_len, as in the seed (20 of 300)
+    assert any(isinstance(s, int) and s * 5 <= max(config["max_len"])
+               for s in config["sequence_length"])
+
+
+def test_defaults_come_from_the_schema():
+    config = {}
+    grid.validate_config(config)
+    assert config["cell"] == ["basic_lstm"]
+    assert config["fetch_loss"] is True
+    assert config["device"] == "cpu"
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    ({"batch_size": [-4]}, "-4 is less than the minimum"),
+    ({"batch_size": [0]}, "batch_size"),
+    ({"cell": ["lstmm"]}, "'lstmm' is not one of"),
+    ({"batchsize": [8]}, "'batchsize' was unexpected"),
+    ({"device": "tpu"}, "'tpu' is not one of"),
+    ({"steps": 1}, "steps"),
+    ({"sequence_length": [{"uniform": [3]}]}, "{'uniform': [3]}"),
+    ({"max_len": []}, "max_len"),
+])
+def test_schema_rejections_name_key_or_value(bad, fragment):
+    with pytest.raises(WorkflowError) as error:
+        grid.validate_config(bad)
+    assert fragment in str(error.value)
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    ({"max_len": [10, 25], "sequence_length": [20]}, "20 reaches 20 time steps, above max_len 10"),
+    ({"max_len": [8], "sequence_length": [{"uniform": [2, 9]}]}, "above max_len 8"),
+    ({"max_len": [8], "sequence_length": [{"uniform": [5, 2]}]}, "[5, 2]"),
+    ({"batch_size": [64], "num_samples": 32}, "batch_size: 64 is above num_samples 32"),
+    ({"sequence_length": [5, 5]}, "duplicate"),
+])
+def test_cross_field_rejections(bad, fragment):
+    config = copy.deepcopy(bad)
+    with pytest.raises(ValueError) as error:
+        grid.validate_config(config)
+    assert fragment in str(error.value)
+
+
+def test_sequence_length_ids_and_bounds():
+    assert grid.sequence_length_id(20) == "20"
+    assert grid.sequence_length_id("max_len") == "full"
+    assert grid.sequence_length_id({"uniform": [5, 20]}) == "u5-20"
+    assert grid.sequence_length_bounds("max_len", 30) == (30, 30)
+    assert grid.sequence_length_bounds({"uniform": [5, 20]}, 30) == (5, 20)
+    with pytest.raises(ValueError, match="True"):
+        grid.sequence_length_id(True)
+
+
+def test_cells_cover_the_product_and_share_datasets():
+    config = default_config(batch_size=[8, 16], max_len=[10, 20], sequence_length=[5, "max_len"],
+                            cell=["basic_lstm", "gru"])
+    cells = grid.cells(config)
+    assert len(cells) == 2 * 2 * 2 * 2
+    assert "gru_bs16_ml20_slfull_nu64_in16" in cells
+    # cell type and batch_size do not change the data: 2 max_len x 2 sequence_length datasets
+    datasets = grid.datasets(config)
+    assert len(datasets) == 4
+    assert {c["dataset"] for c in cells.values()} == set(datasets)
+    assert datasets["ml10_sl5_in16_cls64_n1000_seed0"]["num_classes"] == 64
+
+
+def test_protocol_id_changes_with_every_timing_setting():
+    base = default_config()
+    seen = {grid.protocol_id(base)}
+    for key, value in [("steps", 51), ("warmup_steps", 3), ("fetch_loss", False),
+                       ("device", "gpu"), ("threads", 1), ("intra_op_parallelism_threads", 1),
+                       ("inter_op_parallelism_threads", 1), ("parallel_iterations", 8),
+                       ("seed", 1)]:
+        seen.add(grid.protocol_id({**base, key: value}))
+    assert len(seen) == 10

@@ -1,0 +1,112 @@
+"""static_rnn and dynamic_rnn compute the same function (rnnbench.model), and a timed run
+returns a schema-valid result (rnnbench.bench). Runs TensorFlow in this process."""
+
+import numpy as np
+import pytest
+
+from rnnbench import bench, data, model
+from rnnbench.results import validate_result
+
+tf = model.import_tf()
+tf1 = tf.compat.v1
+
+
+def losses(impl, cell, batch, num_units, seed=0, adam_steps=2):
+    """Loss before and after each of ``adam_steps`` Adam steps on one fixed batch."""
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = tf1.placeholder(tf.float32, batch["inputs"].shape)
+        lengths = tf1.placeholder(tf.int32, batch["sequence_length"].shape)
+        labels = tf1.placeholder(tf.int32, batch["labels"].shape)
+        loss = model.build_loss(tf, inputs, lengths, labels, impl, cell, num_units)
+        train_op = tf1.train.AdamOptimizer().minimize(loss)
+        init = tf1.global_variables_initializer()
+        names = sorted(v.name for v in tf1.trainable_variables())
+        with tf1.Session(graph=graph) as session:
+            session.run(init)
+            model.load_initial_weights(tf, session, seed)
+            feed = {inputs: batch["inputs"], lengths: batch["sequence_length"],
+                    labels: batch["labels"]}
+            out = [session.run(loss, feed)]
+            for _ in range(adam_steps):
+                session.run(train_op, feed)
+                out.append(session.run(loss, feed))
+    return np.array(out), names
+
+
+@pytest.mark.parametrize("cell", model.CELLS)
+@pytest.mark.parametrize("sequence_length", [6, {"uniform": [1, 6]}], ids=["equal", "mixed"])
+def test_static_and_dynamic_give_the_same_loss(cell, sequence_length):
+    batch = data.make_dataset(max_len=6, sequence_length=sequence_length, input_dim=3,
+                              num_classes=8, num_samples=5, seed=1)
+    static, static_vars = losses("static", cell, batch, 8)
+    dynamic, dynamic_vars = losses("dynamic", cell, batch, 8)
+    assert static_vars == dynamic_vars  # same variables, so the same initial weights
+    relative = np.abs(static - dynamic) / np.abs(dynamic)
+    assert relative.max() < 1e-5, (static, dynamic)
+    assert static[-1] < static[0]  # Adam really trains
+
+
+def test_padding_beyond_sequence_length_is_ignored():
+    batch = data.make_dataset(max_len=6, sequence_length={"uniform": [1, 4]}, input_dim=3,
+                              num_classes=8, num_samples=5, seed=2)
+    changed = {**batch, "inputs": batch["inputs"].copy()}
+    for row, length in enumerate(batch["sequence_length"]):
+        changed["inputs"][row, length:] = 7.0
+    for impl in ("static", "dynamic"):
+        original, _ = losses(impl, "basic_lstm", batch, 8, adam_steps=0)
+        padded, _ = losses(impl, "basic_lstm", changed, 8, adam_steps=0)
+        assert original[0] == pytest.approx(padded[0], rel=1e-6)
+
+
+def test_initial_weights_are_seeded_and_glorot_bounded():
+    shapes = {"rnn/cell/kernel:0": (11, 32), "rnn/cell/bias:0": (32,)}
+    first, again = model.initial_weights(shapes, 0), model.initial_weights(shapes, 0)
+    assert list(first) == ["rnn/cell/kernel:0"]  # biases keep the cell's own initialiser
+    np.testing.assert_array_equal(first["rnn/cell/kernel:0"], again["rnn/cell/kernel:0"])
+    assert np.abs(first["rnn/cell/kernel:0"]).max() <= np.sqrt(6 / (11 + 32))
+    assert not np.array_equal(first["rnn/cell/kernel:0"],
+                              model.initial_weights(shapes, 1)["rnn/cell/kernel:0"])
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(ValueError, match="'lstmm'"):
+        model.make_cell(tf, "lstmm", 4)
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float32, (2, 3, 1))
+        with pytest.raises(ValueError, match="'unrolled'"):
+            model.build_loss(tf, x, tf.constant([3, 3]), tf.constant([0, 1]), "unrolled",
+                             "gru", 4)
+
+
+@pytest.mark.parametrize("impl", ["static", "dynamic"])
+def test_a_timed_run_returns_a_valid_result(impl, tiny_cell, tiny_protocol):
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=12, seed=0)
+    result = bench.run(impl, tiny_cell, arrays, tiny_protocol)
+    result.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
+    validate_result(result)
+    timings = result["timings"]
+    assert len(timings["step_s"]) == 4 and len(timings["warmup_step_s"]) == 1
+    assert timings["median_step_s"] == pytest.approx(np.median(timings["step_s"]))
+    assert result["protocol"]["fetches"] == ["train_op", "loss"]
+    assert result["protocol"]["parallel_iterations"] == 4  # defaults to batch_size
+    assert result["metadata"]["tf_version"] == tf.__version__
+    assert result["metadata"]["is_cuda_build"] is False  # the venv holds tensorflow-cpu only
+    assert np.isfinite(result["loss"]["first"]) and np.isfinite(result["loss"]["last"])
+
+
+def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_protocol):
+    arrays = data.make_dataset(max_len=7, sequence_length=3, input_dim=3, num_classes=8,
+                               num_samples=12, seed=0)
+    with pytest.raises(ValueError, match="does not match"):
+        bench.run("static", tiny_cell, arrays, tiny_protocol)
+
+
+def test_step_stats():
+    stats = bench.step_stats([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert stats["median_step_s"] == pytest.approx(0.3)
+    assert stats["steps_per_s"] == pytest.approx(1 / 0.3)
+    assert stats["step_iqr_over_median"] == pytest.approx((0.4 - 0.2) / 0.3)
+    with pytest.raises(ValueError, match="got 1"):
+        bench.step_stats([0.1])

@@ -1,0 +1,130 @@
+"""Aggregation arithmetic on hand-made results with known answers (rnnbench.results)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import make_result
+from rnnbench import results
+
+
+@pytest.mark.parametrize("static_setup, static_step, dynamic_setup, dynamic_step, expected", [
+    (10.0, 1.0, 2.0, 2.0, 9),       # gap 8 s, gain 1 s/step: equal at 8, below from 9
+    (10.0, 1.0, 2.0, 3.0, 5),       # gap 8, gain 2: equal at 4, below from 5
+    (10.5, 1.0, 2.0, 3.0, 5),       # gap 8.5, gain 2: 4.25 -> 5
+    (1.0, 1.0, 2.0, 3.0, 0),        # cheaper setup and faster steps: from the start
+    (10.0, 3.0, 2.0, 2.0, None),    # slower steps, dearer setup: never
+    (10.0, 2.0, 2.0, 2.0, None),    # equal steps, dearer setup: never
+    (1.0, 2.0, 2.0, 2.0, 0),        # equal steps, cheaper setup: from the start
+    (1.0, 3.0, 2.0, 2.0, None),     # ahead at first, overtaken later: not for good
+])
+def test_breakeven_steps(static_setup, static_step, dynamic_setup, dynamic_step, expected):
+    assert results.breakeven_steps(static_setup, static_step, dynamic_setup, dynamic_step) == expected
+
+
+def test_breakeven_is_where_totals_cross():
+    n = results.breakeven_steps(20.0, 0.03, 0.7, 0.04)
+    static = lambda k: 20.0 + k * 0.03  # noqa: E731
+    dynamic = lambda k: 0.7 + k * 0.04  # noqa: E731
+    assert static(n) < dynamic(n) and static(n - 1) >= dynamic(n - 1)
+
+
+def test_median_ci():
+    median, low, high = results.median_ci(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))
+    assert median == 3.0
+    assert 1.0 <= low <= median <= high <= 100.0
+    assert results.median_ci(np.array([2.0, 2.0, 2.0])) == (2.0, 2.0, 2.0)
+    median, low, high = results.median_ci(np.array([5.0]))
+    assert median == 5.0 and math.isnan(low) and math.isnan(high)
+
+
+def test_ratio_ci_brackets_the_ratio_of_medians():
+    ratio, low, high = results.ratio_ci(np.array([4.0, 4.2, 3.8]), np.array([2.0, 2.1, 1.9]))
+    assert ratio == pytest.approx(2.0)
+    assert low <= ratio <= high
+    assert low >= 3.8 / 2.1 - 1e-12 and high <= 4.2 / 1.9 + 1e-12
+
+
+def write_results(tmp_path, records):
+    paths = []
+    for i, record in enumerate(records):
+        path = tmp_path / f"r{i}.json"
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    return paths
+
+
+def hand_made_runs(tmp_path):
+    """Cell c1: static setup 3.5 s (1 + 0.5 + 2) and 0.01 s steps, dynamic setup 0.5 s and
+    0.02 s steps, identical over 3 repeats: break-even after (3.5 - 0.5) / 0.01 + 1 steps."""
+    records = []
+    for repeat in (1, 2, 3):
+        records.append(make_result("static", "c1", repeat, setup=(1.0, 0.5, 2.0),
+                                   step_s=(0.01, 0.01, 0.01)))
+        records.append(make_result("dynamic", "c1", repeat, setup=(0.2, 0.1, 0.2),
+                                   step_s=(0.02, 0.02, 0.02)))
+        records.append(make_result("static", "c2", repeat, max_len=20, sequence_length="max_len",
+                                   setup=(4.0, 1.0, 5.0), step_s=(0.05, 0.06, 0.07)))
+        records.append(make_result("dynamic", "c2", repeat, max_len=20,
+                                   sequence_length="max_len", setup=(0.2, 0.1, 0.2),
+                                   step_s=(0.02, 0.03, 0.04)))
+    return write_results(tmp_path, records)
+
+
+def test_load_results_is_tidy(tmp_path):
+    runs = results.load_results(hand_made_runs(tmp_path))
+    assert len(runs) == 12
+    assert set(runs["impl"]) == {"static", "dynamic"}
+    assert runs.loc[0, "setup_s"] == pytest.approx(runs.loc[0, "graph_construction_s"]
+                                                   + runs.loc[0, "session_setup_s"]
+                                                   + runs.loc[0, "first_step_s"])
+    assert set(runs["sequence_length"]) == {"5", "full"}
+    assert not runs.duplicated(["cell_id", "impl", "repeat"]).any()
+
+
+def test_load_results_names_a_bad_file(tmp_path):
+    record = make_result()
+    del record["timings"]["step_s"]
+    (bad,) = write_results(tmp_path, [record])
+    with pytest.raises(ValueError, match=r"r0.json: not a valid result: 'step_s'"):
+        results.load_results([bad])
+    with pytest.raises(ValueError, match="no result files"):
+        results.load_results([])
+
+
+def test_summarize_known_answers(tmp_path):
+    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
+    c1 = summary.set_index("cell_id").loc["c1"]
+    assert c1["static_setup_s"] == pytest.approx(3.5)
+    assert c1["dynamic_setup_s"] == pytest.approx(0.5)
+    assert c1["ratio_setup_s"] == pytest.approx(7.0)
+    assert c1["ratio_median_step_s"] == pytest.approx(0.5)
+    assert c1["static_repeats"] == 3
+    assert c1["breakeven_steps"] == 301  # (3.5 - 0.5) / 0.01 = 300: equal there, below after
+    c2 = summary.set_index("cell_id").loc["c2"]
+    assert c2["static_median_step_s"] == pytest.approx(0.06)
+    assert pd.isna(c2["breakeven_steps"])  # static steps slower and setup dearer: never
+    assert c2["ratio_median_step_s"] == pytest.approx(2.0)
+
+
+def test_summarize_names_a_cell_missing_an_implementation(tmp_path):
+    runs = results.load_results(write_results(tmp_path, [make_result("static", "lonely")]))
+    with pytest.raises(ValueError, match="cell lonely: no dynamic runs"):
+        results.summarize(runs)
+
+
+def test_cumulative_time_and_csv_round_trip(tmp_path):
+    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
+    cumulative = results.cumulative_time(summary)
+    c1 = cumulative[cumulative["cell_id"] == "c1"]
+    assert c1["steps"].max() == 602  # twice the break-even
+    at_zero = c1[c1["steps"] == 0].set_index("impl")["total_s"]
+    assert at_zero["static"] == pytest.approx(3.5) and at_zero["dynamic"] == pytest.approx(0.5)
+    assert cumulative[cumulative["cell_id"] == "c2"]["steps"].max() == 100  # never: 100 steps
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    again = results.read_table(tmp_path / "summary.csv")
+    assert again["breakeven_steps"].tolist()[0] == 301 and pd.isna(again["breakeven_steps"][1])
+    assert again["sequence_length"].tolist() == ["5", "full"]

@@ -1,0 +1,129 @@
+"""The whole workflow, end to end, on the tiny grid in tests/tiny.yaml (max_len <= 10), in a
+temporary directory; plus lint, config rejections before any job, and no overwriting."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from rnnbench import grid
+from rnnbench.results import validate_result
+
+TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
+
+
+def snakemake(workdir, *args, check=True):
+    """Run the repository's Snakefile in ``workdir`` with the current Python's Snakemake."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+           "--directory", str(workdir), *args]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tiny")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+def test_every_output_is_written(finished_run):
+    config = dict(TINY)
+    grid.validate_config(config)
+    cells = grid.cells(config)
+    protocol = grid.protocol_id(config)
+    for cell in cells:
+        for impl in grid.IMPLEMENTATIONS:
+            for repeat in range(1, config["repeats"] + 1):
+                result = json.loads((finished_run / f"results/runs/{protocol}/{cell}/{impl}"
+                                     f"/repeat{repeat}.json").read_text())
+                validate_result(result)
+                assert result["cell_id"] == cell and result["impl"] == impl
+                log = (finished_run / f"results/logs/{protocol}/{cell}/{impl}"
+                       f"/repeat{repeat}.log").read_text()
+                total = config["steps"] + config["warmup_steps"]
+                assert f"step {total}/{total}, running" in log
+    for chart in ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap"):
+        assert (finished_run / f"results/plots/{chart}.html").stat().st_size > 1000
+        assert (finished_run / f"results/plots/{chart}.svg").read_text().lstrip().startswith("<svg")
+
+
+def test_measurements_are_tidy_and_real(finished_run):
+    runs = pd.read_csv(finished_run / "results/measurements.csv", dtype={"sequence_length": str})
+    assert len(runs) == 4 * 2 * TINY["repeats"]
+    assert set(runs["sequence_length"]) == {"2", "full"}
+    assert (runs["intra_op_parallelism_threads"] == 1).all()  # the job's threads (tiny: 1)
+    assert (runs[["graph_construction_s", "first_step_s", "median_step_s"]] > 0).all().all()
+    nodes = runs.groupby(["impl", "max_len"])["node_count"].first()
+    assert nodes["static", 8] > nodes["static", 4]  # static unrolls max_len cell copies
+    assert nodes["dynamic", 8] == nodes["dynamic", 4]  # dynamic's graph does not grow
+    # identical data, initial weights and fetches: the first losses agree across implementations
+    first = runs.pivot_table(index=["cell_id", "repeat"], columns="impl", values="first_loss")
+    assert ((first["static"] - first["dynamic"]).abs() / first["dynamic"]).max() < 1e-5
+
+
+def test_summary_has_intervals_ratios_and_breakeven(finished_run):
+    summary = pd.read_csv(finished_run / "results/summary.csv")
+    assert len(summary) == 4
+    for column in ("static_graph_construction_s", "dynamic_first_step_s", "static_median_step_s",
+                   "ratio_setup_s", "ratio_median_step_s", "breakeven_steps"):
+        assert column in summary
+    assert (summary["static_setup_s_ci_low"] <= summary["static_setup_s"]).all()
+    assert (summary["static_setup_s"] <= summary["static_setup_s_ci_high"]).all()
+    expected = summary["static_setup_s"] / summary["dynamic_setup_s"]
+    assert (summary["ratio_setup_s"] - expected).abs().max() < 1e-9
+
+
+def test_report_builds(finished_run):
+    snakemake(finished_run, "--report", "results/report.html")
+    html = (finished_run / "results/report.html").read_text()
+    assert "ratio_heatmap.svg" in html and "summary.csv" in html
+
+
+def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished_run):
+    proc = snakemake(finished_run, "-n", "--cores", "1")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    before = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
+    proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "steps=6")
+    assert "train_static" in proc.stdout  # new measurements are planned ...
+    new_protocol = grid.protocol_id({**_validated(TINY), "steps": 6})
+    assert new_protocol in proc.stdout  # ... in a folder of their own
+    after = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
+    assert after == before
+
+
+def _validated(config):
+    config = dict(config)
+    grid.validate_config(config)
+    return config
+
+
+@pytest.mark.parametrize("override, fragment", [
+    ({"batch_size": [-8]}, "-8 is less than the minimum of 1"),
+    ({"cell": ["lstmm"]}, "'lstmm' is not one of"),
+    ({"max_len": [4], "sequence_length": [6]}, "6 reaches 6 time steps, above max_len 4"),
+    ({"btach_size": [8]}, "'btach_size' was unexpected"),
+])
+def test_bad_config_stops_before_any_job(tmp_path, override, fragment):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({**TINY, **override}))
+    proc = snakemake(tmp_path, "--cores", "1", check=False)
+    assert proc.returncode != 0
+    assert fragment in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_lint_is_clean(tmp_path):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    proc = snakemake(tmp_path, "--lint", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr

@@ -1,0 +1,43 @@
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+from rnnbench import grid  # noqa: E402
+from rnnbench.charts import CHARTS  # noqa: E402
+
+
+# Validate once, before any job: the schema fills in defaults and rejects bad values and
+# unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
+try:
+    grid.validate_config(config)
+except ValueError as error:
+    raise WorkflowError(f"config: {error}")
+
+PROTOCOL = grid.protocol_id(config)
+CELLS = grid.cells(config)
+DATASETS = grid.datasets(config)
+RUNS = f"results/runs/{PROTOCOL}"
+
+
+wildcard_constraints:
+    cell="|".join(CELLS),
+    dataset="|".join(DATASETS),
+    repeat=r"\d+",
+
+
+def result_paths(impls=grid.IMPLEMENTATIONS):
+    """Every training result the grid asks for."""
+    return expand(
+        f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json",
+        cell=CELLS,
+        impl=impls,
+        repeat=range(1, config["repeats"] + 1),
+    )
+
+
+def dataset_of(wildcards):
+    """The .npz and sidecar of the dataset a cell reads."""
+    name = CELLS[wildcards.cell]["dataset"]
+    return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}

@@ -1,0 +1,46 @@
+# One job per (cell, implementation, repeat): every measurement is a fresh process.
+# The job's threads are TensorFlow's intra/inter-op threads unless the config sets them.
+rule train_static:
+    input:
+        unpack(dataset_of),
+    output:
+        result=f"{RUNS}/{{cell}}/static/repeat{{repeat}}.json",
+    params:
+        impl="static",
+        cell=lambda wildcards: CELLS[wildcards.cell],
+        protocol={
+            key: config[key]
+            for key in (
+                "steps",
+                "warmup_steps",
+                "fetch_loss",
+                "device",
+                "seed",
+                "intra_op_parallelism_threads",
+                "inter_op_parallelism_threads",
+                "parallel_iterations",
+                "log_every",
+            )
+        },
+    conda:
+        "../../envs/environment.yaml"
+    threads: config["threads"]
+    log:
+        f"results/logs/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.log",
+    benchmark:
+        f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
+    script:
+        "../scripts/train.py"
+
+
+use rule train_static as train_dynamic with:
+    output:
+        result=f"{RUNS}/{{cell}}/dynamic/repeat{{repeat}}.json",
+    params:
+        impl="dynamic",
+        cell=lambda wildcards: CELLS[wildcards.cell],
+        protocol=rules.train_static.params.protocol,
+    log:
+        f"results/logs/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.log",
+    benchmark:
+        f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"

@@ -1,0 +1,15 @@
+"""Rule aggregate: result JSONs -> measurements.csv (one row per run), summary.csv (one row
+per cell) and cumulative_time.csv (total time against steps, for the break-even chart)."""
+
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from rnnbench.results import cumulative_time, load_results, summarize  # noqa: E402
+
+runs = load_results(snakemake.input.results)
+runs.to_csv(snakemake.output.measurements, index=False)
+summary = summarize(runs, seed=snakemake.params.seed)
+summary.to_csv(snakemake.output.summary, index=False)
+cumulative_time(summary).to_csv(snakemake.output.cumulative, index=False)
+print(f"{len(runs)} runs, {len(summary)} cells", file=sys.stderr)

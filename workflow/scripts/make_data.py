@@ -1,0 +1,10 @@
+"""Rule make_data: one seeded synthetic dataset (.npz + JSON sidecar with its sha256)."""
+
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+from rnnbench.data import make_dataset, write_dataset  # noqa: E402
+
+params = snakemake.params.dataset
+write_dataset(make_dataset(**params), params, snakemake.output.npz, snakemake.output.sidecar)

@@ -1,0 +1,203 @@
+"""Time one training run of static_rnn or dynamic_rnn: graph construction, setup, every step.
+
+One call of ``run`` is one measurement, meant to be the only one in its process (the
+workflow starts a fresh process per (cell, implementation, repeat), as pyperf does).
+
+Phases, each timed with ``time.perf_counter``:
+
+- ``graph_construction_s``: Python builds the tf.Graph (input pipeline, RNN, loss, Adam,
+  initialiser); no TensorFlow runtime work.
+- ``session_setup_s``: Session creation, variable initialisation, loading the initial weights,
+  and the input iterator's initialisation (which copies the dataset in).
+- ``first_step_s``: the first ``session.run`` of the timed fetch set. It includes Grappler's
+  graph optimisation and executor creation for that fetch set, which dominate for static_rnn.
+- ``warmup_step_s``: the next ``warmup_steps`` steps, with the same fetches.
+- ``step_s``: the ``steps`` measured steps, with the same fetches; the steady state.
+
+Warm-up and measurement fetch exactly the same tensors: TensorFlow optimises and builds an
+executor for each distinct fetch set on its first run, so a different warm-up fetch set would
+charge a fresh optimisation to the timed loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from rnnbench import metadata
+from rnnbench.model import build_loss, import_tf, load_initial_weights
+
+SCHEMA_VERSION = 1
+log = logging.getLogger("rnnbench")
+
+
+@contextmanager
+def heartbeat(phase: str, every_s: float = 10.0) -> Iterator[None]:
+    """Log '<phase>: still running after N s' every ``every_s`` seconds until the block ends.
+
+    Lets a user watching a slow static graph build or first step see that the job is alive.
+    """
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def beat() -> None:
+        while not done.wait(every_s):
+            log.info("%s: still running after %.0f s", phase, time.perf_counter() - start)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def step_stats(step_s: list[float]) -> dict[str, float]:
+    """Median step seconds, median steps/s (1 / median step), and IQR / median of step seconds.
+
+    Raises:
+        ValueError: for fewer than two step times.
+    """
+    if len(step_s) < 2:
+        raise ValueError(f"step_s: need at least 2 step times, got {len(step_s)}")
+    arr = np.asarray(step_s, dtype=float)
+    median = float(np.median(arr))
+    q1, q3 = np.percentile(arr, [25, 75])
+    return {
+        "median_step_s": median,
+        "steps_per_s": 1.0 / median,
+        "step_iqr_over_median": float((q3 - q1) / median),
+    }
+
+
+def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
+        repo_dir: str = ".") -> dict[str, Any]:
+    """Build, set up and train one model; return the result record (see result.schema.yaml).
+
+    Args:
+        impl: "static" or "dynamic".
+        cell: cell, batch_size, max_len, num_units, input_dim (and sequence_length, dataset,
+            recorded as given).
+        arrays: ``inputs`` float32 [num_samples, max_len, input_dim], ``sequence_length`` int32
+            [num_samples], ``labels`` int32 [num_samples] (see data.make_dataset).
+        protocol: steps, warmup_steps, fetch_loss, device ("cpu"/"gpu"), seed,
+            intra_op_parallelism_threads, inter_op_parallelism_threads, parallel_iterations,
+            log_every.
+        repo_dir: directory whose git commit is recorded.
+
+    Raises:
+        ValueError: if the arrays' shapes do not match the cell.
+        RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
+    """
+    expected = (cell["max_len"], cell["input_dim"])
+    if arrays["inputs"].shape[1:] != expected:
+        raise ValueError(f"inputs: shape {arrays['inputs'].shape} does not match [*, {expected}]")
+    rss_before_import_mb = metadata.peak_rss_mb()
+    tf = import_tf()
+    tf1 = tf.compat.v1
+    if protocol["device"] == "gpu" and not tf.config.list_physical_devices("GPU"):
+        raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
+    rss_after_import_mb = metadata.peak_rss_mb()
+    batch_size = cell["batch_size"]
+    parallel_iterations = protocol["parallel_iterations"] or batch_size
+    fetch_names = ["train_op", "loss"] if protocol["fetch_loss"] else ["train_op"]
+    log.info("%s %s: building the graph (max_len %d)", impl, cell.get("cell"), cell["max_len"])
+
+    graph = tf.Graph()
+    with heartbeat("graph construction"):
+        start = time.perf_counter()
+        with graph.as_default():
+            tf1.set_random_seed(protocol["seed"])
+            feeds = {
+                name: tf1.placeholder(arr.dtype, shape=arr.shape, name=f"{name}_data")
+                for name, arr in arrays.items()
+            }
+            dataset = tf.data.Dataset.from_tensor_slices(
+                (feeds["inputs"], feeds["sequence_length"], feeds["labels"])
+            ).repeat().batch(batch_size, drop_remainder=True)
+            iterator = tf1.data.make_initializable_iterator(dataset)
+            inputs, lengths, labels = iterator.get_next()
+            loss = build_loss(tf, inputs, lengths, labels, impl, cell["cell"], cell["num_units"],
+                              parallel_iterations)
+            train_op = tf1.train.AdamOptimizer().minimize(loss)
+            init_op = tf1.global_variables_initializer()
+        graph_construction_s = time.perf_counter() - start
+    graph_def = graph.as_graph_def()
+    fetches = [train_op, loss] if protocol["fetch_loss"] else [train_op]
+    log.info("graph construction: %.2f s, %d nodes", graph_construction_s, len(graph_def.node))
+
+    config = tf1.ConfigProto(
+        intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
+        inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
+    )
+    if protocol["device"] == "cpu":
+        config.device_count["GPU"] = 0
+    else:
+        config.gpu_options.allow_growth = True  # as in the seed
+    start = time.perf_counter()
+    session = tf1.Session(graph=graph, config=config)
+    with graph.as_default():
+        session.run(init_op)
+        weights = load_initial_weights(tf, session, protocol["seed"])
+    session.run(iterator.initializer, {feeds[k]: v for k, v in arrays.items()})
+    session_setup_s = time.perf_counter() - start
+    log.info("session setup: %.2f s; first step (graph optimisation) ...", session_setup_s)
+
+    with heartbeat("first step"):
+        start = time.perf_counter()
+        out = session.run(fetches)
+        first_step_s = time.perf_counter() - start
+    first_loss = float(out[1]) if protocol["fetch_loss"] else None
+    log.info("first step: %.2f s", first_step_s)
+
+    warmup_step_s, step_s = [], []
+    total = protocol["warmup_steps"] + protocol["steps"]
+    loop_start = time.perf_counter()
+    for i in range(total):
+        start = time.perf_counter()
+        out = session.run(fetches)
+        elapsed = time.perf_counter() - start
+        (warmup_step_s if i < protocol["warmup_steps"] else step_s).append(elapsed)
+        if (i + 1) % protocol["log_every"] == 0 or i + 1 == total:
+            log.info("step %d/%d, running %.1f steps/s", i + 1, total,
+                     (i + 1) / (time.perf_counter() - loop_start))
+    last_loss = float(out[1]) if protocol["fetch_loss"] else None
+    peak_rss = metadata.peak_rss_mb()
+    meta = metadata.collect(tf, protocol["device"], repo_dir)
+    meta.update(
+        intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
+        inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
+    )
+    session.close()
+    weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "impl": impl,
+        "cell": cell,
+        "protocol": {**protocol, "parallel_iterations": parallel_iterations,
+                     "fetches": fetch_names},
+        "timings": {
+            "graph_construction_s": graph_construction_s,
+            "session_setup_s": session_setup_s,
+            "first_step_s": first_step_s,
+            "warmup_step_s": warmup_step_s,
+            "step_s": step_s,
+            **step_stats(step_s),
+        },
+        "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize()},
+        "memory": {
+            "rss_before_import_mb": rss_before_import_mb,
+            "peak_rss_after_import_mb": rss_after_import_mb,
+            "peak_rss_mb": peak_rss,
+        },
+        "loss": {"first": first_loss, "last": last_loss},
+        "initial_weights_sha256": weights_hash.hexdigest(),
+        "metadata": meta,
+    }

@@ -1,0 +1,146 @@
+"""Altair charts: one function per chart, each taking tidy tables and returning an alt.Chart.
+
+Every chart facets by the grid axes that are not on its x axis, through a ``variant`` label
+(cell, batch_size, num_units, input_dim), so a grid over more than max_len and
+sequence_length stays readable.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap")
+IMPL_COLOR = alt.Color("impl:N", title="implementation",
+                       scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
+
+
+def _variant(frame: pd.DataFrame) -> pd.Series:
+    return (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
+            + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
+
+
+def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """summary (one row per cell) -> one row per cell and implementation for ``metric``."""
+    frames = []
+    for impl in ("static", "dynamic"):
+        frames.append(pd.DataFrame({
+            "variant": _variant(summary),
+            "max_len": summary["max_len"],
+            "sequence_length": "sequence_length " + summary["sequence_length"].astype(str),
+            "impl": impl,
+            "median": summary[f"{impl}_{metric}"],
+            "ci_low": summary[f"{impl}_{metric}_ci_low"],
+            "ci_high": summary[f"{impl}_{metric}_ci_high"],
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool) -> alt.Chart:
+    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
+    base = alt.Chart(data).encode(
+        x=alt.X("max_len:Q", title="max_len (time steps)"),
+        color=IMPL_COLOR,
+    )
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median:Q", title=title, scale=scale),
+        tooltip=["variant", "sequence_length", "impl", "max_len", "median", "ci_low", "ci_high"],
+    )
+    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
+    return (lines + bars).facet(column=alt.Column("sequence_length:N", title=None),
+                                row=alt.Row("variant:N", title=None))
+
+
+def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Median setup seconds (graph construction + session setup + first step) against max_len,
+    per implementation, with 95 % bootstrap intervals over repeats; log y axis."""
+    data = _long(summary, "setup_s")
+    return _median_with_interval(
+        data, "graph construction + session setup + first step (s)", log_scale=True
+    ).properties(title="Setup time before the second training step")
+
+
+def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Median steady-state steps/s against max_len, per implementation and sequence_length."""
+    data = _long(summary, "steps_per_s")
+    return _median_with_interval(data, "steady-state steps/s", log_scale=False).properties(
+        title="Steady-state training speed"
+    )
+
+
+def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
+    """Total wall time against training steps per implementation, one panel per cell, with
+    the break-even step (where static's total drops below dynamic's for good) as a rule."""
+    data = cumulative.assign(
+        panel=_variant(cumulative) + ", sequence_length " + cumulative["sequence_length"].astype(str)
+    )
+    lines = alt.Chart().mark_line().encode(
+        x=alt.X("steps:Q", title="training steps after the first"),
+        y=alt.Y("total_s:Q", title="total wall time (s)"),
+        color=IMPL_COLOR,
+        tooltip=["cell_id", "impl", "steps", "total_s"],
+    )
+    rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
+        x="breakeven_steps:Q", tooltip=["cell_id", "breakeven_steps"],
+    ).transform_filter("isValid(datum.breakeven_steps)")
+    return alt.layer(lines, rule, data=data).facet(
+        column=alt.Column("max_len:O", title="max_len"),
+        row=alt.Row("panel:N", title=None),
+    ).resolve_scale(x="independent", y="independent").properties(
+        title="Cumulative time; dashed line: break-even step (none: static never catches up)"
+    )
+
+
+def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
+    """static/dynamic ratio of median setup time and of median step time over the grid
+    (max_len x sequence_length); above 1 means static is slower. Log colour scale centred on 1."""
+    frames = []
+    for metric, label in (("setup_s", "setup time ratio"), ("median_step_s", "step time ratio")):
+        frames.append(pd.DataFrame({
+            "variant": _variant(summary),
+            "max_len": summary["max_len"],
+            "sequence_length": summary["sequence_length"].astype(str),
+            "quantity": label,
+            "ratio": summary[f"ratio_{metric}"],
+            "ci_low": summary[f"ratio_{metric}_ci_low"],
+            "ci_high": summary[f"ratio_{metric}_ci_high"],
+        }))
+    data = pd.concat(frames, ignore_index=True)
+    base = alt.Chart().encode(
+        x=alt.X("max_len:O", title="max_len"),
+        y=alt.Y("sequence_length:N", title="sequence_length"),
+    )
+    rects = base.mark_rect().encode(
+        color=alt.Color("ratio:Q", title="static / dynamic",
+                        scale=alt.Scale(type="log", scheme="redblue", reverse=True, domainMid=1)),
+        tooltip=["variant", "quantity", "max_len", "sequence_length", "ratio", "ci_low", "ci_high"],
+    )
+    text = base.mark_text(baseline="middle").encode(text=alt.Text("ratio:Q", format=".2f"))
+    cells = alt.layer(rects, text, data=data).properties(width={"step": 60}, height={"step": 36})
+    return cells.facet(
+        column=alt.Column("quantity:N", title=None), row=alt.Row("variant:N", title=None),
+    ).properties(title="static_rnn / dynamic_rnn (above 1: static slower)")
+
+
+def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
+    """The chart called ``name`` (one of CHARTS).
+
+    Raises:
+        ValueError: for an unknown chart name.
+    """
+    if name == "setup_time":
+        return setup_time_chart(summary)
+    if name == "steps_per_s":
+        return steps_per_s_chart(summary)
+    if name == "cumulative_time":
+        return cumulative_time_chart(cumulative)
+    if name == "ratio_heatmap":
+        return ratio_heatmap_chart(summary)
+    raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS}")
+
+
+def save_chart(chart: alt.Chart, html_path: str, svg_path: str) -> None:
+    """Save ``chart`` as self-contained HTML (Vega libraries inlined, opens offline) and as SVG
+    (rendered by vl-convert)."""
+    chart.save(html_path, inline=True)
+    chart.save(svg_path)

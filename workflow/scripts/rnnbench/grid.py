@@ -1,0 +1,165 @@
+"""Expand a validated config into the experiment grid: cells, datasets and run targets.
+
+A *cell* is one combination of the grid axes (cell, batch_size, max_len, sequence_length,
+num_units, input_dim). Both implementations, static_rnn and dynamic_rnn, run on every cell.
+A *dataset* is one distinct data shape; cells that differ only in cell type or batch_size
+share it. The *protocol* holds the settings that change a timing but are not grid axes
+(device, threads, steps, warm-up, fetches, seed); it names the results folder, so a new
+protocol never overwrites results measured under another.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+IMPLEMENTATIONS = ("static", "dynamic")
+CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim")
+
+
+def sequence_length_id(spec: Any) -> str:
+    """Short, path-safe name of a sequence_length setting: ``20``, ``full``, ``u5-20``.
+
+    Raises:
+        ValueError: if ``spec`` is not an int, "max_len" or {"uniform": [low, high]}.
+    """
+    if isinstance(spec, bool):
+        raise ValueError(f"sequence_length: {spec!r} is not a length")
+    if isinstance(spec, int):
+        return str(spec)
+    if spec == "max_len":
+        return "full"
+    if isinstance(spec, dict) and set(spec) == {"uniform"} and len(spec["uniform"]) == 2:
+        low, high = spec["uniform"]
+        return f"u{low}-{high}"
+    raise ValueError(f"sequence_length: {spec!r} is not an int, 'max_len' or {{uniform: [low, high]}}")
+
+
+def sequence_length_bounds(spec: Any, max_len: int) -> tuple[int, int]:
+    """Smallest and largest sequence_length (time steps) that ``spec`` can produce at ``max_len``.
+
+    Raises:
+        ValueError: if the bounds are not 1 <= low <= high <= max_len; the message names the
+            sequence_length setting and the max_len.
+    """
+    sequence_length_id(spec)  # rejects unknown forms
+    if isinstance(spec, int):
+        low = high = spec
+    elif spec == "max_len":
+        low = high = max_len
+    else:
+        low, high = spec["uniform"]
+    if not 1 <= low <= high:
+        raise ValueError(f"sequence_length: uniform bounds {[low, high]} need 1 <= low <= high")
+    if high > max_len:
+        raise ValueError(
+            f"sequence_length: {spec!r} reaches {high} time steps, above max_len {max_len}"
+        )
+    return low, high
+
+
+def check_config(config: dict) -> None:
+    """Cross-field checks that a JSON-Schema cannot express; run before any job starts.
+
+    Args:
+        config: a config already validated (and given its defaults) by the JSON-Schema.
+
+    Raises:
+        ValueError: naming the key and the bad value, if a sequence_length exceeds some
+            max_len in the grid, num_samples < a batch_size, or the grid has duplicate
+            sequence_length settings.
+    """
+    ids = [sequence_length_id(s) for s in config["sequence_length"]]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
+    for spec, max_len in itertools.product(config["sequence_length"], config["max_len"]):
+        sequence_length_bounds(spec, max_len)
+    for batch_size in config["batch_size"]:
+        if batch_size > config["num_samples"]:
+            raise ValueError(
+                f"batch_size: {batch_size} is above num_samples {config['num_samples']}"
+            )
+
+
+def validate_config(config: dict) -> None:
+    """Validate ``config`` in place: JSON-Schema (filling in defaults), then check_config.
+
+    Raises:
+        snakemake.exceptions.WorkflowError: from the schema, naming the key and the value.
+        ValueError: from check_config.
+    """
+    from snakemake.utils import validate
+
+    validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
+    check_config(config)
+
+
+def protocol_id(config: dict) -> str:
+    """Folder name for the settings that change timings but are not grid axes."""
+    intra = config["intra_op_parallelism_threads"]
+    inter = config["inter_op_parallelism_threads"]
+    threads = f"t{config['threads']}-intra{'job' if intra is None else intra}"
+    threads += f"-inter{'job' if inter is None else inter}"
+    par = config["parallel_iterations"]
+    return "_".join(
+        [
+            config["device"],
+            threads,
+            f"steps{config['steps']}",
+            f"warmup{config['warmup_steps']}",
+            "fetchloss" if config["fetch_loss"] else "trainop",
+            f"pi{'batch' if par is None else par}",
+            f"seed{config['seed']}",
+        ]
+    )
+
+
+def dataset_id(max_len: int, sequence_length: Any, input_dim: int, num_units: int,
+               num_samples: int, seed: int) -> str:
+    """Name of the dataset one cell reads (labels range over num_units classes)."""
+    return (
+        f"ml{max_len}_sl{sequence_length_id(sequence_length)}_in{input_dim}"
+        f"_cls{num_units}_n{num_samples}_seed{seed}"
+    )
+
+
+def cell_id(cell: dict) -> str:
+    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``."""
+    return (
+        f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
+        f"_sl{sequence_length_id(cell['sequence_length'])}"
+        f"_nu{cell['num_units']}_in{cell['input_dim']}"
+    )
+
+
+def cells(config: dict) -> dict[str, dict]:
+    """All cells of the grid, keyed by cell_id, in grid order.
+
+    Each value holds the cell's axes plus ``dataset`` (its dataset_id).
+    """
+    out = {}
+    for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
+        cell = dict(zip(CELL_AXES, values))
+        cell["dataset"] = dataset_id(
+            cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],
+            config["num_samples"], config["seed"],
+        )
+        out[cell_id(cell)] = cell
+    return out
+
+
+def datasets(config: dict) -> dict[str, dict]:
+    """Every distinct dataset the grid needs, keyed by dataset_id, with its parameters."""
+    out = {}
+    for cell in cells(config).values():
+        out[cell["dataset"]] = {
+            "max_len": cell["max_len"],
+            "sequence_length": cell["sequence_length"],
+            "input_dim": cell["input_dim"],
+            "num_classes": cell["num_units"],
+            "num_samples": config["num_samples"],
+            "seed": config["seed"],
+        }
+    return out

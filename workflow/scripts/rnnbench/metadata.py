@@ -1,0 +1,96 @@
+"""What can change a timing, recorded beside it (after pyperf's metadata)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import resource
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else platform.processor() or 'unknown'."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (getrusage; ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def git_commit(directory: str | Path) -> dict[str, Any]:
+    """HEAD commit of the repository holding ``directory`` and whether the tree is dirty.
+
+    Returns {"commit": None, "dirty": None} when git or the repository is unavailable
+    (e.g. inside a container without git).
+    """
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True,
+            check=True, timeout=10,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=directory,
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout
+        return {"commit": commit, "dirty": bool(status.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
+    """TensorFlow version, build (CUDA/cuDNN), the GPUs it sees, and the device the run used.
+
+    ``device_name`` is the GPU's name for device "gpu" and the CPU model for "cpu".
+    """
+    build = dict(tf.sysconfig.get_build_info())
+    gpus = tf.config.list_physical_devices("GPU")
+    gpu_names = []
+    for gpu in gpus:
+        details = tf.config.experimental.get_device_details(gpu)
+        gpu_names.append(details.get("device_name", gpu.name))
+    return {
+        "tf_version": tf.__version__,
+        "tf_git_version": tf.version.GIT_VERSION,
+        "is_cuda_build": bool(build.get("is_cuda_build", False)),
+        "cuda_version": build.get("cuda_version"),
+        "cudnn_version": build.get("cudnn_version"),
+        "gpus_visible": gpu_names,
+        "device": device,
+        "device_name": gpu_names[0] if device == "gpu" and gpu_names else cpu_model(),
+    }
+
+
+def collect(tf: ModuleType, device: str, repo_dir: str | Path) -> dict[str, Any]:
+    """All metadata of one run: software versions, machine, threads available, time, commit."""
+    import numpy as np
+
+    meta = {
+        "python_version": platform.python_version(),
+        "python_prefix": sys.prefix,
+        "numpy_version": np.__version__,
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "apptainer_container": os.environ.get("APPTAINER_CONTAINER")
+        or os.environ.get("SINGULARITY_CONTAINER"),
+        "git": git_commit(repo_dir),
+    }
+    meta.update(tensorflow_info(tf, device))
+    return meta

@@ -1,0 +1,237 @@
+"""Read result JSON files into tidy tables and summarise them (medians, intervals, break-even)."""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import yaml
+from scipy import stats
+
+from rnnbench.grid import sequence_length_id
+
+RESULT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "result.schema.yaml"
+# Per-run quantities summarised per (cell, implementation); units are in the names.
+METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "setup_s",
+           "median_step_s", "steps_per_s", "node_count", "peak_rss_mb")
+# Quantities whose static/dynamic ratio the summary reports.
+RATIO_METRICS = ("graph_construction_s", "first_step_s", "setup_s", "median_step_s", "peak_rss_mb")
+CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
+                "input_dim"]
+
+
+@lru_cache(maxsize=1)
+def _result_validator() -> jsonschema.protocols.Validator:
+    schema = yaml.safe_load(RESULT_SCHEMA.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_result(result: dict) -> None:
+    """Check a result record against workflow/schemas/result.schema.yaml.
+
+    Raises:
+        jsonschema.ValidationError: naming the first missing or bad field.
+    """
+    _result_validator().validate(result)
+
+
+def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per run from result JSON files; units in column names.
+
+    ``setup_s`` = graph_construction_s + session_setup_s + first_step_s: everything a run
+    pays before its second step. ``sequence_length`` is the setting's id (``10``, ``full``,
+    ``u5-20``).
+
+    Raises:
+        ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
+    """
+    rows = []
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        try:
+            validate_result(result)
+        except jsonschema.ValidationError as error:
+            raise ValueError(f"{path}: not a valid result: {error.message}") from error
+        cell, timings, meta = result["cell"], result["timings"], result["metadata"]
+        rows.append({
+            "cell_id": result["cell_id"],
+            "impl": result["impl"],
+            "repeat": result["repeat"],
+            "cell": cell["cell"],
+            "batch_size": cell["batch_size"],
+            "max_len": cell["max_len"],
+            "sequence_length": sequence_length_id(cell["sequence_length"]),
+            "num_units": cell["num_units"],
+            "input_dim": cell["input_dim"],
+            "graph_construction_s": timings["graph_construction_s"],
+            "session_setup_s": timings["session_setup_s"],
+            "first_step_s": timings["first_step_s"],
+            "setup_s": timings["graph_construction_s"] + timings["session_setup_s"]
+            + timings["first_step_s"],
+            "median_step_s": timings["median_step_s"],
+            "steps_per_s": timings["steps_per_s"],
+            "step_iqr_over_median": timings["step_iqr_over_median"],
+            "n_steps": len(timings["step_s"]),
+            "node_count": result["graph"]["node_count"],
+            "graphdef_bytes": result["graph"]["graphdef_bytes"],
+            "peak_rss_mb": result["memory"]["peak_rss_mb"],
+            "first_loss": result["loss"]["first"],
+            "last_loss": result["loss"]["last"],
+            "fetches": "+".join(result["protocol"]["fetches"]),
+            "warmup_steps": result["protocol"]["warmup_steps"],
+            "parallel_iterations": result["protocol"]["parallel_iterations"],
+            "intra_op_parallelism_threads": meta["intra_op_parallelism_threads"],
+            "inter_op_parallelism_threads": meta["inter_op_parallelism_threads"],
+            "device": meta["device"],
+            "device_name": meta["device_name"],
+            "tf_version": meta["tf_version"],
+            "python_version": meta["python_version"],
+            "hostname": meta["hostname"],
+            "utc_time": meta["utc_time"],
+            "git_commit": meta["git"]["commit"],
+        })
+    if not rows:
+        raise ValueError("load_results: no result files given")
+    return pd.DataFrame(rows).sort_values(["cell_id", "impl", "repeat"], ignore_index=True)
+
+
+def median_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Median of ``values`` and its percentile-bootstrap interval (scipy.stats.bootstrap).
+
+    With fewer than 2 values, or all values equal, the interval is (median, median) for
+    equal values and (nan, nan) for a single value. Intervals from 3 repeats are crude: the
+    bootstrap can only resample those 3 values.
+    """
+    values = np.asarray(values, dtype=float)
+    median = float(np.median(values))
+    if len(values) < 2:
+        return median, math.nan, math.nan
+    if np.all(values == values[0]):
+        return median, median, median
+    res = stats.bootstrap((values,), np.median, confidence_level=confidence,
+                          method="percentile", n_resamples=2000, rng=np.random.default_rng(seed))
+    return median, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def ratio_ci(static: np.ndarray, dynamic: np.ndarray, seed: int = 0,
+             confidence: float = 0.95) -> tuple[float, float, float]:
+    """median(static) / median(dynamic) and its two-sample percentile-bootstrap interval.
+
+    Returns (ratio, nan, nan) when either side has fewer than 2 values.
+    """
+    static = np.asarray(static, dtype=float)
+    dynamic = np.asarray(dynamic, dtype=float)
+    ratio = float(np.median(static) / np.median(dynamic))
+    if len(static) < 2 or len(dynamic) < 2:
+        return ratio, math.nan, math.nan
+
+    def statistic(s: np.ndarray, d: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.median(s, axis=axis) / np.median(d, axis=axis)
+
+    res = stats.bootstrap((static, dynamic), statistic, confidence_level=confidence,
+                          method="percentile", n_resamples=2000, vectorized=True,
+                          rng=np.random.default_rng(seed))
+    low, high = res.confidence_interval
+    return ratio, float(low), float(high)
+
+
+def breakeven_steps(static_setup_s: float, static_step_s: float, dynamic_setup_s: float,
+                    dynamic_step_s: float) -> int | None:
+    """Training steps after which static's total time stays below dynamic's; None for never.
+
+    Total time after n steps beyond the first is ``setup_s + n * step_s`` (setup_s =
+    graph construction + session setup + first step). Returns the smallest n >= 0 with
+    static_total(m) < dynamic_total(m) for every m >= n, or None when no such n exists
+    (static's step is not faster and its setup is not cheaper).
+    """
+    def static_ahead(n: int) -> bool:
+        return static_setup_s + n * static_step_s < dynamic_setup_s + n * dynamic_step_s
+
+    step_gain = dynamic_step_s - static_step_s
+    if step_gain <= 0:
+        return 0 if step_gain == 0 and static_ahead(0) else None
+    n = max(0, math.floor((static_setup_s - dynamic_setup_s) / step_gain) + 1)
+    # The division can land one off at an exact tie; settle it with the totals themselves.
+    while not static_ahead(n):
+        n += 1
+    while n > 0 and static_ahead(n - 1):
+        n -= 1
+    return n
+
+
+def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """One row per cell: per implementation the median and 95 % interval of each METRICS
+    column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
+    dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
+    (``ratio_<m>``...), the largest step-time spread (IQR / median) of any run, and
+    ``breakeven_steps`` from the medians (empty when static never catches up).
+
+    Raises:
+        ValueError: if a cell lacks runs of either implementation (names the cell).
+    """
+    rows = []
+    for cell_values, group in runs.groupby(CELL_COLUMNS, sort=False):
+        row = dict(zip(CELL_COLUMNS, cell_values))
+        by_impl = {impl: group[group["impl"] == impl] for impl in ("static", "dynamic")}
+        for impl, sub in by_impl.items():
+            if sub.empty:
+                raise ValueError(f"cell {row['cell_id']}: no {impl} runs")
+            row[f"{impl}_repeats"] = len(sub)
+            for metric in METRICS:
+                median, low, high = median_ci(sub[metric].to_numpy(), seed)
+                row[f"{impl}_{metric}"] = median
+                row[f"{impl}_{metric}_ci_low"] = low
+                row[f"{impl}_{metric}_ci_high"] = high
+            row[f"{impl}_max_step_iqr_over_median"] = float(sub["step_iqr_over_median"].max())
+        for metric in RATIO_METRICS:
+            ratio, low, high = ratio_ci(by_impl["static"][metric].to_numpy(),
+                                        by_impl["dynamic"][metric].to_numpy(), seed)
+            row[f"ratio_{metric}"] = ratio
+            row[f"ratio_{metric}_ci_low"] = low
+            row[f"ratio_{metric}_ci_high"] = high
+        row["breakeven_steps"] = breakeven_steps(
+            row["static_setup_s"], row["static_median_step_s"],
+            row["dynamic_setup_s"], row["dynamic_median_step_s"],
+        )
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
+    return summary
+
+
+def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
+    """Total wall time after n training steps, per cell and implementation, from the medians.
+
+    ``total_s = setup_s + n * median_step_s`` for n from 0 to a horizon of twice the
+    break-even step count (or 100 steps when there is none, or it is 0). Long format:
+    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps.
+    """
+    rows = []
+    for _, cell in summary.iterrows():
+        breakeven = cell["breakeven_steps"]
+        horizon = 2 * int(breakeven) if pd.notna(breakeven) and breakeven > 0 else 100
+        for n in np.unique(np.linspace(0, horizon, points).round().astype(int)):
+            for impl in ("static", "dynamic"):
+                rows.append({
+                    **{column: cell[column] for column in CELL_COLUMNS},
+                    "impl": impl,
+                    "steps": int(n),
+                    "total_s": cell[f"{impl}_setup_s"] + n * cell[f"{impl}_median_step_s"],
+                    "breakeven_steps": breakeven,
+                })
+    return pd.DataFrame(rows)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read summary.csv or cumulative_time.csv back with their dtypes: sequence_length as
+    text (``10``, ``full``, ``u5-20``), breakeven_steps as a nullable integer (empty: never)."""
+    table = pd.read_csv(path, dtype={"sequence_length": str})
+    if "breakeven_steps" in table:
+        table["breakeven_steps"] = table["breakeven_steps"].astype("Int64")
+    return table

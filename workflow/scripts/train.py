@@ -1,0 +1,30 @@
+"""Rules train_static / train_dynamic: one timed training run in this fresh process."""
+
+import json
+import logging
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                    format="%(asctime)s %(levelname)s %(message)s")
+
+from rnnbench import bench  # noqa: E402
+from rnnbench.data import load_dataset  # noqa: E402
+from rnnbench.results import validate_result  # noqa: E402
+
+arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
+protocol = dict(snakemake.params.protocol)
+for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
+    if protocol[key] is None:
+        protocol[key] = snakemake.threads
+result = bench.run(snakemake.params.impl, dict(snakemake.params.cell), arrays, protocol,
+                   repo_dir=snakemake.scriptdir)
+result.update(
+    cell_id=snakemake.wildcards.cell,
+    repeat=int(snakemake.wildcards.repeat),
+    job_threads=snakemake.threads,
+    data={"path": snakemake.input.npz, "sha256": sidecar["sha256"]},
+)
+validate_result(result)
+with open(snakemake.output.result, "w") as handle:
+    json.dump(result, handle, indent=1)

@@ -91,7 +91,7 @@ def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}
     for key, value in [("steps", 51), ("warmup_steps", 3), ("fetch_loss", False),
-                       ("device", "gpu"), ("threads", 1), ("intra_op_parallelism_threads", 1),
+                       ("device", "gpu"), ("threads", 3), ("intra_op_parallelism_threads", 1),
                        ("inter_op_parallelism_threads", 1), ("parallel_iterations", 8),
                        ("seed", 1)]:
         seen.add(grid.protocol_id({**base, key: value}))

@@ -127,3 +127,10 @@ def test_lint_is_clean(tmp_path):
     proc = snakemake(tmp_path, "--lint", check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_snakefmt_is_clean():
+    snakefmt = Path(sys.executable).parent / "snakefmt"
+    proc = subprocess.run([str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

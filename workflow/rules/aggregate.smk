@@ -13,11 +13,11 @@ rule aggregate:
             category="Tables",
         ),
         cumulative="results/cumulative_time.csv",
-    params:
-        seed=config["seed"],
-    conda:
-        "../../envs/environment.yaml"
     log:
         "results/logs/aggregate.log",
+    conda:
+        "../../envs/environment.yaml"
+    params:
+        seed=config["seed"],
     script:
         "../scripts/aggregate.py"

@@ -7,7 +7,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench import grid  # noqa: E402
 from rnnbench.charts import CHARTS  # noqa: E402
 
-
 # Validate once, before any job: the schema fills in defaults and rejects bad values and
 # unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
 try:

@@ -6,15 +6,15 @@ rule plot:
         html="results/plots/{chart}.html",
         svg=report(
             "results/plots/{chart}.svg",
-            caption="../report/{chart}.rst",
+            caption="../report/plot.rst",
             category="Figures",
             labels={"chart": "{chart}"},
         ),
+    log:
+        "results/logs/plot/{chart}.log",
     wildcard_constraints:
         chart="|".join(CHARTS),
     conda:
         "../../envs/environment.yaml"
-    log:
-        "results/logs/plot/{chart}.log",
     script:
         "../scripts/plot.py"

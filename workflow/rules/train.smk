@@ -5,6 +5,13 @@ rule train_static:
         unpack(dataset_of),
     output:
         result=f"{RUNS}/{{cell}}/static/repeat{{repeat}}.json",
+    log:
+        f"results/logs/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.log",
+    benchmark:
+        f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
+    conda:
+        "../../envs/environment.yaml"
+    threads: config["threads"]
     params:
         impl="static",
         cell=lambda wildcards: CELLS[wildcards.cell],
@@ -22,13 +29,6 @@ rule train_static:
                 "log_every",
             )
         },
-    conda:
-        "../../envs/environment.yaml"
-    threads: config["threads"]
-    log:
-        f"results/logs/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.log",
-    benchmark:
-        f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
     script:
         "../scripts/train.py"
 
@@ -36,11 +36,11 @@ rule train_static:
 use rule train_static as train_dynamic with:
     output:
         result=f"{RUNS}/{{cell}}/dynamic/repeat{{repeat}}.json",
-    params:
-        impl="dynamic",
-        cell=lambda wildcards: CELLS[wildcards.cell],
-        protocol=rules.train_static.params.protocol,
     log:
         f"results/logs/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.log",
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"
+    params:
+        impl="dynamic",
+        cell=lambda wildcards: CELLS[wildcards.cell],
+        protocol=rules.train_static.params.protocol,

@@ -114,7 +114,6 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     with heartbeat("graph construction"):
         start = time.perf_counter()
         with graph.as_default():
-            tf1.set_random_seed(protocol["seed"])
             feeds = {
                 name: tf1.placeholder(arr.dtype, shape=arr.shape, name=f"{name}_data")
                 for name, arr in arrays.items()

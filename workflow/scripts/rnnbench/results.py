@@ -98,7 +98,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         })
     if not rows:
         raise ValueError("load_results: no result files given")
-    return pd.DataFrame(rows).sort_values(["cell_id", "impl", "repeat"], ignore_index=True)
+    order = [c for c in CELL_COLUMNS if c != "cell_id"] + ["impl", "repeat"]
+    return pd.DataFrame(rows).sort_values(order, ignore_index=True)
 
 
 def median_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:

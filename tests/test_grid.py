@@ -56,6 +56,11 @@ def test_schema_rejections_name_key_or_value(bad, fragment):
     ({"max_len": [8], "sequence_length": [{"uniform": [5, 2]}]}, "[5, 2]"),
     ({"batch_size": [64], "num_samples": 32}, "batch_size: 64 is above num_samples 32"),
     ({"sequence_length": [5, 5]}, "duplicate"),
+    ({"batch_size": [4.0]}, "batch_size: 4.0 is not an integer"),
+    ({"repeats": 1.0}, "repeats: 1.0 is not an integer"),
+    ({"sequence_length": [{"uniform": [1.0, 2]}]}, "sequence_length.uniform: 1.0 is not an integer"),
+    ({"repeats": 1_000_000}, "the grid asks for 12000000 training jobs"),
+    ({"max_len": [10**9], "sequence_length": [2]}, "num_samples: 1000 sequences of max_len"),
 ])
 def test_cross_field_rejections(bad, fragment):
     config = copy.deepcopy(bad)
@@ -93,6 +98,7 @@ def test_protocol_id_changes_with_every_timing_setting():
     for key, value in [("steps", 51), ("warmup_steps", 3), ("fetch_loss", False),
                        ("device", "gpu"), ("threads", 3), ("intra_op_parallelism_threads", 1),
                        ("inter_op_parallelism_threads", 1), ("parallel_iterations", 8),
-                       ("seed", 1)]:
+                       ("seed", 1), ("num_samples", 500)]:
         seen.add(grid.protocol_id({**base, key: value}))
-    assert len(seen) == 10
+    assert len(seen) == 11
+    assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)

@@ -26,7 +26,6 @@ rule train_static:
                 "intra_op_parallelism_threads",
                 "inter_op_parallelism_threads",
                 "parallel_iterations",
-                "log_every",
             )
         },
     script:

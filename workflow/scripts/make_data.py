@@ -7,4 +7,6 @@ sys.stderr = open(snakemake.log[0], "w")
 from rnnbench.data import make_dataset, write_dataset  # noqa: E402
 
 params = snakemake.params.dataset
-write_dataset(make_dataset(**params), params, snakemake.output.npz, snakemake.output.sidecar)
+sidecar = write_dataset(make_dataset(**params), params, snakemake.output.npz,
+                        snakemake.output.sidecar)
+print(f"{snakemake.output.npz}: {sidecar['arrays']}, sha256 {sidecar['sha256']}", file=sys.stderr)

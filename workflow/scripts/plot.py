@@ -10,3 +10,4 @@ from rnnbench.results import read_table  # noqa: E402
 chart = build_chart(snakemake.wildcards.chart, read_table(snakemake.input.summary),
                     read_table(snakemake.input.cumulative))
 save_chart(chart, snakemake.output.html, snakemake.output.svg)
+print(f"wrote {snakemake.output.html} and {snakemake.output.svg}", file=sys.stderr)

@@ -14,6 +14,8 @@ from rnnbench.results import validate_result  # noqa: E402
 
 arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
 protocol = dict(snakemake.params.protocol)
+# log_every is read from the config, not params: changing it must not re-run a measurement.
+protocol["log_every"] = snakemake.config["log_every"]
 for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
     if protocol[key] is None:
         protocol[key] = snakemake.threads
@@ -28,3 +30,4 @@ result.update(
 validate_result(result)
 with open(snakemake.output.result, "w") as handle:
     json.dump(result, handle, indent=1)
+logging.getLogger("rnnbench").info("wrote %s", snakemake.output.result)

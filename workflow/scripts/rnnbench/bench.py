@@ -77,6 +77,25 @@ def step_stats(step_s: list[float]) -> dict[str, float]:
     }
 
 
+def timed_steps(session: Any, fetches: list, count: int, label: str,
+                log_every: int) -> tuple[list[float], Any]:
+    """Run ``count`` training steps, each timed on its own.
+
+    Returns their seconds and the last step's fetched values (None when count is 0). Logs
+    '<label> step i/count, running N steps/s' every ``log_every`` steps and at the end.
+    """
+    seconds, out = [], None
+    loop_start = time.perf_counter()
+    for i in range(1, count + 1):
+        start = time.perf_counter()
+        out = session.run(fetches)
+        seconds.append(time.perf_counter() - start)
+        if i % log_every == 0 or i == count:
+            log.info("%s step %d/%d, running %.1f steps/s", label, i, count,
+                     i / (time.perf_counter() - loop_start))
+    return seconds, out
+
+
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         repo_dir: str = ".") -> dict[str, Any]:
     """Build, set up and train one model; return the result record (see result.schema.yaml).
@@ -156,18 +175,14 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     first_loss = float(out[1]) if protocol["fetch_loss"] else None
     log.info("first step: %.2f s", first_step_s)
 
-    warmup_step_s, step_s = [], []
-    total = protocol["warmup_steps"] + protocol["steps"]
-    loop_start = time.perf_counter()
-    for i in range(total):
-        start = time.perf_counter()
-        out = session.run(fetches)
-        elapsed = time.perf_counter() - start
-        (warmup_step_s if i < protocol["warmup_steps"] else step_s).append(elapsed)
-        if (i + 1) % protocol["log_every"] == 0 or i + 1 == total:
-            log.info("step %d/%d, running %.1f steps/s", i + 1, total,
-                     (i + 1) / (time.perf_counter() - loop_start))
+    warmup_step_s, _ = timed_steps(session, fetches, protocol["warmup_steps"], "warm-up",
+                                   protocol["log_every"])
+    step_s, out = timed_steps(session, fetches, protocol["steps"], "measured",
+                              protocol["log_every"])
     last_loss = float(out[1]) if protocol["fetch_loss"] else None
+    stats = step_stats(step_s)
+    log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
+             1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
     peak_rss = metadata.peak_rss_mb()
     meta = metadata.collect(tf, protocol["device"], repo_dir)
     meta.update(
@@ -188,7 +203,7 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             "first_step_s": first_step_s,
             "warmup_step_s": warmup_step_s,
             "step_s": step_s,
-            **step_stats(step_s),
+            **stats,
         },
         "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize()},
         "memory": {

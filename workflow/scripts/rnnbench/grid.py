@@ -11,11 +11,14 @@ protocol never overwrites results measured under another.
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 IMPLEMENTATIONS = ("static", "dynamic")
+MAX_TRAINING_JOBS = 20_000  # Snakemake's DAG for far more jobs takes minutes and gigabytes
+MAX_DATASET_BYTES = 8 * 2**30  # inputs float32 [num_samples, max_len, input_dim] in memory
 CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim")
 
 
@@ -60,17 +63,34 @@ def sequence_length_bounds(spec: Any, max_len: int) -> tuple[int, int]:
     return low, high
 
 
+def _floats(value: Any, key: str) -> Iterator[tuple[str, float]]:
+    """(key, value) of every float inside a config value (lists and mappings searched)."""
+    if isinstance(value, float):
+        yield key, value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _floats(item, key)
+    elif isinstance(value, dict):
+        for inner_key, item in value.items():
+            yield from _floats(item, f"{key}.{inner_key}")
+
+
 def check_config(config: dict) -> None:
-    """Cross-field checks that a JSON-Schema cannot express; run before any job starts.
+    """Checks that the JSON-Schema cannot express; run before any job starts.
 
     Args:
         config: a config already validated (and given its defaults) by the JSON-Schema.
 
     Raises:
-        ValueError: naming the key and the bad value, if a sequence_length exceeds some
-            max_len in the grid, num_samples < a batch_size, or the grid has duplicate
-            sequence_length settings.
+        ValueError: naming the key and the bad value, if a number is a float (JSON-Schema's
+            "integer" admits 4.0; every number here counts something), a sequence_length
+            exceeds some max_len in the grid, num_samples < a batch_size, the grid has
+            duplicate sequence_length settings, or the grid asks for more than
+            MAX_TRAINING_JOBS jobs or a dataset above MAX_DATASET_BYTES.
     """
+    for key, value in config.items():
+        for where, number in _floats(value, key):
+            raise ValueError(f"{where}: {number!r} is not an integer")
     ids = [sequence_length_id(s) for s in config["sequence_length"]]
     if len(set(ids)) != len(ids):
         raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
@@ -81,6 +101,17 @@ def check_config(config: dict) -> None:
             raise ValueError(
                 f"batch_size: {batch_size} is above num_samples {config['num_samples']}"
             )
+    jobs = len(IMPLEMENTATIONS) * config["repeats"] * math.prod(len(config[a]) for a in CELL_AXES)
+    if jobs > MAX_TRAINING_JOBS:
+        raise ValueError(f"the grid asks for {jobs} training jobs (repeats {config['repeats']}), "
+                         f"above {MAX_TRAINING_JOBS}: split it into several configs")
+    dataset_bytes = 4 * config["num_samples"] * max(config["max_len"]) * max(config["input_dim"])
+    if dataset_bytes > MAX_DATASET_BYTES:
+        raise ValueError(
+            f"num_samples: {config['num_samples']} sequences of max_len {max(config['max_len'])} x "
+            f"input_dim {max(config['input_dim'])} make a {dataset_bytes / 2**30:.1f} GiB dataset, "
+            f"above {MAX_DATASET_BYTES / 2**30:.0f} GiB"
+        )
 
 
 def validate_config(config: dict) -> None:
@@ -97,7 +128,8 @@ def validate_config(config: dict) -> None:
 
 
 def protocol_id(config: dict) -> str:
-    """Folder name for the settings that change timings but are not grid axes."""
+    """Folder name for the settings that change timings but are not grid axes (log_every,
+    which changes no measurement, is left out)."""
     intra = config["intra_op_parallelism_threads"]
     inter = config["inter_op_parallelism_threads"]
     threads = f"t{config['threads']}-intra{'job' if intra is None else intra}"
@@ -107,6 +139,7 @@ def protocol_id(config: dict) -> str:
         [
             config["device"],
             threads,
+            f"n{config['num_samples']}",
             f"steps{config['steps']}",
             f"warmup{config['warmup_steps']}",
             "fetchloss" if config["fetch_loss"] else "trainop",

@@ -16,6 +16,7 @@ TensorFlow 2.16+ ships Keras 3, which has no BasicLSTMCell: the legacy cells com
 from __future__ import annotations
 
 import os
+import warnings
 from types import ModuleType
 from typing import Any
 
@@ -42,6 +43,9 @@ def import_tf() -> ModuleType:
     import tensorflow as tf
 
     tf.compat.v1.disable_eager_execution()
+    # This project uses the deprecated TF1 RNN API on purpose: keep its notices out of the logs.
+    tf.get_logger().setLevel("ERROR")
+    warnings.filterwarnings("ignore", message=r".*is deprecated", category=UserWarning)
     return tf
 
 

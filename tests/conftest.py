@@ -57,6 +57,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
             "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
             "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
             "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
-            "slurm_job_id": None, "apptainer_container": None,
+            "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
+            "apptainer_container": None,
         },
     }

@@ -21,3 +21,16 @@ rule aggregate:
         seed=config["seed"],
     script:
         "../scripts/aggregate.py"
+
+
+# When jobs failed (with --keep-going the rest of the grid still ran), rule aggregate cannot
+# run: say which runs are missing and summarise the ones that exist, in results/partial/.
+onerror:
+    missing = write_partial(result_paths(), "results/partial", seed=config["seed"])
+    if len(missing):
+        print(
+            f"{len(missing)} of {len(result_paths())} training results are missing; "
+            "they are listed in results/partial/missing.csv, with a summary of the others "
+            "in results/partial/. Each failed job's log path is printed above.",
+            file=sys.stderr,
+        )

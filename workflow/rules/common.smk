@@ -6,6 +6,8 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench import grid  # noqa: E402
 from rnnbench.charts import CHARTS  # noqa: E402
+from rnnbench.resources import training_mem_mb, training_runtime_min  # noqa: E402
+from rnnbench.results import write_partial  # noqa: E402
 
 # Validate once, before any job: the schema fills in defaults and rejects bad values and
 # unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
@@ -18,6 +20,15 @@ PROTOCOL = grid.protocol_id(config)
 CELLS = grid.cells(config)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
+TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
+
+
+# Short jobs run in the main Snakemake process, never on a cluster node.
+localrules:
+    all,
+    make_data,
+    aggregate,
+    plot,
 
 
 wildcard_constraints:
@@ -40,3 +51,13 @@ def dataset_of(wildcards):
     """The .npz and sidecar of the dataset a cell reads."""
     name = CELLS[wildcards.cell]["dataset"]
     return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}
+
+
+def mem_mb_of(impl):
+    """mem_mb of a training job, from its cell (see rnnbench/resources.py)."""
+    return lambda wildcards: training_mem_mb(CELLS[wildcards.cell], impl, config["num_samples"])
+
+
+def runtime_of(impl):
+    """runtime (minutes) of a training job, from its cell (see rnnbench/resources.py)."""
+    return lambda wildcards: training_runtime_min(CELLS[wildcards.cell], impl, TOTAL_STEPS)

@@ -1,5 +1,6 @@
 # One job per (cell, implementation, repeat): every measurement is a fresh process.
 # The job's threads are TensorFlow's intra/inter-op threads unless the config sets them.
+# mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
 rule train_static:
     input:
         unpack(dataset_of),
@@ -12,6 +13,9 @@ rule train_static:
     conda:
         "../../envs/environment.yaml"
     threads: config["threads"]
+    resources:
+        mem_mb=mem_mb_of("static"),
+        runtime=runtime_of("static"),
     params:
         impl="static",
         cell=lambda wildcards: CELLS[wildcards.cell],
@@ -39,6 +43,9 @@ use rule train_static as train_dynamic with:
         f"results/logs/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.log",
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"
+    resources:
+        mem_mb=mem_mb_of("dynamic"),
+        runtime=runtime_of("dynamic"),
     params:
         impl="dynamic",
         cell=lambda wildcards: CELLS[wildcards.cell],

@@ -88,6 +88,8 @@ def collect(tf: ModuleType, device: str, repo_dir: str | Path) -> dict[str, Any]
         "platform": platform.platform(),
         "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "slurm_job_partition": os.environ.get("SLURM_JOB_PARTITION"),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "apptainer_container": os.environ.get("APPTAINER_CONTAINER")
         or os.environ.get("SINGULARITY_CONTAINER"),
         "git": git_commit(repo_dir),

@@ -236,3 +236,30 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if "breakeven_steps" in table:
         table["breakeven_steps"] = table["breakeven_steps"].astype("Int64")
     return table
+
+
+def write_partial(expected: list[str], outdir: str | Path, seed: int = 0) -> pd.DataFrame:
+    """After a failed run: list the missing results and summarise the runs that exist.
+
+    Writes ``<outdir>/missing.csv`` (one row per missing result: cell_id, impl, repeat, path,
+    from paths of the form ``.../<cell_id>/<impl>/repeat<N>.json``), and, when some results
+    exist, ``<outdir>/measurements.csv`` and ``<outdir>/summary.csv`` for the cells that have
+    both implementations. Returns the missing rows.
+    """
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for path in map(Path, expected):
+        if not path.exists():
+            rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
+                         "repeat": int(path.stem.removeprefix("repeat")), "path": str(path)})
+    missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path"])
+    missing.to_csv(outdir / "missing.csv", index=False)
+    present = [p for p in expected if Path(p).exists()]
+    if present:
+        runs = load_results(present)
+        runs.to_csv(outdir / "measurements.csv", index=False)
+        complete = runs.groupby("cell_id")["impl"].transform("nunique") == 2
+        if complete.any():
+            summarize(runs[complete], seed=seed).to_csv(outdir / "summary.csv", index=False)
+    return missing

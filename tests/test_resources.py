@@ -1,0 +1,66 @@
+"""Cluster resources sized from the cell (rnnbench.resources), and the partial summary written
+after failures (rnnbench.results.write_partial)."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import make_result
+from rnnbench import resources, results
+
+SEED_CELL = {"cell": "basic_lstm", "batch_size": 200, "max_len": 300, "sequence_length": 20,
+             "num_units": 200, "input_dim": 16}
+TINY = {"cell": "basic_lstm", "batch_size": 8, "max_len": 4, "sequence_length": "max_len",
+        "num_units": 8, "input_dim": 4}
+
+
+def test_train_step_flop_hand_count():
+    # 2 x batch 8 x (4 + 8) x 4 gates x 8 units = 6144 per time step, x 4 steps, x 3 (backward)
+    assert resources.train_step_flop(TINY) == 6144 * 4 * 3
+    # the seed's cell counts its 20 valid steps, not the 300 padded ones
+    assert resources.train_step_flop(SEED_CELL) == 3 * 20 * 2 * 200 * 216 * 4 * 200
+
+
+def test_memory_grows_with_the_unrolled_graph():
+    # 1024 + 8 * 300 (static graph) + data 2 * 4 * 1000 * 300 * 16 B + 16 * 200 * 300 * 1616 B
+    expected = 1024 + 2400 + (38_400_000 + 1_551_360_000) / 2**20
+    assert resources.training_mem_mb(SEED_CELL, "static", 1000) == 256 * -(-expected // 256)
+    assert resources.training_mem_mb(SEED_CELL, "static", 1000) == 5120
+    assert resources.training_mem_mb(SEED_CELL, "dynamic", 1000) == 2560
+    assert resources.training_mem_mb(TINY, "dynamic", 32) == 1280  # 1024 + a little, rounded up
+
+
+def test_runtime_in_minutes():
+    # dynamic, tiny: 2 x (5 min + microseconds of compute), rounded up: 11 minutes
+    assert resources.training_runtime_min(TINY, "dynamic", 8) == 11
+    # static seed cell: 300 s setup + 3801 steps x 4.1472e9 FLOP / 1e10 FLOP/s = 1876.4 s,
+    # 2 x (5 + 31.27) = 72.5 minutes, rounded up
+    assert resources.train_step_flop(SEED_CELL) == 4.1472e9
+    assert resources.training_runtime_min(SEED_CELL, "static", 3801) == 73
+
+
+def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
+    runs = tmp_path / "runs"
+    expected = []
+    for cell in ("c1", "c2"):
+        for impl in ("static", "dynamic"):
+            for repeat in (1, 2):
+                path = runs / cell / impl / f"repeat{repeat}.json"
+                expected.append(str(path))
+                if (cell, impl) != ("c2", "static"):  # c2's static runs failed
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps(make_result(impl, cell, repeat)))
+    missing = results.write_partial(expected, tmp_path / "partial")
+    assert missing[["cell_id", "impl", "repeat"]].values.tolist() == [["c2", "static", 1],
+                                                                       ["c2", "static", 2]]
+    assert pd.read_csv(tmp_path / "partial/missing.csv")["cell_id"].tolist() == ["c2", "c2"]
+    assert len(pd.read_csv(tmp_path / "partial/measurements.csv")) == 6
+    assert pd.read_csv(tmp_path / "partial/summary.csv")["cell_id"].tolist() == ["c1"]
+
+
+def test_write_partial_with_nothing_measured(tmp_path):
+    missing = results.write_partial([str(tmp_path / "c" / "static" / "repeat1.json")],
+                                    tmp_path / "partial")
+    assert len(missing) == 1
+    assert not (tmp_path / "partial/summary.csv").exists()

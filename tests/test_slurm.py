@@ -1,0 +1,107 @@
+"""The tiny grid through the SLURM profiles, on a live cluster (.ci/slurm-up.sh starts one).
+
+Skipped where no cluster is reachable, unless RNNBENCH_REQUIRE_SLURM=1 (set by .ci/run),
+which turns the skip into a failure. The CI cluster has no accounting database, so the runs
+use the plugin's squeue status checks and no account, as a site without accounting would.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from rnnbench import grid
+from test_workflow import TINY
+
+CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
+            "1", "--slurm-no-account"]
+
+
+def cluster_up():
+    if not shutil.which("sinfo"):
+        return False
+    return subprocess.run(["sinfo", "-h"], capture_output=True).returncode == 0
+
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("RNNBENCH_REQUIRE_SLURM") != "1" and not cluster_up(),
+    reason="no SLURM cluster here (.ci/slurm-up.sh starts one)",
+)
+
+
+def run_profile(workdir, profile, *args):
+    env = {**os.environ, "RNNBENCH_SLURM_PARTITION": "cpu", "RNNBENCH_SLURM_ACCOUNT": "",
+           "RNNBENCH_SLURM_GPU_PARTITION": "gpu"}
+    cmd = ["timeout", "-s", "INT", "600", sys.executable, "-m", "snakemake",
+           "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--profile", str(REPO / "profiles" / profile), *CI_FLAGS, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def results_of(workdir, config):
+    config = dict(config)
+    grid.validate_config(config)
+    found = {}
+    for path in (workdir / "results" / "runs" / grid.protocol_id(config)).rglob("*.json"):
+        found[path] = json.loads(path.read_text())
+    return found
+
+
+def test_grid_on_slurm_with_one_failing_cell(tmp_path):
+    assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
+    config = {**TINY, "repeats": 1}  # 4 SLURM jobs: 2 cells x 2 implementations
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    grid.validate_config(config)
+    cells = grid.cells(config)
+    bad_cell = next(c for c in cells if cells[c]["max_len"] == 8)
+    # make the data locally (a localrule), then corrupt the dataset of one cell
+    data = [f"results/data/{cells[c]['dataset']}.npz" for c in cells]
+    prep = run_profile(tmp_path, "slurm", *data)
+    assert prep.returncode == 0, prep.stderr
+    npz = tmp_path / f"results/data/{cells[bad_cell]['dataset']}.npz"
+    raw = bytearray(npz.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    npz.write_bytes(bytes(raw))
+
+    proc = run_profile(tmp_path, "slurm")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output  # the bad cell failed ...
+    assert ".snakemake/slurm_logs/rule_train_static" in output  # ... naming its SLURM log
+
+    runs = results_of(tmp_path, config)
+    good = [r for r in runs.values() if r["cell_id"] != bad_cell]
+    assert len(good) == 2  # ... and the rest of the grid completed
+    job_ids = [r["metadata"]["slurm_job_id"] for r in good]
+    assert all(job_ids) and len(set(job_ids)) == len(job_ids)  # each run its own SLURM job
+    assert {r["metadata"]["slurm_job_partition"] for r in good} == {"cpu"}
+    assert {r["cell_id"] for r in runs.values()} == set(cells) - {bad_cell}
+    assert all(r["job_threads"] == r["metadata"]["intra_op_parallelism_threads"] for r in good)
+
+    missing = pd.read_csv(tmp_path / "results/partial/missing.csv")
+    assert set(missing["cell_id"]) == {bad_cell} and len(missing) == 2
+    summary = pd.read_csv(tmp_path / "results/partial/summary.csv")
+    assert summary["cell_id"].tolist() == [c for c in cells if c != bad_cell]
+    log = next((tmp_path / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
+    assert "does not match" in log  # the checksum check caught the corrupted data
+
+
+def test_gpu_profile_requests_a_gpu(tmp_path):
+    assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
+    config = {**TINY, "max_len": [4], "repeats": 1}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    validated = {**config, "device": "cpu"}
+    grid.validate_config(validated)
+    (cell,) = grid.cells(validated)
+    target = f"results/runs/{grid.protocol_id(validated)}/{cell}/static/repeat1.json"
+    # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU
+    proc = run_profile(tmp_path, "slurm-gpu", "--config", "device=cpu", "--", target)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((tmp_path / target).read_text())["metadata"]
+    assert meta["slurm_job_id"] and meta["slurm_job_partition"] == "gpu"
+    assert meta["cuda_visible_devices"] == "0"  # SLURM granted the requested GPU

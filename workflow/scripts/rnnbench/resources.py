@@ -1,0 +1,70 @@
+"""Cluster resources (memory, run time) of a training job, sized from its grid cell.
+
+The estimates are deliberate over-estimates built from what was measured here (2-core x86_64,
+TensorFlow 2.21 CPU build, one thread): a scheduler kills a job that exceeds them, while an
+over-estimate only costs queue priority. Override them per rule with Snakemake's
+``--set-resources`` when a cluster's numbers are known.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rnnbench.grid import sequence_length_bounds
+
+BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
+STATIC_MB_PER_STEP = 8  # static graph: about 5.7 MiB per unrolled time step seen (64 units)
+BYTES_PER_ACTIVATION = 16  # float32, kept for the forward pass, its gradient and Adam (x4)
+BASE_MINUTES = 5  # process start, TensorFlow import (6-8 s seen), session, writing the result
+STATIC_SETUP_S_PER_STEP = 1.0  # graph construction + optimisation: 0.35-0.45 s per step seen
+CPU_FLOP_PER_S = 1e10  # a slow core's float32 rate, so long grids are not killed early
+
+
+def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
+    """Memory to request for one training job, in MiB, rounded up to a multiple of 256.
+
+    ``BASE_MB`` + (static only) ``STATIC_MB_PER_STEP`` x max_len + the dataset twice (numpy
+    array and TensorFlow's copy: 4 bytes x num_samples x max_len x input_dim each) +
+    activations: ``BYTES_PER_ACTIVATION`` x batch_size x max_len x (input_dim + 8 x num_units),
+    8 x num_units being an LSTM's four gate pre-activations and outputs.
+
+    Args:
+        cell: batch_size, max_len, num_units, input_dim of the grid cell.
+        impl: "static" or "dynamic".
+        num_samples: sequences in the dataset.
+    """
+    data = 2 * 4 * num_samples * cell["max_len"] * cell["input_dim"]
+    activations = (BYTES_PER_ACTIVATION * cell["batch_size"] * cell["max_len"]
+                   * (cell["input_dim"] + 8 * cell["num_units"]))
+    graph_mb = STATIC_MB_PER_STEP * cell["max_len"] if impl == "static" else 0
+    total = BASE_MB + graph_mb + (data + activations) / 2**20
+    return 256 * math.ceil(total / 256)
+
+
+def train_step_flop(cell: dict) -> float:
+    """Upper bound of the float32 operations of one training step, in FLOP.
+
+    An LSTM step multiplies [batch, input_dim + num_units] by [input_dim + num_units,
+    4 x num_units]: 2 x batch x (input_dim + num_units) x 4 x num_units FLOP; the backward pass
+    costs about twice the forward (Griewank & Walther, "Evaluating Derivatives", 2008), hence
+    x3. Counted for the longest sequence_length the cell can produce (dynamic_rnn stops there,
+    static_rnn skips later steps with a cond); a GRU (3 gates) costs less, so this bounds it.
+    """
+    _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
+    per_step = 2 * cell["batch_size"] * (cell["input_dim"] + cell["num_units"]) * 4 * cell["num_units"]
+    return 3.0 * per_step * longest
+
+
+def training_runtime_min(cell: dict, impl: str, total_steps: int) -> int:
+    """Wall-time limit to request for one training job, in whole minutes: twice
+    ``BASE_MINUTES`` + (static only) ``STATIC_SETUP_S_PER_STEP`` x max_len + total_steps x
+    train_step_flop / ``CPU_FLOP_PER_S``.
+
+    Args:
+        cell: batch_size, max_len, sequence_length, num_units, input_dim of the grid cell.
+        impl: "static" or "dynamic".
+        total_steps: every training step of the run (first + warm-up + measured).
+    """
+    setup_s = STATIC_SETUP_S_PER_STEP * cell["max_len"] if impl == "static" else 0.0
+    steps_s = total_steps * train_step_flop(cell) / CPU_FLOP_PER_S
+    return math.ceil(2 * (BASE_MINUTES + (setup_s + steps_s) / 60))

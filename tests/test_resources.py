@@ -31,6 +31,12 @@ def test_memory_grows_with_the_unrolled_graph():
     assert resources.training_mem_mb(TINY, "dynamic", 32) == 1280  # 1024 + a little, rounded up
 
 
+def test_dataset_memory():
+    params = {"num_samples": 1000, "max_len": 300, "input_dim": 16}
+    # 512 + 2 x 19.2 MB (36.6 MiB) = 548.6 MiB, rounded up to 768
+    assert resources.dataset_mem_mb(params) == 768
+
+
 def test_runtime_in_minutes():
     # dynamic, tiny: 2 x (5 min + microseconds of compute), rounded up: 11 minutes
     assert resources.training_runtime_min(TINY, "dynamic", 8) == 11

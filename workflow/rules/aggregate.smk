@@ -17,6 +17,10 @@ rule aggregate:
         "results/logs/aggregate.log",
     conda:
         "../../envs/environment.yaml"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        runtime=10,
     params:
         seed=config["seed"],
     script:

@@ -6,7 +6,11 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench import grid  # noqa: E402
 from rnnbench.charts import CHARTS  # noqa: E402
-from rnnbench.resources import training_mem_mb, training_runtime_min  # noqa: E402
+from rnnbench.resources import (  # noqa: E402
+    dataset_mem_mb,
+    training_mem_mb,
+    training_runtime_min,
+)
 from rnnbench.results import write_partial  # noqa: E402
 
 # Validate once, before any job: the schema fills in defaults and rejects bad values and

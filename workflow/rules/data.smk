@@ -6,6 +6,10 @@ rule make_data:
         "results/logs/make_data/{dataset}.log",
     conda:
         "../../envs/environment.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards: dataset_mem_mb(DATASETS[wildcards.dataset]),
+        runtime=10,
     params:
         dataset=lambda wildcards: DATASETS[wildcards.dataset],
     script:

@@ -16,5 +16,9 @@ rule plot:
         chart="|".join(CHARTS),
     conda:
         "../../envs/environment.yaml"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        runtime=10,
     script:
         "../scripts/plot.py"

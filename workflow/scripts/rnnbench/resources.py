@@ -41,6 +41,13 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
     return 256 * math.ceil(total / 256)
 
 
+def dataset_mem_mb(params: dict) -> int:
+    """Memory to request for rule make_data, in MiB: 512 + the inputs array twice (numpy's
+    float32 [num_samples, max_len, input_dim] and its write buffer), rounded up to 256."""
+    inputs = 4 * params["num_samples"] * params["max_len"] * params["input_dim"]
+    return 256 * math.ceil((512 + 2 * inputs / 2**20) / 256)
+
+
 def train_step_flop(cell: dict) -> float:
     """Upper bound of the float32 operations of one training step, in FLOP.
 

@@ -41,12 +41,12 @@ wildcard_constraints:
     repeat=r"\d+",
 
 
-def result_paths(impls=grid.IMPLEMENTATIONS):
+def result_paths():
     """Every training result the grid asks for."""
     return expand(
         f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json",
         cell=CELLS,
-        impl=impls,
+        impl=grid.IMPLEMENTATIONS,
         repeat=range(1, config["repeats"] + 1),
     )
 

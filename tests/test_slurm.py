@@ -2,7 +2,7 @@
 
 Skipped where no cluster is reachable, unless RNNBENCH_REQUIRE_SLURM=1 (set by .ci/run),
 which turns the skip into a failure. The CI cluster has no accounting database, so the runs
-use the plugin's squeue status checks and no account, as a site without accounting would.
+use the plugin's squeue status checks and an empty account, as a site without accounting would.
 """
 
 import json
@@ -20,7 +20,7 @@ from rnnbench import grid
 from test_workflow import TINY
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
-            "1", "--slurm-no-account"]
+            "1"]
 
 
 def cluster_up():
@@ -89,6 +89,8 @@ def test_grid_on_slurm_with_one_failing_cell(tmp_path):
     assert summary["cell_id"].tolist() == [c for c in cells if c != bad_cell]
     log = next((tmp_path / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
     assert "does not match" in log  # the checksum check caught the corrupted data
+    assert f"{bad_cell} static repeat 1: ValueError" in output  # and the terminal says why
+    assert missing["last_log_line"].str.contains("does not match").all()
 
 
 def test_gpu_profile_requests_a_gpu(tmp_path):

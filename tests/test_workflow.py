@@ -33,8 +33,15 @@ def snakemake(workdir, *args, check=True):
 def finished_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tiny")
     (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
+    stale = workdir / "results" / "partial" / "missing.csv"  # as left by an earlier failure
+    stale.parent.mkdir(parents=True)
+    stale.write_text("cell_id,impl,repeat\n")
     snakemake(workdir, "--cores", "2")
     return workdir
+
+
+def test_a_successful_run_removes_the_partial_report(finished_run):
+    assert not (finished_run / "results" / "partial").exists()
 
 
 def test_every_output_is_written(finished_run):

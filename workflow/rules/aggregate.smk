@@ -28,13 +28,28 @@ rule aggregate:
 
 
 # When jobs failed (with --keep-going the rest of the grid still ran), rule aggregate cannot
-# run: say which runs are missing and summarise the ones that exist, in results/partial/.
+# run: say which runs are missing, and why, and summarise the ones that exist, in
+# results/partial/ (removed again once a run succeeds).
 onerror:
-    missing = write_partial(result_paths(), "results/partial", seed=config["seed"])
+    missing = write_partial(
+        result_paths(), result_paths(TRAIN_LOGS), "results/partial", seed=config["seed"]
+    )
     if len(missing):
         print(
-            f"{len(missing)} of {len(result_paths())} training results are missing; "
-            "they are listed in results/partial/missing.csv, with a summary of the others "
-            "in results/partial/. Each failed job's log path is printed above.",
+            f"{len(missing)} of {len(result_paths())} training results are missing:",
             file=sys.stderr,
         )
+        for row in missing.itertuples():
+            print(
+                f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.last_log_line}",
+                file=sys.stderr,
+            )
+        print(
+            "Listed in results/partial/missing.csv, with the logs; cells that completed are "
+            "summarised in results/partial/summary.csv.",
+            file=sys.stderr,
+        )
+
+
+onsuccess:
+    shutil.rmtree("results/partial", ignore_errors=True)

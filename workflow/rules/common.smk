@@ -1,3 +1,4 @@
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,14 +42,17 @@ wildcard_constraints:
     repeat=r"\d+",
 
 
-def result_paths():
-    """Every training result the grid asks for."""
+def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
+    """Every training result the grid asks for (or, given the log pattern, their logs)."""
     return expand(
-        f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json",
+        pattern,
         cell=CELLS,
         impl=grid.IMPLEMENTATIONS,
         repeat=range(1, config["repeats"] + 1),
     )
+
+
+TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
 
 
 def dataset_of(wildcards):

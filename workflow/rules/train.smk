@@ -7,7 +7,7 @@ rule train_static:
     output:
         result=f"{RUNS}/{{cell}}/static/repeat{{repeat}}.json",
     log:
-        f"results/logs/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.log",
+        TRAIN_LOGS.replace("{impl}", "static"),
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
     conda:
@@ -40,7 +40,7 @@ use rule train_static as train_dynamic with:
     output:
         result=f"{RUNS}/{{cell}}/dynamic/repeat{{repeat}}.json",
     log:
-        f"results/logs/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.log",
+        TRAIN_LOGS.replace("{impl}", "dynamic"),
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"
     resources:

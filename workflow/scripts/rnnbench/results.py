@@ -238,22 +238,31 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def write_partial(expected: list[str], outdir: str | Path, seed: int = 0) -> pd.DataFrame:
+def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
+                  seed: int = 0) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
 
-    Writes ``<outdir>/missing.csv`` (one row per missing result: cell_id, impl, repeat, path,
-    from paths of the form ``.../<cell_id>/<impl>/repeat<N>.json``), and, when some results
-    exist, ``<outdir>/measurements.csv`` and ``<outdir>/summary.csv`` for the cells that have
-    both implementations. Returns the missing rows.
+    Args:
+        expected: every result path the grid asks for, of the form
+            ``.../<cell_id>/<impl>/repeat<N>.json``.
+        logs: the rule log of each of those results, in the same order.
+        outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
+            log's last line: usually the error) and, when some results exist,
+            ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
+
+    Returns the missing rows.
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     rows = []
-    for path in map(Path, expected):
+    for path, log in zip(map(Path, expected), map(Path, logs)):
         if not path.exists():
+            lines = log.read_text().strip().splitlines() if log.exists() else []
             rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
-                         "repeat": int(path.stem.removeprefix("repeat")), "path": str(path)})
-    missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path"])
+                         "repeat": int(path.stem.removeprefix("repeat")), "path": str(path),
+                         "log": str(log), "last_log_line": lines[-1] if lines else ""})
+    missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
+                                          "last_log_line"])
     missing.to_csv(outdir / "missing.csv", index=False)
     present = [p for p in expected if Path(p).exists()]
     if present:

@@ -254,9 +254,11 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, present = [], []
     for path, log in zip(map(Path, expected), map(Path, logs)):
-        if not path.exists():
+        if path.exists():
+            present.append(path)
+        else:
             lines = log.read_text().strip().splitlines() if log.exists() else []
             rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
                          "repeat": int(path.stem.removeprefix("repeat")), "path": str(path),
@@ -264,7 +266,6 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
                                           "last_log_line"])
     missing.to_csv(outdir / "missing.csv", index=False)
-    present = [p for p in expected if Path(p).exists()]
     if present:
         runs = load_results(present)
         runs.to_csv(outdir / "measurements.csv", index=False)

@@ -1,11 +1,40 @@
-"""Shared fixtures: the repository root, a tiny cell, and a factory of valid result records."""
+"""Shared fixtures: the repository root, a tiny cell, a factory of valid result records, and
+one finished bare run of the tiny grid (tests/tiny.yaml) that several test files inspect."""
 
 import copy
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
+
+
+def snakemake(workdir, *args, check=True):
+    """Run the repository's Snakefile in ``workdir`` with the current Python's Snakemake."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+           "--directory", str(workdir), *args]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory):
+    """A working directory where the tiny grid ran to the end, bare (no container)."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
+    stale = workdir / "results" / "partial" / "missing.csv"  # as left by an earlier failure
+    stale.parent.mkdir(parents=True)
+    stale.write_text("cell_id,impl,repeat\n")
+    snakemake(workdir, "--cores", "2")
+    return workdir
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
@@ -35,7 +64,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
     return {
-        "schema_version": 1, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "schema_version": 2, "impl": impl, "cell_id": cell_id, "repeat": repeat,
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
@@ -58,6 +87,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
             "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
             "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
             "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
-            "apptainer_container": None,
+            "apptainer_container": None, "tensorflow_path": "/venv/tensorflow",
+            "gpu_driver": None, "image_sha256": None,
         },
     }

@@ -4,10 +4,12 @@ returns a schema-valid result (rnnbench.bench). Runs TensorFlow in this process.
 import numpy as np
 import pytest
 
-from rnnbench import bench, data, model
+from conftest import REPO
+from rnnbench import bench, data, metadata, model
 from rnnbench.results import validate_result
 
 tf = model.import_tf()
+WORKFLOW_META = {"git": metadata.git_commit(REPO), "image_sha256": None}
 tf1 = tf.compat.v1
 
 
@@ -83,7 +85,7 @@ def test_unknown_names_are_refused():
 def test_a_timed_run_returns_a_valid_result(impl, tiny_cell, tiny_protocol):
     arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
                                num_classes=8, num_samples=12, seed=0)
-    result = bench.run(impl, tiny_cell, arrays, tiny_protocol)
+    result = bench.run(impl, tiny_cell, arrays, tiny_protocol, WORKFLOW_META)
     result.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
     validate_result(result)
     timings = result["timings"]
@@ -100,7 +102,7 @@ def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_pr
     arrays = data.make_dataset(max_len=7, sequence_length=3, input_dim=3, num_classes=8,
                                num_samples=12, seed=0)
     with pytest.raises(ValueError, match="does not match"):
-        bench.run("static", tiny_cell, arrays, tiny_protocol)
+        bench.run("static", tiny_cell, arrays, tiny_protocol, WORKFLOW_META)
 
 
 def test_step_stats():

@@ -3,6 +3,7 @@
 Skipped where no cluster is reachable, unless RNNBENCH_REQUIRE_SLURM=1 (set by .ci/run),
 which turns the skip into a failure. The CI cluster has no accounting database, so the runs
 use the plugin's squeue status checks and an empty account, as a site without accounting would.
+The GPU profile deploys with Apptainer, so its test also needs the CPU image (test_container).
 """
 
 import json
@@ -15,9 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, TINY
 from rnnbench import grid
-from test_workflow import TINY
+from test_container import CPU_IMAGE, needs_image
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
             "1"]
@@ -93,7 +94,9 @@ def test_grid_on_slurm_with_one_failing_cell(tmp_path):
     assert missing["last_log_line"].str.contains("does not match").all()
 
 
-def test_gpu_profile_requests_a_gpu(tmp_path):
+@needs_image
+def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(tmp_path):
+    # profiles/slurm-gpu deploys with Apptainer: with device=cpu the job runs in the CPU image
     assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
     config = {**TINY, "max_len": [4], "repeats": 1}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -107,3 +110,5 @@ def test_gpu_profile_requests_a_gpu(tmp_path):
     meta = json.loads((tmp_path / target).read_text())["metadata"]
     assert meta["slurm_job_id"] and meta["slurm_job_partition"] == "gpu"
     assert meta["cuda_visible_devices"] == "0"  # SLURM granted the requested GPU
+    assert meta["apptainer_container"] == str(CPU_IMAGE)  # ... to a job in the image
+    assert meta["python_prefix"] == "/opt/rnnbench"

@@ -2,7 +2,6 @@
 temporary directory; plus lint, config rejections before any job, and no overwriting."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,33 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, TINY, snakemake
 from rnnbench import grid
 from rnnbench.results import validate_result
-
-TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
-
-
-def snakemake(workdir, *args, check=True):
-    """Run the repository's Snakefile in ``workdir`` with the current Python's Snakemake."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-           "--directory", str(workdir), *args]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("tiny")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
-    stale = workdir / "results" / "partial" / "missing.csv"  # as left by an earlier failure
-    stale.parent.mkdir(parents=True)
-    stale.write_text("cell_id,impl,repeat\n")
-    snakemake(workdir, "--cores", "2")
-    return workdir
 
 
 def test_a_successful_run_removes_the_partial_report(finished_run):

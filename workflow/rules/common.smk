@@ -3,8 +3,10 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.settings.types import DeploymentMethod
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+from rnnbench import container as images  # noqa: E402
 from rnnbench import grid  # noqa: E402
 from rnnbench.charts import CHARTS  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
@@ -12,6 +14,7 @@ from rnnbench.resources import (  # noqa: E402
     training_mem_mb,
     training_runtime_min,
 )
+from rnnbench.metadata import git_commit  # noqa: E402
 from rnnbench.results import write_partial  # noqa: E402
 
 # Validate once, before any job: the schema fills in defaults and rejects bad values and
@@ -26,6 +29,25 @@ CELLS = grid.cells(config)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
 TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
+
+# With --use-singularity (--sdm apptainer) every rule runs in the image containers/build.sh
+# builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
+# an absolute path so that --directory cannot break it. Checked here, before any job.
+FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
+IMAGE = images.image_path(workflow.basedir, FLAVOR)
+IMAGE_SHA256 = None
+if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
+    if not IMAGE.exists():
+        raise WorkflowError(
+            f"no {FLAVOR} image for --use-singularity at {IMAGE} (device: {config['device']}); "
+            f"build it with: {Path(workflow.basedir) / 'containers' / 'build.sh'} {FLAVOR}"
+        )
+    IMAGE_SHA256 = images.image_sha256(IMAGE)
+# Recorded in every result (the job may run where git or the repository is not visible).
+WORKFLOW_META = {"git": git_commit(workflow.basedir), "image_sha256": IMAGE_SHA256}
+
+
+container: str(IMAGE)
 
 
 # Short jobs run in the main Snakemake process, never on a cluster node.

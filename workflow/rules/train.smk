@@ -18,6 +18,7 @@ rule train_static:
         runtime=runtime_of("static"),
     params:
         impl="static",
+        workflow_meta=WORKFLOW_META,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol={
             key: config[key]
@@ -48,5 +49,6 @@ use rule train_static as train_dynamic with:
         runtime=runtime_of("dynamic"),
     params:
         impl="dynamic",
+        workflow_meta=WORKFLOW_META,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol=rules.train_static.params.protocol,

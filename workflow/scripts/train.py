@@ -20,7 +20,7 @@ for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
     if protocol[key] is None:
         protocol[key] = snakemake.threads
 result = bench.run(snakemake.params.impl, dict(snakemake.params.cell), arrays, protocol,
-                   repo_dir=snakemake.scriptdir)
+                   dict(snakemake.params.workflow_meta))
 result.update(
     cell_id=snakemake.wildcards.cell,
     repeat=int(snakemake.wildcards.repeat),

@@ -33,7 +33,7 @@ import numpy as np
 from rnnbench import metadata
 from rnnbench.model import build_loss, import_tf, load_initial_weights
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 log = logging.getLogger("rnnbench")
 
 
@@ -97,7 +97,7 @@ def timed_steps(session: Any, fetches: list, count: int, label: str,
 
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
-        repo_dir: str = ".") -> dict[str, Any]:
+        workflow_meta: dict[str, Any]) -> dict[str, Any]:
     """Build, set up and train one model; return the result record (see result.schema.yaml).
 
     Args:
@@ -109,7 +109,9 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         protocol: steps, warmup_steps, fetch_loss, device ("cpu"/"gpu"), seed,
             intra_op_parallelism_threads, inter_op_parallelism_threads, parallel_iterations,
             log_every.
-        repo_dir: directory whose git commit is recorded.
+        workflow_meta: what the job cannot see itself, merged into the metadata: ``git``
+            (the workflow's commit, metadata.git_commit) and ``image_sha256`` (the Apptainer
+            image's, or None in a bare run); the workflow computes both before any job.
 
     Raises:
         ValueError: if the arrays' shapes do not match the cell.
@@ -184,8 +186,10 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
              1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
     peak_rss = metadata.peak_rss_mb()
-    meta = metadata.collect(tf, protocol["device"], repo_dir)
+    meta = metadata.collect(tf, protocol["device"])
     meta.update(
+        git=workflow_meta["git"],
+        image_sha256=workflow_meta["image_sha256"],
         intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
         inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
     )

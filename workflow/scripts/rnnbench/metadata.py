@@ -50,10 +50,27 @@ def git_commit(directory: str | Path) -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
+def gpu_driver() -> str | None:
+    """The NVIDIA driver version nvidia-smi reports (first GPU), or None without nvidia-smi.
+
+    Inside an Apptainer image, ``--nv`` binds the host's nvidia-smi and driver libraries in.
+    """
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, check=True, timeout=30,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out[0] if out else None
+
+
 def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
     """TensorFlow version, build (CUDA/cuDNN), the GPUs it sees, and the device the run used.
 
-    ``device_name`` is the GPU's name for device "gpu" and the CPU model for "cpu".
+    ``device_name`` is the GPU's name for device "gpu" and the CPU model for "cpu";
+    ``tensorflow_path`` is where TensorFlow was imported from (in an image: /opt/rnnbench/...);
+    ``gpu_driver`` is asked of nvidia-smi only when TensorFlow sees a GPU.
     """
     build = dict(tf.sysconfig.get_build_info())
     gpus = tf.config.list_physical_devices("GPU")
@@ -64,17 +81,23 @@ def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
     return {
         "tf_version": tf.__version__,
         "tf_git_version": tf.version.GIT_VERSION,
+        "tensorflow_path": str(Path(tf.__file__).parent),
         "is_cuda_build": bool(build.get("is_cuda_build", False)),
         "cuda_version": build.get("cuda_version"),
         "cudnn_version": build.get("cudnn_version"),
         "gpus_visible": gpu_names,
+        "gpu_driver": gpu_driver() if gpus else None,
         "device": device,
         "device_name": gpu_names[0] if device == "gpu" and gpu_names else cpu_model(),
     }
 
 
-def collect(tf: ModuleType, device: str, repo_dir: str | Path) -> dict[str, Any]:
-    """All metadata of one run: software versions, machine, threads available, time, commit."""
+def collect(tf: ModuleType, device: str) -> dict[str, Any]:
+    """What this process sees of one run: software versions, machine, threads, time, job, image.
+
+    The workflow's git commit is not here: the job may run in an image without git or the
+    repository (bench.run takes it from the workflow).
+    """
     import numpy as np
 
     meta = {
@@ -92,7 +115,6 @@ def collect(tf: ModuleType, device: str, repo_dir: str | Path) -> dict[str, Any]
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "apptainer_container": os.environ.get("APPTAINER_CONTAINER")
         or os.environ.get("SINGULARITY_CONTAINER"),
-        "git": git_commit(repo_dir),
     }
     meta.update(tensorflow_info(tf, device))
     return meta

@@ -16,7 +16,8 @@ from scipy import stats
 
 from rnnbench.grid import sequence_length_id
 
-RESULT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "result.schema.yaml"
+# Beside the package, not in workflow/schemas/: inside an image only workflow/scripts/ is bound.
+RESULT_SCHEMA = Path(__file__).with_name("result.schema.yaml")
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "setup_s",
            "median_step_s", "steps_per_s", "node_count", "peak_rss_mb")
@@ -33,7 +34,7 @@ def _result_validator() -> jsonschema.protocols.Validator:
 
 
 def validate_result(result: dict) -> None:
-    """Check a result record against workflow/schemas/result.schema.yaml.
+    """Check a result record against rnnbench/result.schema.yaml.
 
     Raises:
         jsonschema.ValidationError: naming the first missing or bad field.

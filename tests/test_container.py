@@ -1,0 +1,164 @@
+"""The Apptainer image (containers/): its locks agree with the venv's pins, its name follows
+its definition, a missing image stops the run naming the build command, and the tiny grid runs
+inside the CPU image with the same outputs as the bare run.
+
+The run inside the image is skipped where Apptainer or the image is missing, unless
+RNNBENCH_REQUIRE_CONTAINER=1 (set by .ci/run, which installs Apptainer and builds the image
+with containers/build.sh cpu): that turns the skip into a failure.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, TINY, snakemake
+from rnnbench import container, grid
+from rnnbench.results import validate_result
+
+CONTAINERS = REPO / "containers"
+CPU_IMAGE = container.image_path(REPO, "cpu")
+
+
+def pins(path):
+    """{normalised name: version} of the ``name==version`` lines of a requirements file."""
+    found = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?==([^\s;\\]+)", line)
+        if match:
+            found[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[3]
+    return found
+
+
+def test_locks_pin_what_the_venv_pins():
+    venv = pins(REPO / "envs/requirements.txt")
+    cpu = pins(CONTAINERS / "requirements-cpu.txt")
+    cuda = pins(CONTAINERS / "requirements-cuda.txt")
+    assert venv and {name: cpu.get(name) for name in venv} == venv
+    assert "tensorflow-cpu" not in cuda and cuda["tensorflow"] == venv["tensorflow-cpu"]
+    assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12"} <= set(cuda)  # the CUDA wheels
+    rest = {name: version for name, version in venv.items() if name != "tensorflow-cpu"}
+    assert {name: cuda.get(name) for name in rest} == rest
+    assert pins(CONTAINERS / "requirements-nodeps.txt") == pins(REPO / "envs/requirements-nodeps.txt")
+
+
+@pytest.mark.parametrize("lock", ["requirements-cpu.txt", "requirements-cuda.txt",
+                                  "requirements-nodeps.txt"])
+def test_every_pin_carries_a_hash(lock):
+    # pip install --require-hashes refuses a lock where any requirement lacks one
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", (CONTAINERS / lock).read_text())
+    requirements = [block for block in blocks if re.match(r"[A-Za-z0-9]", block)]
+    assert requirements and all("--hash=sha256:" in block for block in requirements)
+
+
+def test_the_definition_names_no_registry_host():
+    text = (CONTAINERS / "rnnbench.def").read_text()
+    assert not re.search(r"[a-z]+://|pypi\.org|debian\.org", text)
+    for argument in ("MirrorURL: {{ MIRROR }}", "--index-url {{ INDEX_URL }}",
+                     "requirements-{{ FLAVOR }}.txt", "--require-hashes"):
+        assert argument in text
+
+
+def test_the_image_name_follows_its_definition(tmp_path):
+    for name in ("rnnbench.def", "requirements-cpu.txt", "requirements-cuda.txt",
+                 "requirements-nodeps.txt"):
+        shutil.copy(CONTAINERS / name, tmp_path / name)
+    cpu, cuda = container.image_key(tmp_path, "cpu"), container.image_key(tmp_path, "cuda")
+    assert re.fullmatch("[0-9a-f]{16}", cpu) and cpu != cuda
+    assert cpu == container.image_key(CONTAINERS, "cpu")
+    with open(tmp_path / "requirements-cpu.txt", "a") as lock:
+        lock.write("\n")
+    assert container.image_key(tmp_path, "cpu") != cpu  # a changed lock names a new image
+    assert container.image_key(tmp_path, "cuda") == cuda  # ... of its own flavor only
+    with pytest.raises(ValueError, match="'gpu'"):
+        container.image_key(tmp_path, "gpu")
+
+
+def test_the_image_path_is_absolute_wherever_snakemake_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = container.image_path(REPO, "cuda")
+    assert path.is_absolute() and path.parent == REPO / "containers" / "images"
+    assert path.name == f"rnnbench-cuda-{container.image_key(CONTAINERS, 'cuda')}.sif"
+
+
+def test_the_image_sha256_is_read_through_the_link(tmp_path):
+    image = tmp_path / "cache" / "x.sif"
+    image.parent.mkdir()
+    image.write_bytes(b"sif")
+    (tmp_path / "cache" / "x.sif.sha256").write_text("ab" * 32 + "\n")
+    link = tmp_path / "link.sif"
+    link.symlink_to(image)
+    assert container.image_sha256(link) == "ab" * 32
+    assert container.image_sha256(tmp_path / "missing.sif") is None
+
+
+def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
+    # A copy of the workflow whose definition differs by a comment: its image is not built.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / name, repo / name)
+    for folder in ("workflow", "profiles"):
+        shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "containers").mkdir()
+    for name in ("rnnbench.def", "requirements-cpu.txt", "requirements-cuda.txt",
+                 "requirements-nodeps.txt"):
+        shutil.copy(CONTAINERS / name, repo / "containers" / name)
+    with open(repo / "containers" / "rnnbench.def", "a") as definition:
+        definition.write("# changed\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "config.yaml").write_text(yaml.safe_dump(TINY))
+    proc = snakemake(work, "-s", str(repo / "Snakefile"), "--use-singularity", "--cores", "1",
+                     check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"{repo / 'containers' / 'build.sh'} cpu" in output
+    assert str(container.image_path(repo, "cpu")) in output
+    assert not (work / "results").exists()
+
+
+needs_image = pytest.mark.skipif(
+    os.environ.get("RNNBENCH_REQUIRE_CONTAINER") != "1"
+    and not (shutil.which("apptainer") and CPU_IMAGE.exists()),
+    reason="no Apptainer or no CPU image (containers/build.sh cpu builds it)",
+)
+
+
+@needs_image
+def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
+    assert shutil.which("apptainer"), "RNNBENCH_REQUIRE_CONTAINER=1 but apptainer is not on PATH"
+    assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"
+    config = {**TINY, "repeats": 1}  # 4 training jobs: 2 cells x 2 implementations
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, "--cores", "2", "--use-singularity", "--",
+              "results/measurements.csv", "results/summary.csv")
+
+    image_sha256 = hashlib.sha256(CPU_IMAGE.read_bytes()).hexdigest()
+    grid.validate_config(config)
+    runs = list((tmp_path / "results/runs" / grid.protocol_id(config)).rglob("*.json"))
+    assert len(runs) == 4
+    for path in runs:
+        result = json.loads(path.read_text())
+        validate_result(result)  # the same schema as the bare run's results
+        meta = result["metadata"]
+        assert meta["python_prefix"] == "/opt/rnnbench"  # the image's Python ...
+        assert meta["tensorflow_path"].startswith("/opt/rnnbench/")  # ... and TensorFlow
+        assert meta["python_version"].startswith("3.11.")
+        assert meta["apptainer_container"] == str(CPU_IMAGE)
+        assert meta["image_sha256"] == image_sha256  # the image file that ran, as built
+        assert meta["is_cuda_build"] is False and meta["gpus_visible"] == []
+
+    bare_result = json.loads(next((finished_run / "results/runs").rglob("*.json")).read_text())
+    assert bare_result["metadata"]["apptainer_container"] is None
+    assert bare_result["metadata"]["image_sha256"] is None
+    for table in ("measurements.csv", "summary.csv"):
+        ours = pd.read_csv(tmp_path / "results" / table)
+        bare = pd.read_csv(finished_run / "results" / table)
+        assert list(ours.columns) == list(bare.columns)
+        assert sorted(ours["cell_id"].unique()) == sorted(bare["cell_id"].unique())

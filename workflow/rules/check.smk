@@ -1,0 +1,11 @@
+# `snakemake --use-singularity --cores 1 check_gpu`: print what TensorFlow sees inside the
+# image (build, CUDA and cuDNN versions, GPUs, driver). A GPU user's first check. No output
+# file, so it runs whenever asked for, and never as part of the grid.
+rule check_gpu:
+    log:
+        "results/logs/check_gpu.log",
+    localrule: True
+    conda:
+        "../../envs/environment.yaml"
+    script:
+        "../scripts/check_gpu.py"

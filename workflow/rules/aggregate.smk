@@ -27,29 +27,40 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
-# When jobs failed (with --keep-going the rest of the grid still ran), rule aggregate cannot
-# run: say which runs are missing, and why, and summarise the ones that exist, in
-# results/partial/ (removed again once a run succeeds).
-onerror:
-    missing = write_partial(
-        result_paths(), result_paths(TRAIN_LOGS), "results/partial", seed=config["seed"]
+# When training jobs failed (with --keep-going the rest of the grid still ran), rule aggregate
+# cannot run: say which runs are missing, and why, and summarise the ones that exist, in
+# results/partial/ (removed once every result exists). Not when no missing run was ever
+# attempted (no log): e.g. a failed check_gpu or make_data.
+def attempted_but_missing():
+    """True when some result of the grid is missing and its training job left a log."""
+    return any(
+        not Path(result).exists() and Path(log).exists()
+        for result, log in zip(result_paths(), result_paths(TRAIN_LOGS))
     )
-    if len(missing):
-        print(
-            f"{len(missing)} of {len(result_paths())} training results are missing:",
-            file=sys.stderr,
+
+
+onerror:
+    if attempted_but_missing():
+        missing = write_partial(
+            result_paths(), result_paths(TRAIN_LOGS), "results/partial", seed=config["seed"]
         )
-        for row in missing.itertuples():
+        if len(missing):
             print(
-                f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.last_log_line}",
+                f"{len(missing)} of {len(result_paths())} training results are missing:",
                 file=sys.stderr,
             )
-        print(
-            "Listed in results/partial/missing.csv, with the logs; cells that completed are "
-            "summarised in results/partial/summary.csv.",
-            file=sys.stderr,
-        )
+            for row in missing.itertuples():
+                print(
+                    f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.last_log_line}",
+                    file=sys.stderr,
+                )
+            print(
+                "Listed in results/partial/missing.csv, with the logs; cells that completed are "
+                "summarised in results/partial/summary.csv.",
+                file=sys.stderr,
+            )
 
 
 onsuccess:
-    shutil.rmtree("results/partial", ignore_errors=True)
+    if all(Path(result).exists() for result in result_paths()):
+        shutil.rmtree("results/partial", ignore_errors=True)

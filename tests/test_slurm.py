@@ -21,7 +21,7 @@ from rnnbench import grid
 from test_container import CPU_IMAGE, needs_image
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
-            "1"]
+            "1", "--seconds-between-status-checks", "2"]
 
 
 def cluster_up():

@@ -30,15 +30,7 @@ rule aggregate:
 # When training jobs failed (with --keep-going the rest of the grid still ran), rule aggregate
 # cannot run: say which runs are missing, and why, and summarise the ones that exist, in
 # results/partial/ (removed once every result exists). Not when no missing run was ever
-# attempted (no log): e.g. a failed check_gpu or make_data.
-def attempted_but_missing():
-    """True when some result of the grid is missing and its training job left a log."""
-    return any(
-        not Path(result).exists() and Path(log).exists()
-        for result, log in zip(result_paths(), result_paths(TRAIN_LOGS))
-    )
-
-
+# attempted (no log): e.g. a failed check_gpu or make_data (attempted_but_missing, common.smk).
 onerror:
     if attempted_but_missing():
         missing = write_partial(

@@ -77,6 +77,14 @@ def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
 TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
 
 
+def attempted_but_missing():
+    """True when some result of the grid is missing and its training job left a log."""
+    return any(
+        not Path(result).exists() and Path(log).exists()
+        for result, log in zip(result_paths(), result_paths(TRAIN_LOGS))
+    )
+
+
 def dataset_of(wildcards):
     """The .npz and sidecar of the dataset a cell reads."""
     name = CELLS[wildcards.cell]["dataset"]

@@ -47,12 +47,15 @@ def test_steps_per_s_chart(tables):
 
 def test_cumulative_time_chart_marks_breakeven(tables):
     spec = charts.build_chart("cumulative_time", *tables).to_dict()
-    line, rule = encodings(spec)
+    line, rule, band = encodings(spec)
     assert (line["x"]["field"], line["y"]["field"]) == ("steps", "total_s")
     assert rule["x"]["field"] == "breakeven_steps"
     assert layers(spec)[1]["mark"]["type"] == "rule"
+    assert (band["x"]["field"], band["x2"]["field"]) == ("band_low", "band_high")
     data = spec["datasets"][spec["data"]["name"]]
     assert {r["breakeven_steps"] for r in data if r["cell_id"] == "c1"} == {301}
+    # c1's repeats are identical: the band is the break-even step itself
+    assert {(r["band_low"], r["band_high"]) for r in data if r["cell_id"] == "c1"} == {(301, 301)}
 
 
 def test_ratio_heatmap_chart(tables):

@@ -108,6 +108,55 @@ def test_summarize_known_answers(tmp_path):
     assert c2["static_median_step_s"] == pytest.approx(0.06)
     assert pd.isna(c2["breakeven_steps"])  # static steps slower and setup dearer: never
     assert c2["ratio_median_step_s"] == pytest.approx(2.0)
+    # identical repeats: the interval is the point; never stays never
+    assert (c1["breakeven_steps_ci_low"], c1["breakeven_steps_ci_high"]) == (301, 301)
+    assert c2["breakeven_steps_ci_low"] == c2["breakeven_steps_ci_high"] == math.inf
+    # hand-made steps have IQR / median 0 and too few steps to detect a warm-up
+    assert not c1["unstable"] and not c1["warmup_too_short"]
+    assert pd.isna(c1["static_max_settled_after_step"])
+
+
+def test_a_spread_above_5_percent_flags_the_cell_unstable(tmp_path):
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2)]
+    records[3]["timings"]["step_iqr_over_median"] = 0.051  # one dynamic run spreads 5.1 %
+    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    assert summary["unstable"].tolist() == [True]
+    records[3]["timings"]["step_iqr_over_median"] = 0.05  # the threshold itself is stable
+    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    assert summary["unstable"].tolist() == [False]
+
+
+def test_breakeven_interval_over_repeats():
+    def runs(setups, steps):
+        return pd.DataFrame({"setup_s": setups, "median_step_s": steps})
+
+    # static: setup 10 s, steps 0.01 s; dynamic: setup 1 s, steps 0.02 s or 0.03 s by repeat.
+    static = runs([10.0, 10.0, 10.0], [0.01, 0.01, 0.01])
+    dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.02, 0.03])
+    point, low, high = results.breakeven_ci(static, dynamic)
+    assert point == 901  # medians: (10 - 1) / (0.02 - 0.01) = 900, equal there
+    # resampled dynamic medians are 0.02 or 0.03: break-even 901 or (10 - 1) / 0.02 + 1 = 451
+    assert (low, high) == (451, 901)
+    # where some resamples make static's steps slower, the interval reaches 'never'
+    dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.005, 0.02])
+    static = runs([10.0, 10.0, 10.0], [0.01, 0.01, 0.01])
+    point, low, high = results.breakeven_ci(static, dynamic)
+    assert point == 901 and high == math.inf
+    _, low, high = results.breakeven_ci(static.iloc[:1], dynamic)  # one repeat: no interval
+    assert math.isnan(low) and math.isnan(high)
+
+
+@pytest.mark.parametrize("steps, expected", [
+    ([1.0] * 20, 0),  # flat: nothing to settle
+    ([10.0] * 5 + [1.0] * 15, 5),  # 5 slow steps
+    ([10.0] * 8 + [1.0] * 16, 8),
+    ([1.0, 1.1] * 10, 0),  # steady noise within its own IQR
+    ([10.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 1.0, 1.0, 1.0], 0),  # lone outliers
+    ([1.0] * 9, None),  # fewer than 2 windows
+])
+def test_settled_after_step(steps, expected):
+    assert results.settled_after_step(steps) == expected
 
 
 def test_summarize_names_a_cell_missing_an_implementation(tmp_path):

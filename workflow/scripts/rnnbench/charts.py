@@ -70,9 +70,14 @@ def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
 
 def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
     """Total wall time against training steps per implementation, one panel per cell, with
-    the break-even step (where static's total drops below dynamic's for good) as a rule."""
+    the break-even step (where static's total drops below dynamic's for good) as a rule and
+    its 95 % bootstrap interval over repeats as a grey band (to the panel's edge: up to never)."""
+    horizon = cumulative.groupby("cell_id")["steps"].transform("max")
     data = cumulative.assign(
-        panel=_variant(cumulative) + ", sequence_length " + cumulative["sequence_length"].astype(str)
+        panel=_variant(cumulative) + ", sequence_length " + cumulative["sequence_length"].astype(str),
+        # the interval, clipped to the panel's horizon where it reaches 'never' (inf)
+        band_low=cumulative["breakeven_steps_ci_low"].clip(upper=horizon),
+        band_high=cumulative["breakeven_steps_ci_high"].clip(upper=horizon),
     )
     lines = alt.Chart().mark_line().encode(
         x=alt.X("steps:Q", title="training steps after the first"),
@@ -81,13 +86,18 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
         tooltip=["cell_id", "impl", "steps", "total_s"],
     )
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
-        x="breakeven_steps:Q", tooltip=["cell_id", "breakeven_steps"],
+        x="breakeven_steps:Q",
+        tooltip=["cell_id", "breakeven_steps", "breakeven_steps_ci_low", "breakeven_steps_ci_high"],
     ).transform_filter("isValid(datum.breakeven_steps)")
-    return alt.layer(lines, rule, data=data).facet(
+    band = alt.Chart().mark_rect(opacity=0.15, color="gray").encode(
+        x="band_low:Q", x2="band_high:Q",
+    ).transform_filter("isValid(datum.breakeven_steps) && isValid(datum.band_low)")
+    return alt.layer(lines, rule, band, data=data).facet(
         column=alt.Column("max_len:O", title="max_len"),
         row=alt.Row("panel:N", title=None),
     ).resolve_scale(x="independent", y="independent").properties(
-        title="Cumulative time; dashed line: break-even step (none: static never catches up)"
+        title="Cumulative time; dashed line: break-even step (none: static never catches up), "
+              "band: its 95 % interval"
     )
 
 

@@ -25,6 +25,10 @@ METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "setup_s",
 RATIO_METRICS = ("graph_construction_s", "first_step_s", "setup_s", "median_step_s", "peak_rss_mb")
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
                 "input_dim"]
+# A run whose measured step times spread more than this (IQR / median) is flagged unstable.
+UNSTABLE_IQR_OVER_MEDIAN = 0.05
+# Rolling window (steps) of settled_after_step.
+SETTLE_WINDOW = 5
 
 
 @lru_cache(maxsize=1)
@@ -79,6 +83,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "steps_per_s": timings["steps_per_s"],
             "step_iqr_over_median": timings["step_iqr_over_median"],
             "n_steps": len(timings["step_s"]),
+            "settled_after_step": settled_after_step(timings["warmup_step_s"] + timings["step_s"]),
             "node_count": result["graph"]["node_count"],
             "graphdef_bytes": result["graph"]["graphdef_bytes"],
             "peak_rss_mb": result["memory"]["peak_rss_mb"],
@@ -100,7 +105,30 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     if not rows:
         raise ValueError("load_results: no result files given")
     order = [c for c in CELL_COLUMNS if c != "cell_id"] + ["impl", "repeat"]
-    return pd.DataFrame(rows).sort_values(order, ignore_index=True)
+    table = pd.DataFrame(rows).sort_values(order, ignore_index=True)
+    table["settled_after_step"] = table["settled_after_step"].astype("Int64")
+    return table
+
+
+def settled_after_step(step_s: list[float], window: int = SETTLE_WINDOW) -> int | None:
+    """How many steps a run needed to settle: the warm-up it actually needed, detected.
+
+    ``step_s``: the steps after the first, in order (warm-up then measured), in seconds. The
+    steady band is the interquartile range of the second half of the steps. The rolling
+    median of ``window`` consecutive steps is computed; when the last window whose median lies
+    outside the band starts at step i, the run settled after i + (window + 1) // 2 steps (a
+    warm-up of L slow steps leaves windows up to L - (window + 1) // 2 outside); 0 when no
+    window does. None when fewer than 2 x ``window`` steps were recorded. Robust to isolated
+    slow steps on a noisy machine; a warm-up shorter than (window + 1) // 2 steps, or slower
+    by less than the steady spread, is not detected.
+    """
+    steps = np.asarray(step_s, dtype=float)
+    if len(steps) < 2 * window:
+        return None
+    q1, q3 = np.percentile(steps[len(steps) // 2:], [25, 75])
+    rolling = pd.Series(steps).rolling(window).median().to_numpy()[window - 1:]
+    outside = np.flatnonzero((rolling < q1) | (rolling > q3))
+    return 0 if len(outside) == 0 else int(outside[-1]) + (window + 1) // 2
 
 
 def median_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -167,12 +195,53 @@ def breakeven_steps(static_setup_s: float, static_step_s: float, dynamic_setup_s
     return n
 
 
+def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
+                 confidence: float = 0.95) -> tuple[float, float, float]:
+    """Break-even steps from the medians over repeats, with a percentile-bootstrap interval.
+
+    ``static`` and ``dynamic`` hold one row per repeat with ``setup_s`` and ``median_step_s``
+    (seconds). Each of 2000 bootstrap resamples draws whole repeats (a run's setup with its
+    own step time) on each side, with replacement, and computes breakeven_steps of the
+    resampled medians; the interval is the 2.5 and 97.5 % quantiles of those (percentile
+    bootstrap, as scipy.stats.bootstrap's method="percentile"). 'Never' counts as +inf, which
+    scipy's interpolated quantiles would turn into nan (inf - inf), hence this loop and
+    quantiles that are draws. Returns (steps, low, high) as floats, inf for never;
+    (steps, nan, nan) with fewer than two repeats on a side.
+    """
+    def point(s_idx: np.ndarray, d_idx: np.ndarray) -> float:
+        steps = breakeven_steps(
+            float(np.median(static["setup_s"].to_numpy()[s_idx])),
+            float(np.median(static["median_step_s"].to_numpy()[s_idx])),
+            float(np.median(dynamic["setup_s"].to_numpy()[d_idx])),
+            float(np.median(dynamic["median_step_s"].to_numpy()[d_idx])),
+        )
+        return math.inf if steps is None else float(steps)
+
+    s_all, d_all = np.arange(len(static)), np.arange(len(dynamic))
+    estimate = point(s_all, d_all)
+    if len(static) < 2 or len(dynamic) < 2:
+        return estimate, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    draws = np.array([point(rng.choice(s_all, len(s_all)), rng.choice(d_all, len(d_all)))
+                      for _ in range(2000)])
+    alpha = (1 - confidence) / 2
+    # method="lower"/"higher": quantiles that are draws, so +inf stays +inf (no inf - inf)
+    low = float(np.quantile(draws, alpha, method="lower"))
+    high = float(np.quantile(draws, 1 - alpha, method="higher"))
+    return estimate, low, high
+
+
 def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """One row per cell: per implementation the median and 95 % interval of each METRICS
     column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
     dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
     (``ratio_<m>``...), the largest step-time spread (IQR / median) of any run, and
-    ``breakeven_steps`` from the medians (empty when static never catches up).
+    ``breakeven_steps`` from the medians (empty when static never catches up) with its
+    bootstrap interval over repeats (``breakeven_steps_ci_low``/``_high``, inf for never).
+    ``unstable`` flags a cell where any run's measured steps spread more than
+    UNSTABLE_IQR_OVER_MEDIAN (IQR / median); ``<impl>_max_settled_after_step`` is the largest
+    warm-up a run needed (settled_after_step) and ``warmup_too_short`` flags a cell where a
+    run's steps settled only after the measurement had begun (after more than warmup_steps).
 
     Raises:
         ValueError: if a cell lacks runs of either implementation (names the cell).
@@ -191,6 +260,9 @@ def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                 row[f"{impl}_{metric}_ci_low"] = low
                 row[f"{impl}_{metric}_ci_high"] = high
             row[f"{impl}_max_step_iqr_over_median"] = float(sub["step_iqr_over_median"].max())
+            settled = sub["settled_after_step"].dropna()
+            row[f"{impl}_max_settled_after_step"] = (
+                int(settled.max()) if len(settled) else None)
         for metric in RATIO_METRICS:
             ratio, low, high = ratio_ci(by_impl["static"][metric].to_numpy(),
                                         by_impl["dynamic"][metric].to_numpy(), seed)
@@ -201,9 +273,18 @@ def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             row["static_setup_s"], row["static_median_step_s"],
             row["dynamic_setup_s"], row["dynamic_median_step_s"],
         )
+        _, row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = breakeven_ci(
+            by_impl["static"], by_impl["dynamic"], seed)
+        row["unstable"] = bool(group["step_iqr_over_median"].max() > UNSTABLE_IQR_OVER_MEDIAN)
+        # the measured steps start after warmup_steps (counted from the second step)
+        row["warmup_too_short"] = bool(
+            (group["settled_after_step"] > group["warmup_steps"]).any())
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
+    for impl in ("static", "dynamic"):
+        column = f"{impl}_max_settled_after_step"
+        summary[column] = summary[column].astype("Int64")
     return summary
 
 
@@ -212,7 +293,7 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
 
     ``total_s = setup_s + n * median_step_s`` for n from 0 to a horizon of twice the
     break-even step count (or 100 steps when there is none, or it is 0). Long format:
-    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps.
+    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps and its interval.
     """
     rows = []
     for _, cell in summary.iterrows():
@@ -226,16 +307,20 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
                     "steps": int(n),
                     "total_s": cell[f"{impl}_setup_s"] + n * cell[f"{impl}_median_step_s"],
                     "breakeven_steps": breakeven,
+                    "breakeven_steps_ci_low": cell["breakeven_steps_ci_low"],
+                    "breakeven_steps_ci_high": cell["breakeven_steps_ci_high"],
                 })
     return pd.DataFrame(rows)
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read summary.csv or cumulative_time.csv back with their dtypes: sequence_length as
-    text (``10``, ``full``, ``u5-20``), breakeven_steps as a nullable integer (empty: never)."""
+    text (``10``, ``full``, ``u5-20``), breakeven_steps (empty: never) and the
+    ``*_settled_after_step`` columns as nullable integers."""
     table = pd.read_csv(path, dtype={"sequence_length": str})
-    if "breakeven_steps" in table:
-        table["breakeven_steps"] = table["breakeven_steps"].astype("Int64")
+    for column in table.columns:
+        if column == "breakeven_steps" or column.endswith("_settled_after_step"):
+            table[column] = table[column].astype("Int64")
     return table
 
 

@@ -75,6 +75,9 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
                     "median_step_s": median, "steps_per_s": 1 / median,
                     "step_iqr_over_median": 0.0},
         "graph": {"node_count": 100, "graphdef_bytes": 1000},
+        "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)
+                                              else max_len),
+                 "train_step_flop": 1e6},
         "memory": {"peak_rss_mb": 500.0},
         "loss": {"first": 2.0, "last": 1.9},
         "initial_weights_sha256": "0" * 64,

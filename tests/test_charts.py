@@ -10,7 +10,8 @@ from test_results import hand_made_runs
 
 @pytest.fixture
 def tables(tmp_path):
-    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
+    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)),
+                                peak_flop_per_s=1e9)
     return summary, results.cumulative_time(summary)
 
 
@@ -34,6 +35,17 @@ def test_setup_time_chart(tables):
     data = spec["datasets"][spec["data"]["name"]]
     static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
     assert static_c1[0]["median"] == pytest.approx(3.5)  # the summary's setup_s
+
+
+def test_roofline_chart(tables):
+    spec = charts.build_chart("roofline", *tables).to_dict()
+    line, bars, rule = encodings(spec)
+    assert line["y"]["field"] == "median" and line["y"]["scale"]["type"] == "log"
+    assert rule["y"]["field"] == "peak" and rule["y"]["aggregate"] == "max"
+    data = spec["datasets"][spec["data"]["name"]]
+    static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
+    # hand-made results: 1e6 FLOP per step in 0.01 s = 0.1 GFLOP/s; the peak 1e9 = 1 GFLOP/s
+    assert static_c1[0]["median"] == pytest.approx(0.1) and static_c1[0]["peak"] == 1.0
 
 
 def test_steps_per_s_chart(tables):

@@ -36,7 +36,7 @@ def test_every_output_is_written(finished_run):
                 steps = config["steps"]
                 assert f"measured step {steps}/{steps}, running" in log
                 assert "done: median step" in log
-    for chart in ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap"):
+    for chart in ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline"):
         assert (finished_run / f"results/plots/{chart}.html").stat().st_size > 1000
         assert (finished_run / f"results/plots/{chart}.svg").read_text().lstrip().startswith("<svg")
 
@@ -65,6 +65,14 @@ def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     assert (summary["static_setup_s"] <= summary["static_setup_s_ci_high"]).all()
     expected = summary["static_setup_s"] / summary["dynamic_setup_s"]
     assert (summary["ratio_setup_s"] - expected).abs().max() < 1e-9
+    assert summary["unstable"].dtype == bool and summary["warmup_too_short"].dtype == bool
+    # rule peak measured the matmul rate in the same run; fractions use it
+    peak = json.loads(next((finished_run / "results/runs").rglob("peak.json")).read_text())
+    assert (summary["peak_flop_per_s"] == peak["peak"]["flop_per_s"]).all()
+    assert peak["peak"]["size"] == 1024 and peak["metadata"]["intra_op_parallelism_threads"] == 1
+    expected = summary["static_achieved_flop_per_s"] / peak["peak"]["flop_per_s"]
+    assert (summary["static_fraction_of_peak"] - expected).abs().max() < 1e-12
+    assert (summary["static_fraction_of_peak"] > 0).all()
 
 
 def test_report_builds(finished_run):

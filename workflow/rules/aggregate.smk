@@ -1,6 +1,7 @@
 rule aggregate:
     input:
         results=result_paths(),
+        peak=f"{RUNS}/peak.json",
     output:
         measurements=report(
             "results/measurements.csv",

@@ -52,3 +52,23 @@ use rule train_static as train_dynamic with:
         workflow_meta=WORKFLOW_META,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol=rules.train_static.params.protocol,
+
+
+# The device's float32 matmul rate with TensorFlow, in the same run, with the training jobs'
+# threads and device: the peak each result's achieved FLOP/s is compared with (roofline.py).
+rule peak:
+    output:
+        f"{RUNS}/peak.json",
+    log:
+        f"results/logs/{PROTOCOL}/peak.log",
+    conda:
+        "../../envs/environment.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=2048,
+        runtime=10,
+    params:
+        protocol=rules.train_static.params.protocol,
+        workflow_meta=WORKFLOW_META,
+    script:
+        "../scripts/peak.py"

@@ -1,6 +1,8 @@
 """Rule aggregate: result JSONs -> measurements.csv (one row per run), summary.csv (one row
-per cell) and cumulative_time.csv (total time against steps, for the break-even chart)."""
+per cell, with each implementation's fraction of rule peak's matmul rate) and
+cumulative_time.csv (total time against steps, for the break-even chart)."""
 
+import json
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")
@@ -9,7 +11,9 @@ from rnnbench.results import cumulative_time, load_results, summarize  # noqa: E
 
 runs = load_results(snakemake.input.results)
 runs.to_csv(snakemake.output.measurements, index=False)
-summary = summarize(runs, seed=snakemake.params.seed)
+with open(snakemake.input.peak) as handle:
+    peak_flop_per_s = json.load(handle)["peak"]["flop_per_s"]
+summary = summarize(runs, seed=snakemake.params.seed, peak_flop_per_s=peak_flop_per_s)
 summary.to_csv(snakemake.output.summary, index=False)
 cumulative_time(summary).to_csv(snakemake.output.cumulative, index=False)
 print(f"{len(runs)} runs, {len(summary)} cells", file=sys.stderr)

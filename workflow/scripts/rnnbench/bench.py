@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from rnnbench import metadata
+from rnnbench import metadata, roofline
 from rnnbench.model import build_loss, import_tf, load_initial_weights
 
 SCHEMA_VERSION = 2
@@ -195,6 +195,9 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     )
     session.close()
     weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
+    # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step)
+    time_steps = roofline.time_steps_per_step(arrays["sequence_length"], batch_size,
+                                              1 + protocol["warmup_steps"], protocol["steps"])
     return {
         "schema_version": SCHEMA_VERSION,
         "impl": impl,
@@ -210,6 +213,12 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             **stats,
         },
         "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize()},
+        "work": {
+            "time_steps_per_step": time_steps,
+            "train_step_flop": roofline.train_step_flop(cell["cell"], batch_size,
+                                                        cell["input_dim"], cell["num_units"],
+                                                        time_steps),
+        },
         "memory": {
             "rss_before_import_mb": rss_before_import_mb,
             "peak_rss_after_import_mb": rss_after_import_mb,

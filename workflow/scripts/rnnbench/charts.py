@@ -10,7 +10,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap")
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
 IMPL_COLOR = alt.Color("impl:N", title="implementation",
                        scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
 
@@ -101,6 +101,31 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
     )
 
 
+def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Median achieved GFLOP/s (roofline.train_step_flop / median step) against max_len per
+    implementation, with 95 % intervals, and the device's matmul rate (rule peak) as a
+    dashed line: how far each implementation is from what the device's matmuls can do."""
+    data = _long(summary, "achieved_flop_per_s")
+    data[["median", "ci_low", "ci_high"]] /= 1e9
+    data["peak"] = summary["peak_flop_per_s"].iloc[0] / 1e9
+    base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
+                              color=IMPL_COLOR)
+    title = "achieved GFLOP/s (log)"
+    scale = alt.Scale(type="log")
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median:Q", title=title, scale=scale),
+        tooltip=["variant", "sequence_length", "impl", "max_len", "median", "ci_low", "ci_high"],
+    )
+    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale),
+                                       y2="ci_high:Q")
+    rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
+        y=alt.Y("max(peak):Q", scale=scale), tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
+    return alt.layer(lines, bars, rule, data=data).facet(
+        column=alt.Column("sequence_length:N", title=None), row=alt.Row("variant:N", title=None),
+    ).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
+                       "matmul rate")
+
+
 def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     """static/dynamic ratio of median setup time and of median step time over the grid
     (max_len x sequence_length); above 1 means static is slower. Log colour scale centred on 1."""
@@ -146,6 +171,8 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return cumulative_time_chart(cumulative)
     if name == "ratio_heatmap":
         return ratio_heatmap_chart(summary)
+    if name == "roofline":
+        return roofline_chart(summary)
     raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS}")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from rnnbench import roofline
 from rnnbench.grid import sequence_length_bounds
 
 BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
@@ -49,17 +50,11 @@ def dataset_mem_mb(params: dict) -> int:
 
 
 def train_step_flop(cell: dict) -> float:
-    """Upper bound of the float32 operations of one training step, in FLOP.
-
-    An LSTM step multiplies [batch, input_dim + num_units] by [input_dim + num_units,
-    4 x num_units]: 2 x batch x (input_dim + num_units) x 4 x num_units FLOP; the backward pass
-    costs about twice the forward (Griewank & Walther, "Evaluating Derivatives", 2008), hence
-    x3. Counted for the longest sequence_length the cell can produce (dynamic_rnn stops there,
-    static_rnn skips later steps with a cond); a GRU (3 gates) costs less, so this bounds it.
-    """
+    """Upper bound of the FLOP of one training step of a cell (roofline.train_step_flop),
+    for the longest sequence_length the cell can produce (no batch computes more steps)."""
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
-    per_step = 2 * cell["batch_size"] * (cell["input_dim"] + cell["num_units"]) * 4 * cell["num_units"]
-    return 3.0 * per_step * longest
+    return roofline.train_step_flop(cell["cell"], cell["batch_size"], cell["input_dim"],
+                                    cell["num_units"], longest)
 
 
 def training_runtime_min(cell: dict, impl: str, total_steps: int) -> int:

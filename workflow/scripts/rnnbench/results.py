@@ -20,7 +20,7 @@ from rnnbench.grid import sequence_length_id
 RESULT_SCHEMA = Path(__file__).with_name("result.schema.yaml")
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "setup_s",
-           "median_step_s", "steps_per_s", "node_count", "peak_rss_mb")
+           "median_step_s", "steps_per_s", "achieved_flop_per_s", "node_count", "peak_rss_mb")
 # Quantities whose static/dynamic ratio the summary reports.
 RATIO_METRICS = ("graph_construction_s", "first_step_s", "setup_s", "median_step_s", "peak_rss_mb")
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
@@ -84,6 +84,9 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "step_iqr_over_median": timings["step_iqr_over_median"],
             "n_steps": len(timings["step_s"]),
             "settled_after_step": settled_after_step(timings["warmup_step_s"] + timings["step_s"]),
+            "time_steps_per_step": result["work"]["time_steps_per_step"],
+            "train_step_flop": result["work"]["train_step_flop"],
+            "achieved_flop_per_s": result["work"]["train_step_flop"] / timings["median_step_s"],
             "node_count": result["graph"]["node_count"],
             "graphdef_bytes": result["graph"]["graphdef_bytes"],
             "peak_rss_mb": result["memory"]["peak_rss_mb"],
@@ -231,7 +234,8 @@ def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
     return estimate, low, high
 
 
-def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def summarize(runs: pd.DataFrame, seed: int = 0,
+              peak_flop_per_s: float | None = None) -> pd.DataFrame:
     """One row per cell: per implementation the median and 95 % interval of each METRICS
     column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
     dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
@@ -242,6 +246,8 @@ def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     UNSTABLE_IQR_OVER_MEDIAN (IQR / median); ``<impl>_max_settled_after_step`` is the largest
     warm-up a run needed (settled_after_step) and ``warmup_too_short`` flags a cell where a
     run's steps settled only after the measurement had begun (after more than warmup_steps).
+    With ``peak_flop_per_s`` (rule peak's matmul rate), ``<impl>_fraction_of_peak`` is the
+    median achieved FLOP/s (roofline.train_step_flop / median step) over that peak.
 
     Raises:
         ValueError: if a cell lacks runs of either implementation (names the cell).
@@ -282,6 +288,11 @@ def summarize(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
+    if peak_flop_per_s is not None:
+        summary["peak_flop_per_s"] = peak_flop_per_s
+        for impl in ("static", "dynamic"):
+            summary[f"{impl}_fraction_of_peak"] = (
+                summary[f"{impl}_achieved_flop_per_s"] / peak_flop_per_s)
     for impl in ("static", "dynamic"):
         column = f"{impl}_max_settled_after_step"
         summary[column] = summary[column].astype("Int64")

@@ -1,0 +1,24 @@
+"""Rule peak: the device's float32 matmul rate with TensorFlow (rnnbench.roofline)."""
+
+import json
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+from rnnbench import metadata, roofline  # noqa: E402
+from rnnbench.model import import_tf  # noqa: E402
+
+protocol = snakemake.params.protocol
+device = protocol["device"]
+threads = {key: protocol[key] or snakemake.threads
+           for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}
+tf = import_tf()
+peak = roofline.measure_matmul_peak(
+    tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
+    threads["intra_op_parallelism_threads"], threads["inter_op_parallelism_threads"], device)
+meta = {**metadata.collect(tf, device), **dict(snakemake.params.workflow_meta), **threads}
+with open(snakemake.output[0], "w") as handle:
+    json.dump({"peak": peak, "metadata": meta}, handle, indent=1)
+print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "
+      f"(median of {peak['repeats']}, IQR / median {peak['iqr_over_median']:.2f})",
+      file=sys.stderr)

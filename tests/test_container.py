@@ -131,6 +131,18 @@ needs_image = pytest.mark.skipif(
 
 
 @needs_image
+def test_without_apptainer_the_run_stops_and_says_how_to_install_it(tmp_path):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    assert not shutil.which("apptainer", path="/usr/bin:/bin")
+    proc = snakemake(tmp_path, "--use-singularity", "--cores", "1", check=False,
+                     path="/usr/bin:/bin")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "--use-singularity needs apptainer on PATH" in output
+    assert str(REPO / ".ci" / "install-apptainer.sh") in output
+    assert not (tmp_path / "results").exists()
+
+
+@needs_image
 def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
     assert shutil.which("apptainer"), "RNNBENCH_REQUIRE_CONTAINER=1 but apptainer is not on PATH"
     assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"

@@ -42,6 +42,11 @@ if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
             f"no {FLAVOR} image for --use-singularity at {IMAGE} (device: {config['device']}); "
             f"build it with: {Path(workflow.basedir) / 'containers' / 'build.sh'} {FLAVOR}"
         )
+    if not (shutil.which("apptainer") or shutil.which("singularity")):
+        raise WorkflowError(
+            "--use-singularity needs apptainer on PATH; on Debian 12, which has no package: "
+            f'export PATH="$({Path(workflow.basedir) / ".ci" / "install-apptainer.sh"}):$PATH"'
+        )
     IMAGE_SHA256 = images.image_sha256(IMAGE)
 # Recorded in every result (the job may run where git or the repository is not visible).
 WORKFLOW_META = {"git": git_commit(workflow.basedir), "image_sha256": IMAGE_SHA256}

@@ -39,7 +39,8 @@ def finished_run(tmp_path_factory):
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
-    "num_units": 8, "input_dim": 3, "dataset": "tiny",
+    "num_units": 8, "input_dim": 3, "loop_bound": "batch_max", "pass_sequence_length": True,
+    "meta_optimizer": "on", "dataset": "tiny",
 }
 TINY_PROTOCOL = {
     "steps": 4, "warmup_steps": 1, "fetch_loss": True, "device": "cpu", "seed": 0,
@@ -69,6 +70,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
+                 "loop_bound": "batch_max", "pass_sequence_length": True, "meta_optimizer": "on",
                  "dataset": "d"},
         "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"], "parallel_iterations": 4},
         "timings": {"graph_construction_s": construction, "session_setup_s": session,

@@ -92,6 +92,22 @@ def test_cells_cover_the_product_and_share_datasets():
     assert datasets["ml10_sl5_in16_cls64_n1000_seed0"]["num_classes"] == 64
 
 
+def test_ablations_name_their_cells_and_skip_the_redundant_one():
+    config = default_config(max_len=[10], sequence_length=[5], loop_bound=["batch_max", "max_len"],
+                            pass_sequence_length=[True, False], meta_optimizer=["on", "off"])
+    cells = grid.cells(config)
+    # 2 x 2 x 2 minus the 2 cells looping to max_len without sequence_length (the same runs)
+    assert len(cells) == 6
+    base = "basic_lstm_bs32_ml10_sl5_nu64_in16"
+    assert set(cells) == {base, f"{base}_nomo", f"{base}_lbmaxlen", f"{base}_lbmaxlen_nomo",
+                          f"{base}_nosl", f"{base}_nosl_nomo"}
+    assert cells[f"{base}_lbmaxlen_nomo"]["loop_bound"] == "max_len"
+    assert cells[f"{base}_lbmaxlen_nomo"]["meta_optimizer"] == "off"
+    assert len({c["dataset"] for c in cells.values()}) == 1  # ablations share the data
+    # without ablations the ids are those of earlier versions
+    assert list(grid.cells(default_config(max_len=[10], sequence_length=[5]))) == [base]
+
+
 def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}

@@ -13,14 +13,15 @@ WORKFLOW_META = {"git": metadata.git_commit(REPO), "image_sha256": None}
 tf1 = tf.compat.v1
 
 
-def losses(impl, cell, batch, num_units, seed=0, adam_steps=2):
-    """Loss before and after each of ``adam_steps`` Adam steps on one fixed batch."""
+def losses(impl, cell, batch, num_units, seed=0, adam_steps=2, **ablation):
+    """Loss before and after each of ``adam_steps`` Adam steps on one fixed batch
+    (``ablation``: loop_bound, pass_sequence_length for build_loss)."""
     graph = tf.Graph()
     with graph.as_default():
         inputs = tf1.placeholder(tf.float32, batch["inputs"].shape)
         lengths = tf1.placeholder(tf.int32, batch["sequence_length"].shape)
         labels = tf1.placeholder(tf.int32, batch["labels"].shape)
-        loss = model.build_loss(tf, inputs, lengths, labels, impl, cell, num_units)
+        loss = model.build_loss(tf, inputs, lengths, labels, impl, cell, num_units, **ablation)
         train_op = tf1.train.AdamOptimizer().minimize(loss)
         init = tf1.global_variables_initializer()
         names = sorted(v.name for v in tf1.trainable_variables())
@@ -47,6 +48,28 @@ def test_static_and_dynamic_give_the_same_loss(cell, sequence_length):
     relative = np.abs(static - dynamic) / np.abs(dynamic)
     assert relative.max() < 1e-5, (static, dynamic)
     assert static[-1] < static[0]  # Adam really trains
+
+
+@pytest.mark.parametrize("cell", ["basic_lstm", "gru"])
+@pytest.mark.parametrize("impl", ["static", "dynamic"])
+def test_the_full_length_loop_gives_the_same_loss(impl, cell):
+    # mixed lengths, none reaching max_len: the max_len loop runs steps no batch needs
+    batch = data.make_dataset(max_len=6, sequence_length={"uniform": [1, 4]}, input_dim=3,
+                              num_classes=8, num_samples=5, seed=3)
+    standard, names = losses(impl, cell, batch, 8)
+    full, full_names = losses(impl, cell, batch, 8, loop_bound="max_len")
+    assert full_names == names  # same variables, so the same initial weights
+    assert (np.abs(full - standard) / np.abs(standard)).max() < 1e-5, (full, standard)
+
+
+def test_without_sequence_length_the_padding_counts_alike_in_both():
+    batch = data.make_dataset(max_len=6, sequence_length={"uniform": [1, 4]}, input_dim=3,
+                              num_classes=8, num_samples=5, seed=3)
+    static, _ = losses("static", "basic_lstm", batch, 8, pass_sequence_length=False)
+    dynamic, _ = losses("dynamic", "basic_lstm", batch, 8, pass_sequence_length=False)
+    masked, _ = losses("static", "basic_lstm", batch, 8)
+    assert (np.abs(static - dynamic) / np.abs(dynamic)).max() < 1e-5
+    assert abs(static[0] - masked[0]) > 1e-4  # the final state now includes the padding
 
 
 def test_padding_beyond_sequence_length_is_ignored():
@@ -96,6 +119,19 @@ def test_a_timed_run_returns_a_valid_result(impl, tiny_cell, tiny_protocol):
     assert result["metadata"]["tf_version"] == tf.__version__
     assert result["metadata"]["is_cuda_build"] is False  # the venv holds tensorflow-cpu only
     assert np.isfinite(result["loss"]["first"]) and np.isfinite(result["loss"]["last"])
+
+
+def test_ablations_reach_the_run(tiny_cell, tiny_protocol):
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=12, seed=0)
+    standard = bench.run("dynamic", tiny_cell, arrays, tiny_protocol, WORKFLOW_META)
+    cell = {**tiny_cell, "loop_bound": "max_len", "meta_optimizer": "off"}
+    ablated = bench.run("dynamic", cell, arrays, tiny_protocol, WORKFLOW_META)
+    assert ablated["cell"]["loop_bound"] == "max_len" and ablated["cell"]["meta_optimizer"] == "off"
+    # the full loop computes all 6 steps; the standard one each batch's longest (<= 6)
+    assert ablated["work"]["time_steps_per_step"] == 6
+    assert standard["work"]["time_steps_per_step"] <= 6
+    assert ablated["loss"]["first"] == pytest.approx(standard["loss"]["first"], rel=1e-5)
 
 
 def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_protocol):

@@ -102,6 +102,17 @@ def _validated(config):
     return config
 
 
+def test_ablation_axes_plan_their_own_runs(tmp_path):
+    config = {**TINY, "max_len": [4], "loop_bound": ["batch_max", "max_len"],
+              "meta_optimizer": ["on", "off"]}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", "--cores", "1")
+    planned = proc.stdout + proc.stderr
+    for suffix in ("_in4/", "_in4_lbmaxlen/", "_in4_nomo/", "_in4_lbmaxlen_nomo/"):
+        assert f"basic_lstm_bs8_ml4_slu1-4_nu8{suffix}static/repeat1.json" in planned
+    assert "train_dynamic        8" in planned.replace("\t", " ")  # 4 cells x 2 repeats
+
+
 # One schema error and one cross-field error through Snakemake; test_grid checks the others.
 @pytest.mark.parametrize("override, fragment", [
     ({"batch_size": [-8]}, "-8 is less than the minimum of 1"),

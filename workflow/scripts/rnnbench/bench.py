@@ -102,8 +102,9 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     Args:
         impl: "static" or "dynamic".
-        cell: cell, batch_size, max_len, num_units, input_dim (and sequence_length, dataset,
-            recorded as given).
+        cell: cell, batch_size, max_len, num_units, input_dim, and the ablations loop_bound,
+            pass_sequence_length, meta_optimizer (grid.ABLATION_DEFAULTS: TensorFlow's own
+            behaviour); sequence_length and dataset are recorded as given.
         arrays: ``inputs`` float32 [num_samples, max_len, input_dim], ``sequence_length`` int32
             [num_samples], ``labels`` int32 [num_samples] (see data.make_dataset).
         protocol: steps, warmup_steps, fetch_loss, device ("cpu"/"gpu"), seed,
@@ -145,7 +146,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             iterator = tf1.data.make_initializable_iterator(dataset)
             inputs, lengths, labels = iterator.get_next()
             loss = build_loss(tf, inputs, lengths, labels, impl, cell["cell"], cell["num_units"],
-                              parallel_iterations)
+                              parallel_iterations, cell["loop_bound"],
+                              cell["pass_sequence_length"])
             train_op = tf1.train.AdamOptimizer().minimize(loss)
             init_op = tf1.global_variables_initializer()
         graph_construction_s = time.perf_counter() - start
@@ -157,6 +159,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
         inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
     )
+    if cell["meta_optimizer"] == "off":  # ablation: no Grappler in the first step
+        config.graph_options.rewrite_options.disable_meta_optimizer = True
     if protocol["device"] == "cpu":
         config.device_count["GPU"] = 0
     else:
@@ -195,9 +199,12 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     )
     session.close()
     weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
-    # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step)
+    # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step); without
+    # the batch bound every step computes all max_len time steps
     time_steps = roofline.time_steps_per_step(arrays["sequence_length"], batch_size,
                                               1 + protocol["warmup_steps"], protocol["steps"])
+    if cell["loop_bound"] == "max_len" or not cell["pass_sequence_length"]:
+        time_steps = float(cell["max_len"])
     return {
         "schema_version": SCHEMA_VERSION,
         "impl": impl,

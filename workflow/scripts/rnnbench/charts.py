@@ -16,8 +16,13 @@ IMPL_COLOR = alt.Color("impl:N", title="implementation",
 
 
 def _variant(frame: pd.DataFrame) -> pd.Series:
-    return (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
-            + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
+    """Row label of a cell: its type and sizes, and any ablation away from TensorFlow's own."""
+    label = (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
+             + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
+    label += frame["loop_bound"].map({"batch_max": "", "max_len": ", loop to max_len"})
+    label += frame["pass_sequence_length"].astype(bool).map({True: "", False: ", no sequence_length"})
+    label += frame["meta_optimizer"].map({"on": "", "off": ", no Grappler"})
+    return label
 
 
 def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

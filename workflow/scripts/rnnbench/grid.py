@@ -1,7 +1,8 @@
 """Expand a validated config into the experiment grid: cells, datasets and run targets.
 
 A *cell* is one combination of the grid axes (cell, batch_size, max_len, sequence_length,
-num_units, input_dim). Both implementations, static_rnn and dynamic_rnn, run on every cell.
+num_units, input_dim, and the ablations loop_bound, pass_sequence_length, meta_optimizer).
+Both implementations, static_rnn and dynamic_rnn, run on every cell.
 A *dataset* is one distinct data shape; cells that differ only in cell type or batch_size
 share it. The *protocol* holds the settings that change a timing but are not grid axes
 (device, threads, steps, warm-up, fetches, seed); it names the results folder, so a new
@@ -19,7 +20,12 @@ CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema
 IMPLEMENTATIONS = ("static", "dynamic")
 MAX_TRAINING_JOBS = 20_000  # Snakemake's DAG for far more jobs takes minutes and gigabytes
 MAX_DATASET_BYTES = 8 * 2**30  # inputs float32 [num_samples, max_len, input_dim] in memory
-CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim")
+CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim",
+             "loop_bound", "pass_sequence_length", "meta_optimizer")
+# Ablation axes: a cell id names them only where they differ from these (TensorFlow's own
+# behaviour), so the ids of a grid without ablations do not change.
+ABLATION_DEFAULTS = {"loop_bound": "batch_max", "pass_sequence_length": True,
+                     "meta_optimizer": "on"}
 
 
 def sequence_length_id(spec: Any) -> str:
@@ -159,22 +165,35 @@ def dataset_id(max_len: int, sequence_length: Any, input_dim: int, num_units: in
 
 
 def cell_id(cell: dict) -> str:
-    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``."""
-    return (
+    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; ablations away from
+    ABLATION_DEFAULTS add ``_lbmaxlen`` (loop_bound max_len), ``_nosl`` (no sequence_length),
+    ``_nomo`` (meta_optimizer off)."""
+    name = (
         f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
         f"_sl{sequence_length_id(cell['sequence_length'])}"
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
+    if cell.get("loop_bound", "batch_max") == "max_len":
+        name += "_lbmaxlen"
+    if not cell.get("pass_sequence_length", True):
+        name += "_nosl"
+    if cell.get("meta_optimizer", "on") == "off":
+        name += "_nomo"
+    return name
 
 
 def cells(config: dict) -> dict[str, dict]:
     """All cells of the grid, keyed by cell_id, in grid order.
 
-    Each value holds the cell's axes plus ``dataset`` (its dataset_id).
+    Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
+    loop_bound max_len and pass_sequence_length false are left out: without sequence_length
+    every step runs anyway (the same runs as loop_bound batch_max).
     """
     out = {}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
+        if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
+            continue
         cell["dataset"] = dataset_id(
             cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],
             config["num_samples"], config["seed"],

@@ -8,6 +8,18 @@ skips it once every sequence has ended); ``dynamic`` runs ``tf.compat.v1.nn.dyna
 cell inside a ``tf.while_loop`` that stops at the batch's longest sequence_length, TF >= 1.6).
 Both get ``sequence_length``, so both return the state at each sample's last valid step.
 
+Ablations (build_loss arguments, grid axes of the same names):
+
+- ``loop_bound="max_len"``: every one of the max_len time steps calls the cell, and a sample's
+  state stops changing after its sequence_length (``tf.where``), as ``tf.nn.dynamic_rnn`` did
+  up to TF 1.5 (v1.5.0 ``rnn.py``: ``loop_bound = time_steps``; v1.6.0 bounds the loop by
+  ``max(sequence_length)``). For dynamic: a ``tf.while_loop`` of max_len iterations; for
+  static: max_len unrolled steps without static_rnn's per-step cond. Same loss as the
+  default ``"batch_max"`` (TensorFlow's own static_rnn / dynamic_rnn), more work.
+- ``pass_sequence_length=False``: static_rnn / dynamic_rnn without ``sequence_length``: all
+  max_len steps run unmasked and the final state includes the padding (a different loss,
+  the same for both implementations).
+
 TensorFlow 2.16+ ships Keras 3, which has no BasicLSTMCell: the legacy cells come from
 ``tf_keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported
 (``import_tf`` does that).
@@ -65,8 +77,48 @@ def make_cell(tf: ModuleType, cell: str, num_units: int) -> Any:
     raise ValueError(f"cell: unknown cell {cell!r}; expected one of {CELLS}")
 
 
+def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length: Any,
+                    unrolled: bool, parallel_iterations: int | None = None) -> Any:
+    """Final state of ``rnn_cell`` over all max_len steps of ``inputs``, masked by length.
+
+    Every time step calls the cell for the whole batch; a sample's state is kept
+    (``tf.where(t < sequence_length, new, old)``) once t reaches its sequence_length, so the
+    result is the state at each sample's last valid step, as static_rnn and dynamic_rnn return.
+    ``unrolled``: a Python loop of max_len steps (static); else a ``tf.while_loop`` of max_len
+    iterations (dynamic up to TF 1.5). Variables live under the scope ``rnn``, as
+    TensorFlow's RNNs put them, so initial weights load by the same names.
+
+    Args:
+        inputs: float32 [batch, max_len, input_dim], max_len static.
+        sequence_length: int32 [batch].
+    """
+    tf1 = tf.compat.v1
+    batch = tf.shape(inputs)[0]
+    max_len = inputs.shape[1]
+
+    def step(t: Any, x_t: Any, state: Any) -> Any:
+        _, new_state = rnn_cell(x_t, state)
+        keep = (t < sequence_length)[:, None]
+        return tf.nest.map_structure(lambda new, old: tf.where(keep, new, old), new_state, state)
+
+    with tf1.variable_scope("rnn"):
+        state = rnn_cell.zero_state(batch, tf.float32)
+        if unrolled:
+            for t, x_t in enumerate(tf.unstack(inputs, axis=1)):
+                state = step(tf.constant(t), x_t, state)
+            return state
+        time_major = tf.transpose(inputs, [1, 0, 2])
+        kwargs = {} if parallel_iterations is None else {"parallel_iterations": parallel_iterations}
+        _, state = tf1.while_loop(
+            lambda t, _: t < max_len,
+            lambda t, state: (t + 1, step(t, time_major[t], state)),
+            (tf.constant(0), state), **kwargs)
+        return state
+
+
 def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, impl: str,
-               cell: str, num_units: int, parallel_iterations: int | None = None) -> Any:
+               cell: str, num_units: int, parallel_iterations: int | None = None,
+               loop_bound: str = "batch_max", pass_sequence_length: bool = True) -> Any:
     """Build the forward pass and return the scalar mean cross-entropy loss tensor.
 
     Args:
@@ -77,24 +129,36 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
         cell: basic_lstm, lstm or gru.
         num_units: cell size, also the number of classes.
         parallel_iterations: dynamic_rnn's parallel_iterations (None: TensorFlow's default, 32).
+        loop_bound: "batch_max" (TensorFlow's RNNs) or "max_len" (full_length_rnn); see the
+            module docstring.
+        pass_sequence_length: False runs TensorFlow's RNNs without sequence_length.
 
     Raises:
-        ValueError: for an unknown impl or cell.
+        ValueError: for an unknown impl, cell or loop_bound, or loop_bound "max_len" without
+            sequence_length (every step runs then anyway).
     """
     tf1 = tf.compat.v1
     rnn_cell = make_cell(tf, cell, num_units)
-    if impl == "static":
+    if impl not in ("static", "dynamic"):
+        raise ValueError(f"impl: unknown implementation {impl!r}; expected static or dynamic")
+    if loop_bound not in ("batch_max", "max_len"):
+        raise ValueError(f"loop_bound: {loop_bound!r} is not batch_max or max_len")
+    if loop_bound == "max_len" and not pass_sequence_length:
+        raise ValueError("loop_bound: max_len needs pass_sequence_length (without it every "
+                         "step runs anyway)")
+    lengths = sequence_length if pass_sequence_length else None
+    if loop_bound == "max_len":
+        state = full_length_rnn(tf, rnn_cell, inputs, sequence_length, impl == "static",
+                                parallel_iterations)
+    elif impl == "static":
         _, state = tf1.nn.static_rnn(
-            rnn_cell, tf.unstack(inputs, axis=1), sequence_length=sequence_length,
-            dtype=tf.float32,
-        )
-    elif impl == "dynamic":
-        kwargs = {} if parallel_iterations is None else {"parallel_iterations": parallel_iterations}
-        _, state = tf1.nn.dynamic_rnn(
-            rnn_cell, inputs, sequence_length=sequence_length, dtype=tf.float32, **kwargs
+            rnn_cell, tf.unstack(inputs, axis=1), sequence_length=lengths, dtype=tf.float32,
         )
     else:
-        raise ValueError(f"impl: unknown implementation {impl!r}; expected static or dynamic")
+        kwargs = {} if parallel_iterations is None else {"parallel_iterations": parallel_iterations}
+        _, state = tf1.nn.dynamic_rnn(
+            rnn_cell, inputs, sequence_length=lengths, dtype=tf.float32, **kwargs
+        )
     final_h = state.h if hasattr(state, "h") else state
     return tf1.losses.sparse_softmax_cross_entropy(labels=labels, logits=final_h)
 

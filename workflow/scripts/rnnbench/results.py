@@ -24,7 +24,7 @@ METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "setup_s",
 # Quantities whose static/dynamic ratio the summary reports.
 RATIO_METRICS = ("graph_construction_s", "first_step_s", "setup_s", "median_step_s", "peak_rss_mb")
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
-                "input_dim"]
+                "input_dim", "loop_bound", "pass_sequence_length", "meta_optimizer"]
 # A run whose measured step times spread more than this (IQR / median) is flagged unstable.
 UNSTABLE_IQR_OVER_MEDIAN = 0.05
 # Rolling window (steps) of settled_after_step.
@@ -74,6 +74,9 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "sequence_length": sequence_length_id(cell["sequence_length"]),
             "num_units": cell["num_units"],
             "input_dim": cell["input_dim"],
+            "loop_bound": cell["loop_bound"],
+            "pass_sequence_length": cell["pass_sequence_length"],
+            "meta_optimizer": cell["meta_optimizer"],
             "graph_construction_s": timings["graph_construction_s"],
             "session_setup_s": timings["session_setup_s"],
             "first_step_s": timings["first_step_s"],

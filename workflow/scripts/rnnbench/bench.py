@@ -13,6 +13,10 @@ Phases, each timed with ``time.perf_counter``:
   graph optimisation and executor creation for that fetch set, which dominate for static_rnn.
 - ``warmup_step_s``: the next ``warmup_steps`` steps, with the same fetches.
 - ``step_s``: the ``steps`` measured steps, with the same fetches; the steady state.
+- ``graph_optimisation_s``: after all of the above, Grappler run alone
+  (``tf_optimizer.OptimizeGraph``) on the same graph, fetches and ConfigProto: an estimate of
+  the part of ``first_step_s`` the session spent optimising the graph (the rest is executor
+  creation and the step itself). Run last so that it cannot warm anything the timed phases use.
 
 Warm-up and measurement fetch exactly the same tensors: TensorFlow optimises and builds an
 executor for each distinct fetch set on its first run, so a different warm-up fetch set would
@@ -26,6 +30,7 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, Iterator
 
 import numpy as np
@@ -94,6 +99,19 @@ def timed_steps(session: Any, fetches: list, count: int, label: str,
             log.info("%s step %d/%d, running %.1f steps/s", label, i, count,
                      i / (time.perf_counter() - loop_start))
     return seconds, out
+
+
+def grappler_s(tf: ModuleType, graph: Any, fetches: list, config: Any) -> float:
+    """Seconds Grappler's meta-optimizer takes on ``graph`` for ``fetches`` under ``config``
+    (its rewrite options and threads), run alone through ``tf_optimizer.OptimizeGraph`` as
+    the session runs it before a fetch set's first step. Timed with ``time.perf_counter``."""
+    from tensorflow.python.grappler import tf_optimizer
+
+    meta_graph = tf.compat.v1.train.export_meta_graph(graph=graph)
+    meta_graph.collection_def["train_op"].node_list.value.extend(f.name for f in fetches)
+    start = time.perf_counter()
+    tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False)
+    return time.perf_counter() - start
 
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
@@ -186,6 +204,10 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     step_s, out = timed_steps(session, fetches, protocol["steps"], "measured",
                               protocol["log_every"])
     last_loss = float(out[1]) if protocol["fetch_loss"] else None
+    with heartbeat("graph optimisation alone"):
+        graph_optimisation_s = grappler_s(tf, graph, fetches, config)
+    log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
+             graph_optimisation_s)
     stats = step_stats(step_s)
     log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
              1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
@@ -215,6 +237,7 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             "graph_construction_s": graph_construction_s,
             "session_setup_s": session_setup_s,
             "first_step_s": first_step_s,
+            "graph_optimisation_s": graph_optimisation_s,
             "warmup_step_s": warmup_step_s,
             "step_s": step_s,
             **stats,

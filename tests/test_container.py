@@ -153,7 +153,7 @@ def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
 
     image_sha256 = hashlib.sha256(CPU_IMAGE.read_bytes()).hexdigest()
     grid.validate_config(config)
-    runs = list((tmp_path / "results/runs" / grid.protocol_id(config)).rglob("*.json"))
+    runs = list((tmp_path / "results/runs" / grid.protocol_id(config)).rglob("repeat*.json"))
     assert len(runs) == 4
     for path in runs:
         result = json.loads(path.read_text())
@@ -166,7 +166,9 @@ def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
         assert meta["image_sha256"] == image_sha256  # the image file that ran, as built
         assert meta["is_cuda_build"] is False and meta["gpus_visible"] == []
 
-    bare_result = json.loads(next((finished_run / "results/runs").rglob("*.json")).read_text())
+    assert not (tmp_path / ".keras").exists()  # Keras wrote no config into the working dir
+
+    bare_result = json.loads(next((finished_run / "results/runs").rglob("repeat1.json")).read_text())
     assert bare_result["metadata"]["apptainer_container"] is None
     assert bare_result["metadata"]["image_sha256"] is None
     for table in ("measurements.csv", "summary.csv"):

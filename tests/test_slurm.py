@@ -49,7 +49,7 @@ def results_of(workdir, config):
     config = dict(config)
     grid.validate_config(config)
     found = {}
-    for path in (workdir / "results" / "runs" / grid.protocol_id(config)).rglob("*.json"):
+    for path in (workdir / "results" / "runs" / grid.protocol_id(config)).rglob("repeat*.json"):
         found[path] = json.loads(path.read_text())
     return found
 

@@ -4,17 +4,27 @@
 #   cuda  TensorFlow with its CUDA and cuDNN wheels (about 3.6 GB; for GPU hosts)
 # The image goes to a cache folder, named by the hash of rnnbench.def and the flavor's locks
 # (rnnbench/container.py); containers/images/ gets a link to it, which the workflow's
-# container: names. When that image exists, this only makes the link. Needs Apptainer on
-# PATH (on Debian 12: export PATH="$(.ci/install-apptainer.sh):$PATH") and root (debootstrap).
+# container: names. When that image exists, this only makes the link; when a real image file
+# (copied there, say on a cluster) already has that name, it leaves it alone. Needs Apptainer
+# on PATH (on Debian 12: export PATH="$(.ci/install-apptainer.sh):$PATH") and root (debootstrap).
+# The workflow records the image's sha256 (computed from the file it runs, then kept in
+# <image>.sha256 with the file's size and mtime).
 # Cache: ${RNNBENCH_CACHE:-${XDG_CACHE_HOME:-~/.cache}/rnnbench}/images
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-flavor=${1:-cpu}
+repo=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+if [ $# -gt 1 ]; then echo "build.sh: one flavor (cpu or cuda), not '$*'" >&2; exit 2; fi
+flavor=${1-cpu}
 case $flavor in
     cpu|cuda) ;;
+    gpu) echo "build.sh: the flavor is cuda (the image for device: gpu), not 'gpu'" >&2; exit 2 ;;
     *) echo "build.sh: the flavor must be cpu or cuda, not '$flavor'" >&2; exit 2 ;;
 esac
 link=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor")
+if [ -f "$link" ] && [ ! -L "$link" ]; then
+    echo "build.sh: $link is an image file (not a link into the cache): using it as it is" >&2
+    echo "$link"
+    exit 0
+fi
 cache=${RNNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rnnbench}/images
 image=$cache/$(basename "$link")
 
@@ -27,10 +37,21 @@ if [ ! -f "$image" ]; then
     index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
     index=${index:-https://pypi.org/simple}
     ca=${RNNBENCH_CA_BUNDLE:-${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}}
+    if [ ! -r "$ca" ]; then
+        echo "build.sh: cannot read the CA bundle '$ca' (from RNNBENCH_CA_BUNDLE, PIP_CERT or" \
+             "SSL_CERT_FILE); set RNNBENCH_CA_BUNDLE to the bundle pip trusts" >&2
+        exit 1
+    fi
+    ca=$(readlink -f "$ca")
+    case $ca in *[[:space:]]*)
+        echo "build.sh: the CA bundle's path '$ca' has a space, which Apptainer's %files" \
+             "cannot copy: set RNNBENCH_CA_BUNDLE to a copy elsewhere" >&2; exit 1 ;;
+    esac
     mkdir -p "$cache"
     tmp=$(mktemp "$image.XXXXXX.tmp")
     trap 'rm -f "$tmp"' EXIT
-    echo "build.sh: building $image (Debian from $mirror, Python packages from $index)" >&2
+    echo "build.sh: building $image (Debian from $mirror, Python packages from $index," \
+         "CA bundle $ca)" >&2
     # zstd, not the default gzip: gzip took 106 s of a 188 s CPU build here and made every
     # `import tensorflow` in the image ~4.6 s (against ~2.8 s).
     (cd "$repo/containers" && apptainer build --force \
@@ -38,7 +59,6 @@ if [ ! -f "$image" ]; then
         --build-arg "INDEX_URL=$index" --build-arg "CA_BUNDLE=$ca" \
         --mksquashfs-args "-comp zstd -Xcompression-level 3" \
         "$tmp" rnnbench.def) >&2
-    sha256sum "$tmp" | cut -d' ' -f1 > "$image.sha256"
     mv "$tmp" "$image"
 fi
 mkdir -p "$repo/containers/images"

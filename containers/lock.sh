@@ -9,10 +9,11 @@
 # Resolves for Linux x86_64, CPython 3.11 (the image's Python) with uv, in seconds.
 set -euo pipefail
 cd "$(dirname "$0")"
-index=${PIP_INDEX_URL:-https://pypi.org/simple}
+index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
+index=${index:-https://pypi.org/simple}  # as build.sh
 tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
-python3 -m venv "$tools/venv" && "$tools/venv/bin/pip" install -q uv==0.13.9 2>/dev/null
+python3 -m venv "$tools/venv" && "$tools/venv/bin/pip" install -q uv==0.13.9
 compile() {  # compile IN OUT [uv options]; IN is a file in $tools
     local in=$1 out=$2; shift 2
     (cd "$tools" && venv/bin/uv pip compile -q --generate-hashes --python-version 3.11 \

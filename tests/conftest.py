@@ -14,12 +14,14 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
 
 
-def snakemake(workdir, *args, check=True, path=None):
+def snakemake(workdir, *args, check=True, path=None, env=None):
     """Run the repository's Snakefile in ``workdir`` with the current Python's Snakemake
-    (``path``: the PATH after the venv's bin folder; default: this process's PATH)."""
+    (``path``: the PATH after the venv's bin folder, default this process's PATH; ``env``:
+    more environment variables)."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
            "--directory", str(workdir), *args]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{path or os.environ['PATH']}"}
+    env = {**os.environ, **(env or {}),
+           "PATH": f"{Path(sys.executable).parent}:{path or os.environ['PATH']}"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 import pandas as pd
 import pytest
@@ -86,19 +87,25 @@ def test_the_image_path_is_absolute_wherever_snakemake_runs(tmp_path, monkeypatc
     assert path.name == f"rnnbench-cuda-{container.image_key(CONTAINERS, 'cuda')}.sif"
 
 
-def test_the_image_sha256_is_read_through_the_link(tmp_path):
+def test_the_image_sha256_is_that_of_the_file_now(tmp_path):
     image = tmp_path / "cache" / "x.sif"
     image.parent.mkdir()
     image.write_bytes(b"sif")
-    (tmp_path / "cache" / "x.sif.sha256").write_text("ab" * 32 + "\n")
     link = tmp_path / "link.sif"
     link.symlink_to(image)
-    assert container.image_sha256(link) == "ab" * 32
-    assert container.image_sha256(tmp_path / "missing.sif") is None
+    record = tmp_path / "cache" / "x.sif.sha256"
+    record.write_text("0" * 64 + "\n")  # a stale record, without the file's size and mtime
+    assert container.image_sha256(link) == hashlib.sha256(b"sif").hexdigest()
+    digest, size, _ = record.read_text().split()  # rewritten, with what it was computed from
+    assert (digest, int(size)) == (hashlib.sha256(b"sif").hexdigest(), 3)
+    image.write_bytes(b"another")  # the image replaced under the same name
+    assert container.image_sha256(link) == hashlib.sha256(b"another").hexdigest()
+    with pytest.raises(OSError):
+        container.image_sha256(tmp_path / "missing.sif")
 
 
-def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
-    # A copy of the workflow whose definition differs by a comment: its image is not built.
+def copy_of_the_workflow(tmp_path, def_suffix=""):
+    """A copy of the repository's workflow (its image definition plus ``def_suffix``)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for name in ("Snakefile", "config.yaml"):
@@ -107,13 +114,39 @@ def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "containers").mkdir()
     for name in ("rnnbench.def", "requirements-cpu.txt", "requirements-cuda.txt",
-                 "requirements-nodeps.txt"):
+                 "requirements-nodeps.txt", "build.sh", "debian-mirror"):
         shutil.copy(CONTAINERS / name, repo / "containers" / name)
     with open(repo / "containers" / "rnnbench.def", "a") as definition:
-        definition.write("# changed\n")
+        definition.write(def_suffix)
     work = tmp_path / "work"
     work.mkdir()
     (work / "config.yaml").write_text(yaml.safe_dump(TINY))
+    return repo, work
+
+
+@pytest.mark.parametrize("flavor, message", [
+    ("gpu", "the flavor is cuda (the image for device: gpu), not 'gpu'"),
+    ("", "the flavor must be cpu or cuda, not ''"),
+])
+def test_build_sh_names_a_bad_flavor(flavor, message):
+    proc = subprocess.run([str(CONTAINERS / "build.sh"), flavor], capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_build_sh_keeps_an_image_file_copied_in_place(tmp_path):
+    repo, _ = copy_of_the_workflow(tmp_path)
+    image = container.image_path(repo, "cpu")
+    image.parent.mkdir()
+    image.write_bytes(b"an image copied here by hand")
+    proc = subprocess.run([str(repo / "containers" / "build.sh"), "cpu"], capture_output=True,
+                          text=True, env={**os.environ, "RNNBENCH_CACHE": str(tmp_path / "c")})
+    assert proc.returncode == 0 and proc.stdout.strip() == str(image)
+    assert not image.is_symlink() and image.read_bytes() == b"an image copied here by hand"
+
+
+def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
+    # A copy of the workflow whose definition differs by a comment: its image is not built.
+    repo, work = copy_of_the_workflow(tmp_path, "# changed\n")
     proc = snakemake(work, "-s", str(repo / "Snakefile"), "--use-singularity", "--cores", "1",
                      check=False)
     output = proc.stdout + proc.stderr
@@ -128,6 +161,31 @@ needs_image = pytest.mark.skipif(
     and not (shutil.which("apptainer") and CPU_IMAGE.exists()),
     reason="no Apptainer or no CPU image (containers/build.sh cpu builds it)",
 )
+
+
+@pytest.mark.skipif(os.environ.get("RNNBENCH_REQUIRE_CONTAINER") != "1"
+                    and not shutil.which("apptainer"), reason="no Apptainer")
+def test_an_image_that_does_not_start_stops_the_run_before_any_job(tmp_path):
+    repo, work = copy_of_the_workflow(tmp_path)
+    image = container.image_path(repo, "cpu")
+    image.parent.mkdir()
+    image.write_bytes(b"not a SIF file")  # e.g. a truncated copy
+    proc = snakemake(work, "-s", str(repo / "Snakefile"), "--use-singularity", "--cores", "1",
+                     check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"image {image} does not start" in output
+    assert not (work / "results").exists()
+
+
+@needs_image
+def test_a_host_pythonpath_stops_the_run_before_any_job(tmp_path):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    proc = snakemake(tmp_path, "--use-singularity", "--cores", "1", check=False,
+                     env={"PYTHONPATH": "/tmp/elsewhere"})
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "PYTHONPATH=/tmp/elsewhere would reach the image's Python" in output
+    assert not (tmp_path / "results").exists()
 
 
 @needs_image
@@ -153,7 +211,9 @@ def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
 
     image_sha256 = hashlib.sha256(CPU_IMAGE.read_bytes()).hexdigest()
     grid.validate_config(config)
-    runs = list((tmp_path / "results/runs" / grid.protocol_id(config)).rglob("repeat*.json"))
+    # runs in the image have a folder of their own, named by the image
+    protocol = grid.protocol_id(config, image=CPU_IMAGE.stem)
+    runs = list((tmp_path / "results/runs" / protocol).rglob("repeat*.json"))
     assert len(runs) == 4
     for path in runs:
         result = json.loads(path.read_text())

@@ -118,3 +118,6 @@ def test_protocol_id_changes_with_every_timing_setting():
         seen.add(grid.protocol_id({**base, key: value}))
     assert len(seen) == 11
     assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)
+    # runs in an image go to a folder of their own, named by the image
+    in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")
+    assert in_image == grid.protocol_id(base) + "_rnnbench-cpu-0123456789abcdef"

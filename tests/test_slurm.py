@@ -103,7 +103,8 @@ def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(tmp_path):
     validated = {**config, "device": "cpu"}
     grid.validate_config(validated)
     (cell,) = grid.cells(validated)
-    target = f"results/runs/{grid.protocol_id(validated)}/{cell}/static/repeat1.json"
+    protocol = grid.protocol_id(validated, image=CPU_IMAGE.stem)  # runs in the image: own folder
+    target = f"results/runs/{protocol}/{cell}/static/repeat1.json"
     # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU
     proc = run_profile(tmp_path, "slurm-gpu", "--config", "device=cpu", "--", target)
     assert proc.returncode == 0, proc.stdout + proc.stderr

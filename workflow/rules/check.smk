@@ -7,5 +7,7 @@ rule check_gpu:
     localrule: True
     conda:
         "../../envs/environment.yaml"
+    params:
+        workflow_meta=WORKFLOW_META,
     script:
         "../scripts/check_gpu.py"

@@ -1,3 +1,4 @@
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -24,30 +25,44 @@ try:
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
 
-PROTOCOL = grid.protocol_id(config)
-CELLS = grid.cells(config)
-DATASETS = grid.datasets(config)
-RUNS = f"results/runs/{PROTOCOL}"
-TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
-
 # With --use-singularity (--sdm apptainer) every rule runs in the image containers/build.sh
 # builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
-# an absolute path so that --directory cannot break it. Checked here, before any job.
+# an absolute path so that --directory cannot break it. Checked here, before any job: the image
+# is there and starts, and no host variable would make its Python load the host's packages.
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
 IMAGE = images.image_path(workflow.basedir, FLAVOR)
 IMAGE_SHA256 = None
 if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
     if not IMAGE.exists():
+        gone = f" (a link to {os.readlink(IMAGE)}, which is gone)" if IMAGE.is_symlink() else ""
         raise WorkflowError(
-            f"no {FLAVOR} image for --use-singularity at {IMAGE} (device: {config['device']}); "
-            f"build it with: {Path(workflow.basedir) / 'containers' / 'build.sh'} {FLAVOR}"
+            f"no {FLAVOR} image for --use-singularity at {IMAGE}{gone} (device: "
+            f"{config['device']}); build it with: "
+            f"{Path(workflow.basedir) / 'containers' / 'build.sh'} {FLAVOR}"
         )
     if not (shutil.which("apptainer") or shutil.which("singularity")):
         raise WorkflowError(
             "--use-singularity needs apptainer on PATH; on Debian 12, which has no package: "
             f'export PATH="$({Path(workflow.basedir) / ".ci" / "install-apptainer.sh"}):$PATH"'
         )
+    for variable in ("PYTHONPATH", "PYTHONHOME"):
+        if os.environ.get(variable):  # Apptainer passes them in; %environment cannot unset them
+            raise WorkflowError(
+                f"{variable}={os.environ[variable]} would reach the image's Python and load "
+                f"packages from the host: unset {variable} before snakemake --use-singularity"
+            )
+    try:
+        images.check_image_starts(IMAGE)
+    except RuntimeError as error:
+        raise WorkflowError(str(error))
     IMAGE_SHA256 = images.image_sha256(IMAGE)
+# Runs in an image go to a folder of their own: another software environment, another timing.
+PROTOCOL = grid.protocol_id(config, image=IMAGE.stem if IMAGE_SHA256 else None)
+CELLS = grid.cells(config)
+DATASETS = grid.datasets(config)
+RUNS = f"results/runs/{PROTOCOL}"
+TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
+
 # Recorded in every result (the job may run where git or the repository is not visible).
 WORKFLOW_META = {"git": git_commit(workflow.basedir), "image_sha256": IMAGE_SHA256}
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -134,7 +136,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     Raises:
         ValueError: if the arrays' shapes do not match the cell.
-        RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
+        RuntimeError: if device is "gpu" and TensorFlow sees no GPU, or, inside an Apptainer
+            image, TensorFlow was imported from outside the image's Python (a host PYTHONPATH).
     """
     expected = (cell["max_len"], cell["input_dim"])
     if arrays["inputs"].shape[1:] != expected:
@@ -142,6 +145,12 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     rss_before_import_mb = metadata.peak_rss_mb()
     tf = import_tf()
     tf1 = tf.compat.v1
+    tf_dir = os.path.dirname(tf.__file__)
+    if (os.environ.get("APPTAINER_CONTAINER")
+            and not tf_dir.startswith(os.path.join(sys.prefix, ""))):
+        raise RuntimeError(
+            f"TensorFlow was imported from {tf_dir}, outside the image's Python ({sys.prefix}): "
+            f"PYTHONPATH={os.environ.get('PYTHONPATH')!r} reached the image; unset it")
     if protocol["device"] == "gpu" and not tf.config.list_physical_devices("GPU"):
         raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
     rss_after_import_mb = metadata.peak_rss_mb()

@@ -7,6 +7,9 @@ the image's path (``python3 container.py REPO FLAVOR``), before any venv exists.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,16 +45,53 @@ def image_path(repo_dir: str | Path, flavor: str) -> Path:
     return repo / "containers" / "images" / f"rnnbench-{flavor}-{key}.sif"
 
 
-def image_sha256(path: str | Path) -> str | None:
-    """sha256 of the image file, read from the ``.sha256`` file build.sh writes beside it.
+def image_sha256(path: str | Path) -> str:
+    """sha256 of the image file (following links), as it is now.
 
-    Follows the link to the cached image. None when there is no such file (no image built).
+    Hashing a 3.6 GB image takes seconds, so the digest is kept beside the file in
+    ``<image>.sha256`` with the file's size and mtime (ns) and reused only while both still
+    match; otherwise the file is hashed again and the record rewritten (skipped where the
+    folder is read-only). Raises OSError if the image cannot be read.
     """
-    sidecar = Path(str(Path(path).resolve()) + ".sha256")
+    image = Path(path).resolve()
+    stat = image.stat()
+    sidecar = Path(f"{image}.sha256")
     try:
-        return sidecar.read_text().split()[0]
-    except (OSError, IndexError):
-        return None
+        digest, size, mtime_ns = sidecar.read_text().split()
+        if (int(size), int(mtime_ns)) == (stat.st_size, stat.st_mtime_ns):
+            return digest
+    except (OSError, ValueError):
+        pass
+    sha = hashlib.sha256()
+    with open(image, "rb") as handle:
+        for chunk in iter(lambda: handle.read(2**24), b""):
+            sha.update(chunk)
+    digest = sha.hexdigest()
+    try:
+        tmp = sidecar.with_name(f"{sidecar.name}.{os.getpid()}.tmp")
+        tmp.write_text(f"{digest} {stat.st_size} {stat.st_mtime_ns}\n")
+        tmp.replace(sidecar)
+    except OSError:
+        pass
+    return digest
+
+
+def check_image_starts(path: str | Path, timeout_s: float = 300) -> None:
+    """Start the image once (``apptainer exec IMAGE true``) before any job relies on it.
+
+    Raises:
+        RuntimeError: naming the image and quoting Apptainer's error, if it does not start
+            (e.g. a truncated file: "bad superblock ... or the image is corrupted").
+    """
+    binary = shutil.which("apptainer") or shutil.which("singularity") or "apptainer"
+    try:
+        proc = subprocess.run([binary, "exec", str(path), "true"], capture_output=True,
+                              text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(f"image {path} does not start: {error}") from error
+    if proc.returncode != 0:
+        raise RuntimeError(f"image {path} does not start ({binary} exec ... true exited "
+                           f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
 
 
 if __name__ == "__main__":

@@ -133,9 +133,10 @@ def validate_config(config: dict) -> None:
     check_config(config)
 
 
-def protocol_id(config: dict) -> str:
+def protocol_id(config: dict, image: str | None = None) -> str:
     """Folder name for the settings that change timings but are not grid axes (log_every,
-    which changes no measurement, is left out)."""
+    which changes no measurement, is left out), and the Apptainer image the rules run in
+    (``image``: its name, e.g. ``rnnbench-cpu-<key>``; None for a bare run)."""
     intra = config["intra_op_parallelism_threads"]
     inter = config["inter_op_parallelism_threads"]
     threads = f"t{config['threads']}-intra{'job' if intra is None else intra}"
@@ -152,6 +153,7 @@ def protocol_id(config: dict) -> str:
             f"pi{'batch' if par is None else par}",
             f"seed{config['seed']}",
         ]
+        + ([image] if image else [])
     )
 
 

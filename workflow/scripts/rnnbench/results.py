@@ -110,6 +110,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "device_name": meta["device_name"],
             "tf_version": meta["tf_version"],
             "python_version": meta["python_version"],
+            "python_prefix": meta["python_prefix"],
+            "image_sha256": meta["image_sha256"],
             "hostname": meta["hostname"],
             "utc_time": meta["utc_time"],
             "git_commit": meta["git"]["commit"],

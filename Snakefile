@@ -17,6 +17,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/findings.smk"
 include: "workflow/rules/check.smk"
 
 
@@ -25,4 +26,5 @@ rule all:
     input:
         "results/measurements.csv",
         "results/summary.csv",
+        "results/FINDINGS.md",
         expand("results/plots/{chart}.{ext}", chart=CHARTS, ext=["html", "svg"]),

@@ -75,10 +75,20 @@ def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     assert (summary["static_fraction_of_peak"] > 0).all()
 
 
+def test_findings_give_a_verdict_per_cell(finished_run):
+    text = (finished_run / "results/FINDINGS.md").read_text()
+    summary = pd.read_csv(finished_run / "results/summary.csv")
+    assert "### tiny-steps: static_rnn steps are faster" in text
+    for cell, ratio in zip(summary["cell_id"], summary["ratio_median_step_s"]):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{cell}` | - |"))
+        assert f"| {ratio:.2f} [" in row  # our ratio, from the summary
+        assert row.endswith(("| holds |", "| does not hold |", "| inconclusive |"))
+
+
 def test_report_builds(finished_run):
     snakemake(finished_run, "--report", "results/report.html")
     html = (finished_run / "results/report.html").read_text()
-    assert "ratio_heatmap.svg" in html and "summary.csv" in html
+    assert "ratio_heatmap.svg" in html and "summary.csv" in html and "FINDINGS.md" in html
 
 
 def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished_run):

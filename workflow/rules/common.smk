@@ -76,6 +76,7 @@ localrules:
     make_data,
     aggregate,
     plot,
+    findings,
 
 
 wildcard_constraints:

@@ -26,6 +26,7 @@ CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "i
 # behaviour), so the ids of a grid without ablations do not change.
 ABLATION_DEFAULTS = {"loop_bound": "batch_max", "pass_sequence_length": True,
                      "meta_optimizer": "on"}
+ABLATION_SUFFIXES = ("_lbmaxlen", "_nosl", "_nomo")  # in cell ids, in this order
 
 
 def sequence_length_id(spec: Any) -> str:
@@ -88,13 +89,16 @@ def check_config(config: dict) -> None:
         config: a config already validated (and given its defaults) by the JSON-Schema.
 
     Raises:
-        ValueError: naming the key and the bad value, if a number is a float (JSON-Schema's
-            "integer" admits 4.0; every number here counts something), a sequence_length
+        ValueError: naming the key and the bad value, if a number outside ``claims`` is a
+            float (JSON-Schema's "integer" admits 4.0; every such number counts something), a
+            sequence_length
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
             duplicate sequence_length settings, or the grid asks for more than
             MAX_TRAINING_JOBS jobs or a dataset above MAX_DATASET_BYTES.
     """
     for key, value in config.items():
+        if key == "claims":  # the seeds' figures are ratios
+            continue
         for where, number in _floats(value, key):
             raise ValueError(f"{where}: {number!r} is not an integer")
     ids = [sequence_length_id(s) for s in config["sequence_length"]]
@@ -176,11 +180,18 @@ def cell_id(cell: dict) -> str:
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
     if cell.get("loop_bound", "batch_max") == "max_len":
-        name += "_lbmaxlen"
+        name += ABLATION_SUFFIXES[0]
     if not cell.get("pass_sequence_length", True):
-        name += "_nosl"
+        name += ABLATION_SUFFIXES[1]
     if cell.get("meta_optimizer", "on") == "off":
-        name += "_nomo"
+        name += ABLATION_SUFFIXES[2]
+    return name
+
+
+def base_cell_id(name: str) -> str:
+    """The id of the cell without ablations that ``name`` (a cell_id) ablates."""
+    for suffix in ABLATION_SUFFIXES:
+        name = name.replace(suffix, "")
     return name
 
 

@@ -1,0 +1,81 @@
+"""Verdicts at the interval edges, and FINDINGS.md from a fixed set of result files
+(rnnbench.findings)."""
+
+import math
+
+import pytest
+
+from conftest import make_result
+from rnnbench import findings, results
+from test_results import hand_made_runs, write_results
+
+CLAIM = {"id": "steps", "seed": "000", "statement": "static trains faster",
+         "quantity": "median_step_s", "direction": "static < dynamic", "figure": 0.266}
+
+
+@pytest.mark.parametrize("direction, low, high, expected", [
+    ("static > dynamic", 1.01, 2.0, "holds"),
+    ("static > dynamic", 1.0, 2.0, "inconclusive"),  # the interval touches 1
+    ("static > dynamic", 0.5, 0.99, "does not hold"),
+    ("static > dynamic", 0.5, 1.0, "inconclusive"),
+    ("static < dynamic", 0.5, 0.99, "holds"),
+    ("static < dynamic", 0.5, 1.0, "inconclusive"),
+    ("static < dynamic", 1.01, 2.0, "does not hold"),
+    ("static < dynamic", math.nan, math.nan, "inconclusive"),  # one repeat: no interval
+])
+def test_verdict_at_the_interval_edges(direction, low, high, expected):
+    assert findings.verdict(direction, low, high) == expected
+
+
+def test_an_unknown_direction_is_refused():
+    with pytest.raises(ValueError, match="'static = dynamic'"):
+        findings.verdict("static = dynamic", 0.5, 0.9)
+
+
+def fixed_runs(tmp_path):
+    """hand_made_runs (c1: static steps 0.01 s vs 0.02 s; c2: 0.06 s vs 0.03 s) plus c1 with
+    Grappler off, where static's steps take 0.005 s: its ratio 0.25 against c1's 0.5."""
+    paths = hand_made_runs(tmp_path / "base")
+    twins = []
+    for impl, step in (("static", 0.005), ("dynamic", 0.02)):
+        for repeat in (1, 2, 3):
+            record = make_result(impl, "c1_nomo", repeat, step_s=(step,) * 3)
+            record["cell"]["meta_optimizer"] = "off"
+            twins.append(record)
+    (tmp_path / "twin").mkdir()
+    return results.load_results(paths + write_results(tmp_path / "twin", twins))
+
+
+def test_claim_table_and_findings_from_fixed_results(tmp_path):
+    (tmp_path / "base").mkdir()
+    runs = fixed_runs(tmp_path)
+    summary = results.summarize(runs)
+    table = findings.claim_table(summary, [CLAIM]).set_index("cell_id")
+    assert table.loc["c1", "verdict"] == "holds"  # 0.5 [0.5, 0.5]: identical repeats
+    assert table.loc["c2", "verdict"] == "does not hold"  # static slower: 2.0
+    assert table.loc["c1_nomo", "ablations"] == "no Grappler"
+    assert not table.loc["c1", "figure_in_interval"]  # 0.266 is outside [0.5, 0.5]
+
+    text = findings.findings_markdown(summary, runs, [CLAIM],
+                                      {"repeats": 3, "steps": 3, "warmup_steps": 1})
+    assert "### steps: static trains faster" in text
+    assert ("Without ablations it holds in 1, does not hold in 1, inconclusive in 0 of 2 cells; "
+            "the seed's ratio lies inside our interval in 0 of them.") in text
+    assert "| `c2` | - | 2.00 [2.00, 2.00] | does not hold |" in text
+    share = (math.log(0.25) - math.log(0.5)) / (math.log(0.266) - math.log(0.5))
+    assert (f"- `c1` with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
+            f"[0.50, 0.50] (holds) without; it explains {100 * share:.0f} % of the log-ratio "
+            f"gap to the seed's 0.27.") in text
+    assert "TensorFlow 2.21.0 on cpu" in text and "no container (bare run)" in text
+    assert "| `c1` | 301 [301, 301] |" in text and "| `c2` | never |" in text
+    assert "0 of 3 cells are unstable" in text
+
+
+def test_no_claims_and_an_unknown_quantity(tmp_path):
+    runs = results.load_results(hand_made_runs(tmp_path))
+    summary = results.summarize(runs)
+    text = findings.findings_markdown(summary, runs, [], {"repeats": 3, "steps": 3,
+                                                          "warmup_steps": 1})
+    assert "The config lists no claims" in text
+    with pytest.raises(ValueError, match="quantity 'speed'"):
+        findings.claim_table(summary, [{**CLAIM, "quantity": "speed"}])

@@ -1,0 +1,17 @@
+"""Rule findings: summary.csv + measurements.csv + the config's claims -> FINDINGS.md."""
+
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")
+
+import pandas as pd  # noqa: E402
+
+from rnnbench.findings import findings_markdown  # noqa: E402
+from rnnbench.results import read_table  # noqa: E402
+
+runs = pd.read_csv(snakemake.input.measurements, dtype={"sequence_length": str})
+text = findings_markdown(read_table(snakemake.input.summary), runs, list(snakemake.params.claims),
+                         snakemake.config)
+with open(snakemake.output[0], "w") as handle:
+    handle.write(text)
+print(f"wrote {snakemake.output[0]}", file=sys.stderr)

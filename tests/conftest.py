@@ -5,6 +5,7 @@ import copy
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
                     "warmup_step_s": [0.02], "step_s": step_s,
                     "median_step_s": median, "steps_per_s": 1 / median,
                     "step_iqr_over_median": 0.0},
-        "graph": {"node_count": 100, "graphdef_bytes": 1000},
+        "graph": {"node_count": 100, "graphdef_bytes": 1000, "optimised_node_count": 120},
         "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)
                                               else max_len),
                  "train_step_flop": 1e6},
@@ -100,3 +101,31 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
             "gpu_driver": None, "image_sha256": None,
         },
     }
+
+
+@pytest.fixture(scope="session")
+def slurm_scenarios(request, tmp_path_factory):
+    """test name -> (workdir, outcome) of each SLURM scenario in test_slurm.SCENARIOS whose
+    test is selected: see start_slurm_scenarios."""
+    futures = request.config.slurm_futures
+    return {name: (workdir, future.result()) for name, (workdir, future) in futures.items()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def start_slurm_scenarios(request, tmp_path_factory):
+    """Start the SLURM scenarios of the selected test_slurm tests in background threads when
+    the session starts. They mostly wait for the cluster's queue, so they overlap the other
+    tests instead of adding to the suite's time; the tests then wait for their outcomes."""
+    import test_slurm
+
+    selected = {item.name for item in request.session.items} & set(test_slurm.SCENARIOS)
+    request.config.slurm_futures = {}
+    if not selected or not test_slurm.should_run():
+        yield
+        return
+    with ThreadPoolExecutor(max_workers=len(selected)) as pool:
+        for name in sorted(selected):
+            workdir = tmp_path_factory.mktemp(name[:30])
+            request.config.slurm_futures[name] = (
+                workdir, pool.submit(test_slurm.SCENARIOS[name], workdir))
+        yield

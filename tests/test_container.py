@@ -163,48 +163,49 @@ needs_image = pytest.mark.skipif(
 )
 
 
+def check(image, environ):
+    container.check_deployment(image, "cpu", "cpu", REPO, environ)
+
+
+def test_check_deployment_names_a_missing_image_and_a_dangling_link(tmp_path):
+    with pytest.raises(ValueError, match=f"build it with: {REPO}/containers/build.sh cpu"):
+        check(tmp_path / "x.sif", os.environ)
+    (tmp_path / "x.sif").symlink_to(tmp_path / "deleted.sif")
+    with pytest.raises(ValueError, match="a link to .*deleted.sif, which is gone"):
+        check(tmp_path / "x.sif", os.environ)
+
+
+def test_check_deployment_says_how_to_install_apptainer(tmp_path):
+    (tmp_path / "x.sif").write_bytes(b"sif")
+    with pytest.raises(ValueError, match="needs apptainer on PATH") as error:
+        check(tmp_path / "x.sif", {"PATH": str(tmp_path)})
+    assert str(REPO / ".ci" / "install-apptainer.sh") in str(error.value)
+
+
+@pytest.mark.parametrize("variable", ["PYTHONPATH", "PYTHONHOME"])
+def test_check_deployment_refuses_host_python_variables(tmp_path, variable):
+    (tmp_path / "x.sif").write_bytes(b"sif")
+    (tmp_path / "apptainer").write_text("#!/bin/sh\n")
+    (tmp_path / "apptainer").chmod(0o755)
+    with pytest.raises(ValueError, match=f"{variable}=/elsewhere would reach the image's Python"):
+        check(tmp_path / "x.sif", {"PATH": str(tmp_path), variable: "/elsewhere"})
+
+
 @pytest.mark.skipif(os.environ.get("RNNBENCH_REQUIRE_CONTAINER") != "1"
                     and not shutil.which("apptainer"), reason="no Apptainer")
-def test_an_image_that_does_not_start_stops_the_run_before_any_job(tmp_path):
-    repo, work = copy_of_the_workflow(tmp_path)
-    image = container.image_path(repo, "cpu")
-    image.parent.mkdir()
-    image.write_bytes(b"not a SIF file")  # e.g. a truncated copy
-    proc = snakemake(work, "-s", str(repo / "Snakefile"), "--use-singularity", "--cores", "1",
-                     check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and f"image {image} does not start" in output
-    assert not (work / "results").exists()
-
-
-@needs_image
-def test_a_host_pythonpath_stops_the_run_before_any_job(tmp_path):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
-    proc = snakemake(tmp_path, "--use-singularity", "--cores", "1", check=False,
-                     env={"PYTHONPATH": "/tmp/elsewhere"})
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert "PYTHONPATH=/tmp/elsewhere would reach the image's Python" in output
-    assert not (tmp_path / "results").exists()
-
-
-@needs_image
-def test_without_apptainer_the_run_stops_and_says_how_to_install_it(tmp_path):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
-    assert not shutil.which("apptainer", path="/usr/bin:/bin")
-    proc = snakemake(tmp_path, "--use-singularity", "--cores", "1", check=False,
-                     path="/usr/bin:/bin")
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and "--use-singularity needs apptainer on PATH" in output
-    assert str(REPO / ".ci" / "install-apptainer.sh") in output
-    assert not (tmp_path / "results").exists()
+def test_check_deployment_starts_the_image(tmp_path):
+    (tmp_path / "x.sif").write_bytes(b"not a SIF file")  # e.g. a truncated copy
+    with pytest.raises(ValueError, match=f"image {tmp_path / 'x.sif'} does not start"):
+        check(tmp_path / "x.sif", os.environ)
+    if CPU_IMAGE.exists():
+        check(CPU_IMAGE, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
 
 
 @needs_image
 def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
     assert shutil.which("apptainer"), "RNNBENCH_REQUIRE_CONTAINER=1 but apptainer is not on PATH"
     assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"
-    config = {**TINY, "repeats": 1}  # 4 training jobs: 2 cells x 2 implementations
+    config = {**TINY, "repeats": 1, "max_len": [4]}  # 2 training jobs: 1 cell x 2 implementations
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(tmp_path, "--cores", "2", "--use-singularity", "--",
               "results/measurements.csv", "results/summary.csv")
@@ -214,7 +215,7 @@ def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
     # runs in the image have a folder of their own, named by the image
     protocol = grid.protocol_id(config, image=CPU_IMAGE.stem)
     runs = list((tmp_path / "results/runs" / protocol).rglob("repeat*.json"))
-    assert len(runs) == 4
+    assert len(runs) == 2
     for path in runs:
         result = json.loads(path.read_text())
         validate_result(result)  # the same schema as the bare run's results
@@ -235,4 +236,4 @@ def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path, finished_run):
         ours = pd.read_csv(tmp_path / "results" / table)
         bare = pd.read_csv(finished_run / "results" / table)
         assert list(ours.columns) == list(bare.columns)
-        assert sorted(ours["cell_id"].unique()) == sorted(bare["cell_id"].unique())
+        assert set(ours["cell_id"]) < set(bare["cell_id"])  # the same cell names

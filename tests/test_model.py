@@ -50,8 +50,7 @@ def test_static_and_dynamic_give_the_same_loss(cell, sequence_length):
     assert static[-1] < static[0]  # Adam really trains
 
 
-@pytest.mark.parametrize("cell", ["basic_lstm", "gru"])
-@pytest.mark.parametrize("impl", ["static", "dynamic"])
+@pytest.mark.parametrize("impl, cell", [("static", "basic_lstm"), ("dynamic", "gru")])
 def test_the_full_length_loop_gives_the_same_loss(impl, cell):
     # mixed lengths, none reaching max_len: the max_len loop runs steps no batch needs
     batch = data.make_dataset(max_len=6, sequence_length={"uniform": [1, 4]}, input_dim=3,
@@ -132,9 +131,9 @@ def test_ablations_reach_the_run(tiny_cell, tiny_protocol):
     assert ablated["work"]["time_steps_per_step"] == 6
     assert standard["work"]["time_steps_per_step"] <= 6
     assert ablated["loss"]["first"] == pytest.approx(standard["loss"]["first"], rel=1e-5)
-    # meta-optimizer off reaches Grappler: alone it then has next to nothing to do
-    optimise = [r["timings"]["graph_optimisation_s"] for r in (standard, ablated)]
-    assert 0 < optimise[1] < optimise[0] / 3, optimise
+    # meta-optimizer off reaches Grappler: it then returns the graph as it was given
+    assert ablated["graph"]["optimised_node_count"] == ablated["graph"]["node_count"]
+    assert standard["graph"]["optimised_node_count"] != standard["graph"]["node_count"]
 
 
 def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_protocol):

@@ -24,6 +24,11 @@ CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-sta
             "1", "--seconds-between-status-checks", "2"]
 
 
+def should_run():
+    """True where the SLURM tests run: a cluster answers, or CI requires one."""
+    return os.environ.get("RNNBENCH_REQUIRE_SLURM") == "1" or cluster_up()
+
+
 def cluster_up():
     if not shutil.which("sinfo"):
         return False
@@ -31,7 +36,7 @@ def cluster_up():
 
 
 pytestmark = pytest.mark.skipif(
-    os.environ.get("RNNBENCH_REQUIRE_SLURM") != "1" and not cluster_up(),
+    not should_run(),
     reason="no SLURM cluster here (.ci/slurm-up.sh starts one)",
 )
 
@@ -54,28 +59,60 @@ def results_of(workdir, config):
     return found
 
 
-def test_grid_on_slurm_with_one_failing_cell(tmp_path):
-    assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
+def failing_cell_scenario(workdir):
+    """The tiny grid through profiles/slurm, one cell's dataset corrupted after rule make_data.
+    Returns what the test checks; run in the background from the session's start (conftest)."""
     config = {**TINY, "repeats": 1}  # 4 SLURM jobs: 2 cells x 2 implementations
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     grid.validate_config(config)
     cells = grid.cells(config)
     bad_cell = next(c for c in cells if cells[c]["max_len"] == 8)
     # make the data locally (a localrule), then corrupt the dataset of one cell
     data = [f"results/data/{cells[c]['dataset']}.npz" for c in cells]
-    prep = run_profile(tmp_path, "slurm", *data)
-    assert prep.returncode == 0, prep.stderr
-    npz = tmp_path / f"results/data/{cells[bad_cell]['dataset']}.npz"
+    prep = run_profile(workdir, "slurm", *data)
+    if prep.returncode != 0:
+        return {"prep": prep}
+    npz = workdir / f"results/data/{cells[bad_cell]['dataset']}.npz"
     raw = bytearray(npz.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     npz.write_bytes(bytes(raw))
+    return {"prep": prep, "proc": run_profile(workdir, "slurm"), "config": config,
+            "cells": cells, "bad_cell": bad_cell}
 
-    proc = run_profile(tmp_path, "slurm")
+
+def gpu_profile_scenario(workdir):
+    """One training job through profiles/slurm-gpu (Apptainer, --nv) with device=cpu, so it
+    runs in the CPU image on the fake GPU GRES. Run in the background (conftest)."""
+    if not CPU_IMAGE.exists():
+        return {"proc": None}  # the test is skipped, or fails on the missing image
+    config = {**TINY, "max_len": [4], "repeats": 1}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    validated = {**config, "device": "cpu"}
+    grid.validate_config(validated)
+    (cell,) = grid.cells(validated)
+    protocol = grid.protocol_id(validated, image=CPU_IMAGE.stem)  # runs in the image: own folder
+    target = f"results/runs/{protocol}/{cell}/static/repeat1.json"
+    # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU
+    proc = run_profile(workdir, "slurm-gpu", "--config", "device=cpu", "--", target)
+    return {"proc": proc, "result": workdir / target}
+
+
+# test name -> scenario: conftest starts those of the selected tests when the session starts,
+# since they mostly wait for the cluster's queue and so overlap the other tests
+SCENARIOS = {"test_grid_on_slurm_with_one_failing_cell": failing_cell_scenario,
+             "test_gpu_profile_requests_a_gpu_and_runs_in_the_image": gpu_profile_scenario}
+
+
+def test_grid_on_slurm_with_one_failing_cell(slurm_scenarios):
+    assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
+    workdir, outcome = slurm_scenarios["test_grid_on_slurm_with_one_failing_cell"]
+    assert outcome["prep"].returncode == 0, outcome["prep"].stderr
+    proc, config, cells, bad_cell = (outcome[k] for k in ("proc", "config", "cells", "bad_cell"))
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output  # the bad cell failed ...
     assert ".snakemake/slurm_logs/rule_train_static" in output  # ... naming its SLURM log
 
-    runs = results_of(tmp_path, config)
+    runs = results_of(workdir, config)
     good = [r for r in runs.values() if r["cell_id"] != bad_cell]
     assert len(good) == 2  # ... and the rest of the grid completed
     job_ids = [r["metadata"]["slurm_job_id"] for r in good]
@@ -84,31 +121,25 @@ def test_grid_on_slurm_with_one_failing_cell(tmp_path):
     assert {r["cell_id"] for r in runs.values()} == set(cells) - {bad_cell}
     assert all(r["job_threads"] == r["metadata"]["intra_op_parallelism_threads"] for r in good)
 
-    missing = pd.read_csv(tmp_path / "results/partial/missing.csv")
+    missing = pd.read_csv(workdir / "results/partial/missing.csv")
     assert set(missing["cell_id"]) == {bad_cell} and len(missing) == 2
-    summary = pd.read_csv(tmp_path / "results/partial/summary.csv")
+    summary = pd.read_csv(workdir / "results/partial/summary.csv")
     assert summary["cell_id"].tolist() == [c for c in cells if c != bad_cell]
-    log = next((tmp_path / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
+    log = next((workdir / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
     assert "does not match" in log  # the checksum check caught the corrupted data
     assert f"{bad_cell} static repeat 1: ValueError" in output  # and the terminal says why
     assert missing["last_log_line"].str.contains("does not match").all()
 
 
 @needs_image
-def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(tmp_path):
+def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(slurm_scenarios):
     # profiles/slurm-gpu deploys with Apptainer: with device=cpu the job runs in the CPU image
     assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
-    config = {**TINY, "max_len": [4], "repeats": 1}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    validated = {**config, "device": "cpu"}
-    grid.validate_config(validated)
-    (cell,) = grid.cells(validated)
-    protocol = grid.protocol_id(validated, image=CPU_IMAGE.stem)  # runs in the image: own folder
-    target = f"results/runs/{protocol}/{cell}/static/repeat1.json"
-    # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU
-    proc = run_profile(tmp_path, "slurm-gpu", "--config", "device=cpu", "--", target)
+    assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"
+    _, outcome = slurm_scenarios["test_gpu_profile_requests_a_gpu_and_runs_in_the_image"]
+    proc = outcome["proc"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    meta = json.loads((tmp_path / target).read_text())["metadata"]
+    meta = json.loads(outcome["result"].read_text())["metadata"]
     assert meta["slurm_job_id"] and meta["slurm_job_partition"] == "gpu"
     assert meta["cuda_visible_devices"] == "0"  # SLURM granted the requested GPU
     assert meta["apptainer_container"] == str(CPU_IMAGE)  # ... to a job in the image

@@ -92,9 +92,7 @@ def test_report_builds(finished_run):
 
 
 def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished_run):
-    proc = snakemake(finished_run, "-n", "--cores", "1")
-    assert "Nothing to be done" in proc.stdout + proc.stderr
-    # log_every changes no measurement, so it re-runs nothing
+    # nothing to do again, even with another log_every, which changes no measurement
     proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "log_every=3")
     assert "Nothing to be done" in proc.stdout + proc.stderr
     before = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}

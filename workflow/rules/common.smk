@@ -33,27 +33,9 @@ FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
 IMAGE = images.image_path(workflow.basedir, FLAVOR)
 IMAGE_SHA256 = None
 if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
-    if not IMAGE.exists():
-        gone = f" (a link to {os.readlink(IMAGE)}, which is gone)" if IMAGE.is_symlink() else ""
-        raise WorkflowError(
-            f"no {FLAVOR} image for --use-singularity at {IMAGE}{gone} (device: "
-            f"{config['device']}); build it with: "
-            f"{Path(workflow.basedir) / 'containers' / 'build.sh'} {FLAVOR}"
-        )
-    if not (shutil.which("apptainer") or shutil.which("singularity")):
-        raise WorkflowError(
-            "--use-singularity needs apptainer on PATH; on Debian 12, which has no package: "
-            f'export PATH="$({Path(workflow.basedir) / ".ci" / "install-apptainer.sh"}):$PATH"'
-        )
-    for variable in ("PYTHONPATH", "PYTHONHOME"):
-        if os.environ.get(variable):  # Apptainer passes them in; %environment cannot unset them
-            raise WorkflowError(
-                f"{variable}={os.environ[variable]} would reach the image's Python and load "
-                f"packages from the host: unset {variable} before snakemake --use-singularity"
-            )
     try:
-        images.check_image_starts(IMAGE)
-    except RuntimeError as error:
+        images.check_deployment(IMAGE, FLAVOR, config["device"], workflow.basedir, os.environ)
+    except ValueError as error:
         raise WorkflowError(str(error))
     IMAGE_SHA256 = images.image_sha256(IMAGE)
 # Runs in an image go to a folder of their own: another software environment, another timing.

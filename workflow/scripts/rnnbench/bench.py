@@ -14,7 +14,7 @@ Phases, each timed with ``time.perf_counter``:
 - ``warmup_step_s``: the next ``warmup_steps`` steps, with the same fetches.
 - ``step_s``: the ``steps`` measured steps, with the same fetches; the steady state.
 - ``graph_optimisation_s``: after all of the above, Grappler run alone
-  (``tf_optimizer.OptimizeGraph``) on the same graph, fetches and ConfigProto: an estimate of
+  (``tf_optimizer.OptimizeGraph``, bench.grappler) on the same graph, fetches and ConfigProto: an estimate of
   the part of ``first_step_s`` the session spent optimising the graph (the rest is executor
   creation and the step itself). Run last so that it cannot warm anything the timed phases use.
 
@@ -103,17 +103,18 @@ def timed_steps(session: Any, fetches: list, count: int, label: str,
     return seconds, out
 
 
-def grappler_s(tf: ModuleType, graph: Any, fetches: list, config: Any) -> float:
+def grappler(tf: ModuleType, graph: Any, fetches: list, config: Any) -> tuple[float, int]:
     """Seconds Grappler's meta-optimizer takes on ``graph`` for ``fetches`` under ``config``
     (its rewrite options and threads), run alone through ``tf_optimizer.OptimizeGraph`` as
-    the session runs it before a fetch set's first step. Timed with ``time.perf_counter``."""
+    the session runs it before a fetch set's first step, timed with ``time.perf_counter``;
+    and the node count of the graph it returns."""
     from tensorflow.python.grappler import tf_optimizer
 
     meta_graph = tf.compat.v1.train.export_meta_graph(graph=graph)
     meta_graph.collection_def["train_op"].node_list.value.extend(f.name for f in fetches)
     start = time.perf_counter()
-    tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False)
-    return time.perf_counter() - start
+    optimised = tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False)
+    return time.perf_counter() - start, len(optimised.node)
 
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
@@ -214,7 +215,7 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
                               protocol["log_every"])
     last_loss = float(out[1]) if protocol["fetch_loss"] else None
     with heartbeat("graph optimisation alone"):
-        graph_optimisation_s = grappler_s(tf, graph, fetches, config)
+        graph_optimisation_s, optimised_nodes = grappler(tf, graph, fetches, config)
     log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
              graph_optimisation_s)
     stats = step_stats(step_s)
@@ -251,7 +252,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             "step_s": step_s,
             **stats,
         },
-        "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize()},
+        "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize(),
+                  "optimised_node_count": optimised_nodes},
         "work": {
             "time_steps_per_step": time_steps,
             "train_step_flop": roofline.train_step_flop(cell["cell"], batch_size,

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Mapping
 
 FLAVOR_OF_DEVICE = {"cpu": "cpu", "gpu": "cuda"}
 """The image a config's ``device`` runs in: TensorFlow CPU-only, or with CUDA and cuDNN."""
@@ -92,6 +93,37 @@ def check_image_starts(path: str | Path, timeout_s: float = 300) -> None:
     if proc.returncode != 0:
         raise RuntimeError(f"image {path} does not start ({binary} exec ... true exited "
                            f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
+
+
+def check_deployment(image: Path, flavor: str, device: str, repo_dir: str | Path,
+                     environ: Mapping[str, str]) -> None:
+    """Everything --use-singularity needs, checked before any job: the image is there (else
+    the build command), Apptainer is on ``environ``'s PATH (else how to install it), no
+    PYTHONPATH or PYTHONHOME would reach the image (Apptainer passes the host's variables in
+    and %environment cannot unset them; the image's Python would load the host's packages),
+    and the image starts (check_image_starts).
+
+    Raises:
+        ValueError: naming the problem and what to do.
+    """
+    repo = Path(repo_dir)
+    if not image.exists():
+        gone = f" (a link to {os.readlink(image)}, which is gone)" if image.is_symlink() else ""
+        raise ValueError(f"no {flavor} image for --use-singularity at {image}{gone} (device: "
+                         f"{device}); build it with: {repo / 'containers' / 'build.sh'} {flavor}")
+    path = environ.get("PATH", "")
+    if not (shutil.which("apptainer", path=path) or shutil.which("singularity", path=path)):
+        raise ValueError("--use-singularity needs apptainer on PATH; on Debian 12, which has no "
+                         f'package: export PATH="$({repo / ".ci" / "install-apptainer.sh"}):$PATH"')
+    for variable in ("PYTHONPATH", "PYTHONHOME"):
+        if environ.get(variable):
+            raise ValueError(f"{variable}={environ[variable]} would reach the image's Python and "
+                             f"load packages from the host: unset {variable} before snakemake "
+                             "--use-singularity")
+    try:
+        check_image_starts(image)
+    except RuntimeError as error:
+        raise ValueError(str(error)) from error
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
 
     ``setup_s`` = graph_construction_s + session_setup_s + first_step_s: everything a run
     pays before its second step. ``first_step_rest_s`` = first_step_s - graph_optimisation_s
-    (bench.grappler_s's estimate), at least 0: executor creation and the step itself. ``sequence_length`` is the setting's id (``10``, ``full``,
+    (bench.grappler's estimate), at least 0: executor creation and the step itself. ``sequence_length`` is the setting's id (``10``, ``full``,
     ``u5-20``).
 
     Raises:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from rnnbench import grid
+
 CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
 IMPL_COLOR = alt.Color("impl:N", title="implementation",
                        scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
@@ -19,10 +21,8 @@ def _variant(frame: pd.DataFrame) -> pd.Series:
     """Row label of a cell: its type and sizes, and any ablation away from TensorFlow's own."""
     label = (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
              + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
-    label += frame["loop_bound"].map({"batch_max": "", "max_len": ", loop to max_len"})
-    label += frame["pass_sequence_length"].astype(bool).map({True: "", False: ", no sequence_length"})
-    label += frame["meta_optimizer"].map({"on": "", "off": ", no Grappler"})
-    return label
+    ablations = frame.apply(grid.ablation_label, axis=1)
+    return label + ablations.map(lambda text: f", {text}" if text else "")
 
 
 def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -41,9 +41,12 @@ def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool) -> alt.Chart:
+def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
+                          *extra: alt.Chart) -> alt.Chart:
+    """Median line and interval bars against max_len per implementation (and ``extra``
+    layers without data of their own), one panel per sequence_length and cell variant."""
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
-    base = alt.Chart(data).encode(
+    base = alt.Chart().encode(
         x=alt.X("max_len:Q", title="max_len (time steps)"),
         color=IMPL_COLOR,
     )
@@ -52,8 +55,8 @@ def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool) -> al
         tooltip=["variant", "sequence_length", "impl", "max_len", "median", "ci_low", "ci_high"],
     )
     bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
-    return (lines + bars).facet(column=alt.Column("sequence_length:N", title=None),
-                                row=alt.Row("variant:N", title=None))
+    return alt.layer(lines, bars, *extra, data=data).facet(
+        column=alt.Column("sequence_length:N", title=None), row=alt.Row("variant:N", title=None))
 
 
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -113,21 +116,10 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
     data = _long(summary, "achieved_flop_per_s")
     data[["median", "ci_low", "ci_high"]] /= 1e9
     data["peak"] = summary["peak_flop_per_s"].iloc[0] / 1e9
-    base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
-                              color=IMPL_COLOR)
-    title = "achieved GFLOP/s (log)"
-    scale = alt.Scale(type="log")
-    lines = base.mark_line(point=True).encode(
-        y=alt.Y("median:Q", title=title, scale=scale),
-        tooltip=["variant", "sequence_length", "impl", "max_len", "median", "ci_low", "ci_high"],
-    )
-    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale),
-                                       y2="ci_high:Q")
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
-        y=alt.Y("max(peak):Q", scale=scale), tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
-    return alt.layer(lines, bars, rule, data=data).facet(
-        column=alt.Column("sequence_length:N", title=None), row=alt.Row("variant:N", title=None),
-    ).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
+        y=alt.Y("max(peak):Q", scale=alt.Scale(type="log")),
+        tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
+    return _median_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
                        "matmul rate")
 
 

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ABLATION_DEFAULTS, base_cell_id
+from rnnbench.grid import ablation_label, base_cell_id
 
 QUANTITIES = {
     "graph_construction_s": "graph construction time",
@@ -47,18 +47,6 @@ def verdict(direction: str, low: float, high: float) -> str:
     return "holds" if below else "does not hold" if above else "inconclusive"
 
 
-def ablations_of(row: pd.Series) -> str:
-    """The ablations of a summary row away from TensorFlow's own behaviour, '' for none."""
-    names = []
-    if row["loop_bound"] != ABLATION_DEFAULTS["loop_bound"]:
-        names.append("loop to max_len")
-    if bool(row["pass_sequence_length"]) != ABLATION_DEFAULTS["pass_sequence_length"]:
-        names.append("no sequence_length")
-    if row["meta_optimizer"] != ABLATION_DEFAULTS["meta_optimizer"]:
-        names.append("no Grappler")
-    return ", ".join(names)
-
-
 def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     """One row per claim and cell: the ratio, its interval, the verdict, the seed's figure
     and whether our interval contains it (None without a figure), the cell's ablations.
@@ -82,7 +70,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "verdict": verdict(claim["direction"], low, high),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),
-                "ablations": ablations_of(cell),
+                "ablations": ablation_label(cell),
             })
     return pd.DataFrame(rows)
 

@@ -188,6 +188,19 @@ def cell_id(cell: dict) -> str:
     return name
 
 
+def ablation_label(cell: Any) -> str:
+    """The ablations of a cell (a dict or a table row with the ablation axes) away from
+    ABLATION_DEFAULTS, in words ('loop to max_len, no Grappler'); '' for none."""
+    names = []
+    if cell["loop_bound"] != ABLATION_DEFAULTS["loop_bound"]:
+        names.append("loop to max_len")
+    if bool(cell["pass_sequence_length"]) != ABLATION_DEFAULTS["pass_sequence_length"]:
+        names.append("no sequence_length")
+    if cell["meta_optimizer"] != ABLATION_DEFAULTS["meta_optimizer"]:
+        names.append("no Grappler")
+    return ", ".join(names)
+
+
 def base_cell_id(name: str) -> str:
     """The id of the cell without ablations that ``name`` (a cell_id) ablates."""
     for suffix in ABLATION_SUFFIXES:

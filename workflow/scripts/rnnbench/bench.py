@@ -232,10 +232,11 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     session.close()
     weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
     # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step); without
-    # the batch bound every step computes all max_len time steps
+    # the batch bound (dynamic's max_len loop, or no sequence_length) every step computes all
+    # max_len time steps
     time_steps = roofline.time_steps_per_step(arrays["sequence_length"], batch_size,
                                               1 + protocol["warmup_steps"], protocol["steps"])
-    if cell["loop_bound"] == "max_len" or not cell["pass_sequence_length"]:
+    if (cell["loop_bound"] == "max_len" and impl == "dynamic") or not cell["pass_sequence_length"]:
         time_steps = float(cell["max_len"])
     return {
         "schema_version": SCHEMA_VERSION,

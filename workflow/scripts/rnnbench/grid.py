@@ -190,10 +190,10 @@ def cell_id(cell: dict) -> str:
 
 def ablation_label(cell: Any) -> str:
     """The ablations of a cell (a dict or a table row with the ablation axes) away from
-    ABLATION_DEFAULTS, in words ('loop to max_len, no Grappler'); '' for none."""
+    ABLATION_DEFAULTS, in words ('dynamic loops to max_len, no Grappler'); '' for none."""
     names = []
     if cell["loop_bound"] != ABLATION_DEFAULTS["loop_bound"]:
-        names.append("loop to max_len")
+        names.append("dynamic loops to max_len")
     if bool(cell["pass_sequence_length"]) != ABLATION_DEFAULTS["pass_sequence_length"]:
         names.append("no sequence_length")
     if cell["meta_optimizer"] != ABLATION_DEFAULTS["meta_optimizer"]:

@@ -10,12 +10,13 @@ Both get ``sequence_length``, so both return the state at each sample's last val
 
 Ablations (build_loss arguments, grid axes of the same names):
 
-- ``loop_bound="max_len"``: every one of the max_len time steps calls the cell, and a sample's
-  state stops changing after its sequence_length (``tf.where``), as ``tf.nn.dynamic_rnn`` did
-  up to TF 1.5 (v1.5.0 ``rnn.py``: ``loop_bound = time_steps``; v1.6.0 bounds the loop by
-  ``max(sequence_length)``). For dynamic: a ``tf.while_loop`` of max_len iterations; for
-  static: max_len unrolled steps without static_rnn's per-step cond. Same loss as the
-  default ``"batch_max"`` (TensorFlow's own static_rnn / dynamic_rnn), more work.
+- ``loop_bound="max_len"`` (dynamic only): a ``tf.while_loop`` of max_len iterations, each
+  calling the cell, where a sample's state stops changing after its sequence_length
+  (``tf.where``), as ``tf.nn.dynamic_rnn`` did up to TF 1.5 (v1.5.0 ``rnn.py``:
+  ``loop_bound = time_steps``; v1.6.0 bounds the loop by ``max(sequence_length)``). Same
+  loss as the default ``"batch_max"`` (TensorFlow's own dynamic_rnn), more work. static_rnn
+  is unchanged by it (it has skipped finished steps with a cond all along), so a cell with
+  loop_bound max_len compares today's static_rnn with the TF <= 1.5 dynamic_rnn.
 - ``pass_sequence_length=False``: static_rnn / dynamic_rnn without ``sequence_length``: all
   max_len steps run unmasked and the final state includes the padding (a different loss,
   the same for both implementations).
@@ -78,15 +79,15 @@ def make_cell(tf: ModuleType, cell: str, num_units: int) -> Any:
 
 
 def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length: Any,
-                    unrolled: bool, parallel_iterations: int | None = None) -> Any:
-    """Final state of ``rnn_cell`` over all max_len steps of ``inputs``, masked by length.
+                    parallel_iterations: int | None = None) -> Any:
+    """Final state of ``rnn_cell`` after a ``tf.while_loop`` over all max_len steps of
+    ``inputs``, masked by length (dynamic_rnn up to TF 1.5).
 
-    Every time step calls the cell for the whole batch; a sample's state is kept
+    Every iteration calls the cell for the whole batch; a sample's state is kept
     (``tf.where(t < sequence_length, new, old)``) once t reaches its sequence_length, so the
-    result is the state at each sample's last valid step, as static_rnn and dynamic_rnn return.
-    ``unrolled``: a Python loop of max_len steps (static); else a ``tf.while_loop`` of max_len
-    iterations (dynamic up to TF 1.5). Variables live under the scope ``rnn``, as
-    TensorFlow's RNNs put them, so initial weights load by the same names.
+    result is the state at each sample's last valid step, as dynamic_rnn returns. Variables
+    live under the scope ``rnn``, as TensorFlow's RNNs put them, so initial weights load by
+    the same names.
 
     Args:
         inputs: float32 [batch, max_len, input_dim], max_len static.
@@ -103,10 +104,6 @@ def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length:
 
     with tf1.variable_scope("rnn"):
         state = rnn_cell.zero_state(batch, tf.float32)
-        if unrolled:
-            for t, x_t in enumerate(tf.unstack(inputs, axis=1)):
-                state = step(tf.constant(t), x_t, state)
-            return state
         time_major = tf.transpose(inputs, [1, 0, 2])
         kwargs = {} if parallel_iterations is None else {"parallel_iterations": parallel_iterations}
         _, state = tf1.while_loop(
@@ -129,8 +126,8 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
         cell: basic_lstm, lstm or gru.
         num_units: cell size, also the number of classes.
         parallel_iterations: dynamic_rnn's parallel_iterations (None: TensorFlow's default, 32).
-        loop_bound: "batch_max" (TensorFlow's RNNs) or "max_len" (full_length_rnn); see the
-            module docstring.
+        loop_bound: "batch_max" (TensorFlow's RNNs) or "max_len" (dynamic: full_length_rnn;
+            static: unchanged); see the module docstring.
         pass_sequence_length: False runs TensorFlow's RNNs without sequence_length.
 
     Raises:
@@ -147,9 +144,8 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
         raise ValueError("loop_bound: max_len needs pass_sequence_length (without it every "
                          "step runs anyway)")
     lengths = sequence_length if pass_sequence_length else None
-    if loop_bound == "max_len":
-        state = full_length_rnn(tf, rnn_cell, inputs, sequence_length, impl == "static",
-                                parallel_iterations)
+    if loop_bound == "max_len" and impl == "dynamic":
+        state = full_length_rnn(tf, rnn_cell, inputs, sequence_length, parallel_iterations)
     elif impl == "static":
         _, state = tf1.nn.static_rnn(
             rnn_cell, tf.unstack(inputs, axis=1), sequence_length=lengths, dtype=tf.float32,

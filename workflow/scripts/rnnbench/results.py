@@ -131,20 +131,22 @@ def settled_after_step(step_s: list[float], window: int = SETTLE_WINDOW) -> int 
     """How many steps a run needed to settle: the warm-up it actually needed, detected.
 
     ``step_s``: the steps after the first, in order (warm-up then measured), in seconds. The
-    steady band is the interquartile range of the second half of the steps. The rolling
-    median of ``window`` consecutive steps is computed; when the last window whose median lies
-    outside the band starts at step i, the run settled after i + (window + 1) // 2 steps (a
-    warm-up of L slow steps leaves windows up to L - (window + 1) // 2 outside); 0 when no
-    window does. None when fewer than 2 x ``window`` steps were recorded. Robust to isolated
-    slow steps on a noisy machine; a warm-up shorter than (window + 1) // 2 steps, or slower
-    by less than the steady spread, is not detected.
+    steady band is Tukey's fences of the second half of the steps, [Q1 - 1.5 IQR, Q3 + 1.5
+    IQR] (Tukey, "Exploratory Data Analysis", 1977), which the median of a few steady steps
+    almost never leaves. The rolling median of ``window`` consecutive steps is computed; when
+    the last window whose median lies outside the band starts at step i, the run settled
+    after i + (window + 1) // 2 steps (a warm-up of L slow steps leaves windows up to
+    L - (window + 1) // 2 outside); 0 when no window does. None when fewer than 2 x
+    ``window`` steps were recorded. Robust to isolated slow steps on a noisy machine; a
+    warm-up shorter than (window + 1) // 2 steps, or within the fences, is not detected.
     """
     steps = np.asarray(step_s, dtype=float)
     if len(steps) < 2 * window:
         return None
     q1, q3 = np.percentile(steps[len(steps) // 2:], [25, 75])
+    low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
     rolling = pd.Series(steps).rolling(window).median().to_numpy()[window - 1:]
-    outside = np.flatnonzero((rolling < q1) | (rolling > q3))
+    outside = np.flatnonzero((rolling < low) | (rolling > high))
     return 0 if len(outside) == 0 else int(outside[-1]) + (window + 1) // 2
 
 

@@ -17,6 +17,9 @@ Phases, each timed with ``time.perf_counter``:
   (``tf_optimizer.OptimizeGraph``, bench.grappler) on the same graph, fetches and ConfigProto: an estimate of
   the part of ``first_step_s`` the session spent optimising the graph (the rest is executor
   creation and the step itself). Run last so that it cannot warm anything the timed phases use.
+  It overestimates: the call also imports the graph and models the devices (1.5-2.2 s for a
+  static graph of max_len 60 with the meta-optimizer off, seen here); the meta_optimizer
+  ablation (first step with Grappler on and off) is the cleaner split.
 
 Warm-up and measurement fetch exactly the same tensors: TensorFlow optimises and builds an
 executor for each distinct fetch set on its first run, so a different warm-up fetch set would

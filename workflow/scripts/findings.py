@@ -4,14 +4,12 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-import pandas as pd  # noqa: E402
-
 from rnnbench.findings import findings_markdown  # noqa: E402
 from rnnbench.results import read_table  # noqa: E402
 
-runs = pd.read_csv(snakemake.input.measurements, dtype={"sequence_length": str})
-text = findings_markdown(read_table(snakemake.input.summary), runs, list(snakemake.params.claims),
-                         snakemake.config)
+text = findings_markdown(read_table(snakemake.input.summary),
+                         read_table(snakemake.input.measurements),
+                         list(snakemake.params.claims), snakemake.config)
 with open(snakemake.output[0], "w") as handle:
     handle.write(text)
 print(f"wrote {snakemake.output[0]}", file=sys.stderr)

@@ -5,18 +5,17 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench import metadata, roofline  # noqa: E402
+from rnnbench import bench, metadata, roofline  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
-protocol = snakemake.params.protocol
+protocol = bench.with_job_threads(dict(snakemake.params.protocol), snakemake.threads)
 device = protocol["device"]
-threads = {key: protocol[key] or snakemake.threads
-           for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}
+intra, inter = (protocol["intra_op_parallelism_threads"], protocol["inter_op_parallelism_threads"])
 tf = import_tf()
-peak = roofline.measure_matmul_peak(
-    tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
-    threads["intra_op_parallelism_threads"], threads["inter_op_parallelism_threads"], device)
-meta = {**metadata.collect(tf, device), **dict(snakemake.params.workflow_meta), **threads}
+peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
+                                    intra, inter, device)
+meta = {**metadata.collect(tf, device), **dict(snakemake.params.workflow_meta),
+        "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
 with open(snakemake.output[0], "w") as handle:
     json.dump({"peak": peak, "metadata": meta}, handle, indent=1)
 print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "

@@ -13,12 +13,9 @@ from rnnbench.data import load_dataset  # noqa: E402
 from rnnbench.results import validate_result  # noqa: E402
 
 arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
-protocol = dict(snakemake.params.protocol)
 # log_every is read from the config, not params: changing it must not re-run a measurement.
-protocol["log_every"] = snakemake.config["log_every"]
-for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
-    if protocol[key] is None:
-        protocol[key] = snakemake.threads
+protocol = bench.with_job_threads({**snakemake.params.protocol,
+                                   "log_every": snakemake.config["log_every"]}, snakemake.threads)
 result = bench.run(snakemake.params.impl, dict(snakemake.params.cell), arrays, protocol,
                    dict(snakemake.params.workflow_meta))
 result.update(

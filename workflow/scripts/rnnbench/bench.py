@@ -41,7 +41,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from rnnbench import metadata, roofline
-from rnnbench.model import build_loss, import_tf, load_initial_weights
+from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
 SCHEMA_VERSION = 2
 log = logging.getLogger("rnnbench")
@@ -106,6 +106,13 @@ def timed_steps(session: Any, fetches: list, count: int, label: str,
     return seconds, out
 
 
+def with_job_threads(protocol: dict, job_threads: int) -> dict:
+    """``protocol`` with TensorFlow's intra/inter-op threads set to the job's threads where
+    the config leaves them None (the default)."""
+    return {**protocol, **{key: protocol[key] or job_threads for key in
+                           ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}}
+
+
 def grappler(tf: ModuleType, graph: Any, fetches: list, config: Any) -> tuple[float, int]:
     """Seconds Grappler's meta-optimizer takes on ``graph`` for ``fetches`` under ``config``
     (its rewrite options and threads), run alone through ``tf_optimizer.OptimizeGraph`` as
@@ -155,8 +162,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         raise RuntimeError(
             f"TensorFlow was imported from {tf_dir}, outside the image's Python ({sys.prefix}): "
             f"PYTHONPATH={os.environ.get('PYTHONPATH')!r} reached the image; unset it")
-    if protocol["device"] == "gpu" and not tf.config.list_physical_devices("GPU"):
-        raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
+    config = session_config(tf, protocol["device"], protocol["intra_op_parallelism_threads"],
+                            protocol["inter_op_parallelism_threads"])
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size = cell["batch_size"]
     parallel_iterations = protocol["parallel_iterations"] or batch_size
@@ -186,16 +193,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     fetches = [train_op, loss] if protocol["fetch_loss"] else [train_op]
     log.info("graph construction: %.2f s, %d nodes", graph_construction_s, len(graph_def.node))
 
-    config = tf1.ConfigProto(
-        intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
-        inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
-    )
     if cell["meta_optimizer"] == "off":  # ablation: no Grappler in the first step
         config.graph_options.rewrite_options.disable_meta_optimizer = True
-    if protocol["device"] == "cpu":
-        config.device_count["GPU"] = 0
-    else:
-        config.gpu_options.allow_growth = True  # as in the seed
     start = time.perf_counter()
     session = tf1.Session(graph=graph, config=config)
     with graph.as_default():

@@ -62,6 +62,24 @@ def import_tf() -> ModuleType:
     return tf
 
 
+def session_config(tf: ModuleType, device: str, intra_op: int, inter_op: int) -> Any:
+    """The ConfigProto every timed session uses: TensorFlow's intra/inter-op threads, GPUs
+    hidden for device "cpu", GPU memory grown as needed for "gpu" (as in the seed).
+
+    Raises:
+        RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
+    """
+    if device == "gpu" and not tf.config.list_physical_devices("GPU"):
+        raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
+    config = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=intra_op,
+                                      inter_op_parallelism_threads=inter_op)
+    if device == "cpu":
+        config.device_count["GPU"] = 0
+    else:
+        config.gpu_options.allow_growth = True
+    return config
+
+
 def make_cell(tf: ModuleType, cell: str, num_units: int) -> Any:
     """The legacy RNN cell named ``cell`` (basic_lstm, lstm or gru) with ``num_units`` units.
 

@@ -341,12 +341,12 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read summary.csv or cumulative_time.csv back with their dtypes: sequence_length as
-    text (``10``, ``full``, ``u5-20``), breakeven_steps (empty: never) and the
-    ``*_settled_after_step`` columns as nullable integers."""
+    """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
+    sequence_length as text (``10``, ``full``, ``u5-20``), breakeven_steps (empty: never) and
+    the settled_after_step columns as nullable integers."""
     table = pd.read_csv(path, dtype={"sequence_length": str})
     for column in table.columns:
-        if column == "breakeven_steps" or column.endswith("_settled_after_step"):
+        if column == "breakeven_steps" or column.endswith("settled_after_step"):
             table[column] = table[column].astype("Int64")
     return table
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from rnnbench.model import session_config
+
 PEAK_SIZE = {"cpu": 1024, "gpu": 4096}
 """Matmul size of rule peak per device: large enough to be compute-bound."""
 PEAK_REPEATS = 20
@@ -78,8 +80,7 @@ def measure_matmul_peak(tf: ModuleType, size: int, repeats: int, intra_op: int, 
         RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
     """
     tf1 = tf.compat.v1
-    if device == "gpu" and not tf.config.list_physical_devices("GPU"):
-        raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
+    config = session_config(tf, device, intra_op, inter_op)
     graph = tf.Graph()
     rng = np.random.default_rng(0)
     with graph.as_default():
@@ -87,10 +88,6 @@ def measure_matmul_peak(tf: ModuleType, size: int, repeats: int, intra_op: int, 
         b = tf1.Variable(rng.standard_normal((size, size), dtype=np.float32))
         total = tf.reduce_sum(tf.matmul(a, b))
         init = tf1.global_variables_initializer()
-    config = tf1.ConfigProto(intra_op_parallelism_threads=intra_op,
-                             inter_op_parallelism_threads=inter_op)
-    if device == "cpu":
-        config.device_count["GPU"] = 0
     with tf1.Session(graph=graph, config=config) as session:
         session.run(init)
         for _ in range(warmup):

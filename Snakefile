@@ -27,4 +27,4 @@ rule all:
         "results/measurements.csv",
         "results/summary.csv",
         "results/FINDINGS.md",
-        expand("results/plots/{chart}.{ext}", chart=CHARTS, ext=["html", "svg"]),
+        expand("results/plots/{chart}.{ext}", chart=PLOTS, ext=["html", "svg"]),

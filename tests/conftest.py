@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rnnbench import grid
+
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
 
@@ -42,14 +44,10 @@ def finished_run(tmp_path_factory):
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
-    "num_units": 8, "input_dim": 3, "loop_bound": "batch_max", "pass_sequence_length": True,
-    "meta_optimizer": "on", "dataset": "tiny",
+    "num_units": 8, "input_dim": 3, **grid.ABLATION_DEFAULTS, "dataset": "tiny",
 }
-TINY_PROTOCOL = {
-    "steps": 4, "warmup_steps": 1, "fetch_loss": True, "device": "cpu", "seed": 0,
-    "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
-    "parallel_iterations": None, "log_every": 2,
-}
+TINY_PROTOCOL = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
+                 "log_every": 2}
 
 
 @pytest.fixture
@@ -63,23 +61,25 @@ def tiny_protocol():
 
 
 def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_length=5,
-                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01)):
-    """A schema-valid result record with chosen timings (for aggregation tests)."""
+                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01), **ablations):
+    """A schema-valid result record with chosen timings and ablations (grid axes away from
+    grid.ABLATION_DEFAULTS), for aggregation tests."""
     construction, session, first = setup
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
     return {
-        "schema_version": 2, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "schema_version": 3, "impl": impl, "cell_id": cell_id, "repeat": repeat,
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
-                 "loop_bound": "batch_max", "pass_sequence_length": True, "meta_optimizer": "on",
-                 "dataset": "d"},
-        "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"], "parallel_iterations": 4},
+                 **grid.ABLATION_DEFAULTS, **ablations, "dataset": "d"},
+        "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"],
+                     "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
         "timings": {"graph_construction_s": construction, "session_setup_s": session,
                     "first_step_s": first, "graph_optimisation_s": 0.75 * first,
-                    "warmup_step_s": [0.02], "step_s": step_s,
-                    "median_step_s": median, "steps_per_s": 1 / median,
+                    "warmup_step_s": [0.02], "step_s": step_s, "hook_steps": [],
+                    "median_step_s": median, "mean_step_s": sum(step_s) / len(step_s),
+                    "steps_per_s": 1 / median,
                     "step_iqr_over_median": 0.0},
         "graph": {"node_count": 100, "graphdef_bytes": 1000, "optimised_node_count": 120},
         "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)

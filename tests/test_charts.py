@@ -5,13 +5,14 @@ import json
 import pytest
 
 from rnnbench import charts, results
-from test_results import hand_made_runs
+from conftest import make_result
+from test_results import hand_made_runs, write_results
 
 
 @pytest.fixture
 def tables(tmp_path):
     summary = results.summarize(results.load_results(hand_made_runs(tmp_path)),
-                                peak_flop_per_s=1e9)
+                                peak_flop_per_s={1: 1e9})
     return summary, results.cumulative_time(summary)
 
 
@@ -94,3 +95,28 @@ def test_saved_html_works_offline(tables, tmp_path):
     assert "vegaEmbed" in html
     assert (tmp_path / "c.svg").read_text().lstrip().startswith("<svg")
     json.dumps(chart.to_dict())  # serialisable spec
+
+
+def test_ablation_chart_compares_each_value_with_the_reference(tmp_path):
+    """c1 at fetches loss and hooks_cold (whose mean step carries one slow step), read back
+    from CSV as the plot rule does; the chart shows both values per implementation."""
+    records = []
+    for repeat in (1, 2):
+        for impl in ("static", "dynamic"):
+            records.append(make_result(impl, "c1", repeat, step_s=(0.01,) * 3))
+            records.append(make_result(impl, "c1_fhookscold", repeat, fetches="hooks_cold",
+                                       step_s=(0.31, 0.01, 0.01)))
+    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    summary = results.read_table(tmp_path / "summary.csv")
+    assert summary.set_index("cell_id").loc["c1", "ablations"] == ""  # not NaN after the CSV
+    spec = charts.build_chart("ablation_fetches", summary, None).to_dict()
+    points, bars = encodings(spec)
+    assert points["x"]["field"] == "value" and points["x"]["sort"][0] == "loss"
+    assert (bars["y"]["field"], bars["y2"]["field"]) == ("ci_low", "ci_high")
+    data = spec["datasets"][spec["data"]["name"]]
+    mean = {r["value"]: r["median"] for r in data
+            if r["impl"] == "static" and r["quantity"] == "mean step (s)"}
+    assert mean == {"loss": pytest.approx(0.01), "hooks_cold": pytest.approx(0.11)}
+    with pytest.raises(ValueError, match="does not vary swap_memory"):
+        charts.build_chart("ablation_swap_memory", summary, None)

@@ -59,8 +59,9 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"repeats": 3, "steps": 3, "warmup_steps": 1})
     assert "### steps: static trains faster" in text
-    assert ("Without ablations it holds in 1, does not hold in 1, inconclusive in 0 of 2 cells; "
-            "the seed's ratio lies inside our interval in 0 of them.") in text
+    assert ("Without ablations (or with no cell without them to compare with) it holds in 1, "
+            "does not hold in 1, inconclusive in 0 of 2 cells; the seed's ratio lies inside "
+            "our interval in 0 of them.") in text
     assert "| `c2` | - | 2.00 [2.00, 2.00] | does not hold |" in text
     share = (math.log(0.25) - math.log(0.5)) / (math.log(0.266) - math.log(0.5))
     assert (f"- `c1` with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
@@ -69,6 +70,29 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert "TensorFlow 2.21.0 on cpu" in text and "no container (bare run)" in text
     assert "| `c1` | 301 [301, 301] |" in text and "| `c2` | never |" in text
     assert "0 of 3 cells are unstable" in text
+    # what the ablation does to each implementation: static's steps halve, dynamic's do not
+    effects = findings.ablation_effects(runs).set_index(["cell_id", "impl", "metric"])
+    assert effects.loc[("c1_nomo", "static", "median_step_s"), "ratio"] == pytest.approx(0.5)
+    assert effects.loc[("c1_nomo", "dynamic", "median_step_s"), "ratio"] == pytest.approx(1.0)
+    assert effects.loc[("c1_nomo", "static", "setup_s"), "base_cell_id"] == "c1"
+    assert ("| `c1_nomo` | no Grappler | 1.00 [1.00, 1.00] | 0.50 [0.50, 0.50] | 0.50 [0.50, "
+            "0.50] | 1.00 [1.00, 1.00] | ") in text
+
+
+def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
+    """Every cell at 2 intra-op threads: no cell without ablations, so each is its own
+    reference (counted in the claims), and no ablation effect is reported."""
+    records = [make_result(impl, "c1_intra2", repeat, intra_op_parallelism_threads=2,
+                           step_s=(step,) * 3)
+               for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
+    runs = results.load_results(write_results(tmp_path, records))
+    summary = results.summarize(runs)
+    assert findings.claim_table(summary, [CLAIM])["reference"].all()
+    assert findings.ablation_effects(runs).empty
+    text = findings.findings_markdown(summary, runs, [CLAIM],
+                                      {"repeats": 2, "steps": 3, "warmup_steps": 1})
+    assert "holds in 1, does not hold in 0, inconclusive in 0 of 1 cells" in text
+    assert "No cell of this grid ablates another" in text
 
 
 def test_no_claims_and_an_unknown_quantity(tmp_path):

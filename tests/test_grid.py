@@ -30,7 +30,8 @@ def test_defaults_come_from_the_schema():
     config = {}
     grid.validate_config(config)
     assert config["cell"] == ["basic_lstm"]
-    assert config["fetch_loss"] is True
+    assert config["fetches"] == ["loss"] and config["parallel_iterations"] == ["batch_size"]
+    assert config["intra_op_parallelism_threads"] == [1] and config["hook_every"] == 100
     assert config["device"] == "cpu"
 
 
@@ -43,6 +44,11 @@ def test_defaults_come_from_the_schema():
     ({"steps": 1}, "steps"),
     ({"sequence_length": [{"uniform": [3]}]}, "{'uniform': [3]}"),
     ({"max_len": []}, "max_len"),
+    ({"fetches": ["hook"]}, "'hook' is not one of"),
+    ({"parallel_iterations": ["batch"]}, "'batch'"),
+    ({"parallel_iterations": [0]}, "0"),
+    ({"intra_op_parallelism_threads": 2}, "2 is not of type 'array'"),
+    ({"fetch_loss": True}, "'fetch_loss' was unexpected"),
 ])
 def test_schema_rejections_name_key_or_value(bad, fragment):
     with pytest.raises(WorkflowError) as error:
@@ -61,6 +67,7 @@ def test_schema_rejections_name_key_or_value(bad, fragment):
     ({"sequence_length": [{"uniform": [1.0, 2]}]}, "sequence_length.uniform: 1.0 is not an integer"),
     ({"repeats": 1_000_000}, "the grid asks for 12000000 training jobs"),
     ({"max_len": [10**9], "sequence_length": [2]}, "num_samples: 1000 sequences of max_len"),
+    ({"fetches": ["loss", "hooks"], "warmup_steps": 0}, "hooks needs warmup_steps >= 1"),
 ])
 def test_cross_field_rejections(bad, fragment):
     config = copy.deepcopy(bad)
@@ -108,15 +115,39 @@ def test_ablations_name_their_cells_and_skip_the_redundant_one():
     assert list(grid.cells(default_config(max_len=[10], sequence_length=[5]))) == [base]
 
 
+def test_new_ablation_axes_name_their_cells_and_threads():
+    config = default_config(max_len=[10], sequence_length=[5], fetches=["loss", "hooks_cold"],
+                            parallel_iterations=["batch_size", 1], swap_memory=[False, True],
+                            intra_op_parallelism_threads=[1, 2])
+    cells = grid.cells(config)
+    assert len(cells) == 16
+    base = "basic_lstm_bs32_ml10_sl5_nu64_in16"
+    name = f"{base}_fhookscold_pi1_swap_intra2"
+    assert name in cells and base in cells
+    cell = cells[name]
+    assert grid.base_cell_id(name, cell) == base and grid.base_cell_id(base, cells[base]) == base
+    with pytest.raises(ValueError, match="_swap"):
+        grid.base_cell_id(base, cell)
+    assert grid.ablation_label(cell) == ("hook fetches not warmed up, parallel_iterations 1, "
+                                         "swap_memory, 2 intra-op threads")
+    assert grid.ablated_axes(cell) == ["fetches", "parallel_iterations", "swap_memory",
+                                       "intra_op_parallelism_threads"]
+    assert grid.job_threads(cell) == 2 and grid.job_threads(cells[base]) == 1
+    assert grid.charted_ablation_axes(list(cells.values())) == [
+        "fetches", "parallel_iterations", "swap_memory", "intra_op_parallelism_threads"]
+    # an axis at one non-default value everywhere has no reference to chart against
+    only = grid.cells(default_config(max_len=[10], sequence_length=[5],
+                                     intra_op_parallelism_threads=[2]))
+    assert grid.charted_ablation_axes(list(only.values())) == []
+
+
 def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}
-    for key, value in [("steps", 51), ("warmup_steps", 3), ("fetch_loss", False),
-                       ("device", "gpu"), ("threads", 3), ("intra_op_parallelism_threads", 1),
-                       ("inter_op_parallelism_threads", 1), ("parallel_iterations", 8),
-                       ("seed", 1), ("num_samples", 500)]:
+    for key, value in [("steps", 51), ("warmup_steps", 3), ("hook_every", 7),
+                       ("device", "gpu"), ("seed", 1), ("num_samples", 500)]:
         seen.add(grid.protocol_id({**base, key: value}))
-    assert len(seen) == 11
+    assert len(seen) == 7
     assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)
     # runs in an image go to a folder of their own, named by the image
     in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")

@@ -121,7 +121,7 @@ def test_fraction_of_peak(tmp_path):
     # hand-made results: 1e6 FLOP per step; c1's static steps take 0.01 s, dynamic 0.02 s
     c1 = runs[runs["cell_id"] == "c1"].set_index("impl")["achieved_flop_per_s"]
     assert c1["static"].tolist() == pytest.approx([1e8] * 3)
-    summary = results.summarize(runs, peak_flop_per_s=1e9).set_index("cell_id")
+    summary = results.summarize(runs, peak_flop_per_s={1: 1e9}).set_index("cell_id")
     assert summary.loc["c1", "static_fraction_of_peak"] == pytest.approx(0.1)
     assert summary.loc["c1", "dynamic_fraction_of_peak"] == pytest.approx(0.05)
     assert "static_fraction_of_peak" not in results.summarize(runs)  # no peak measured

@@ -2,6 +2,7 @@
 temporary directory; plus lint, config rejections before any job, and no overwriting."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,7 +68,7 @@ def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     assert (summary["ratio_setup_s"] - expected).abs().max() < 1e-9
     assert summary["unstable"].dtype == bool and summary["warmup_too_short"].dtype == bool
     # rule peak measured the matmul rate in the same run; fractions use it
-    peak = json.loads(next((finished_run / "results/runs").rglob("peak.json")).read_text())
+    peak = json.loads(next((finished_run / "results/runs").rglob("peak_intra1.json")).read_text())
     assert (summary["peak_flop_per_s"] == peak["peak"]["flop_per_s"]).all()
     assert peak["peak"]["size"] == 1024 and peak["metadata"]["intra_op_parallelism_threads"] == 1
     expected = summary["static_achieved_flop_per_s"] / peak["peak"]["flop_per_s"]
@@ -112,13 +113,22 @@ def _validated(config):
 
 def test_ablation_axes_plan_their_own_runs(tmp_path):
     config = {**TINY, "max_len": [4], "loop_bound": ["batch_max", "max_len"],
-              "meta_optimizer": ["on", "off"]}
+              "meta_optimizer": ["on", "off"], "intra_op_parallelism_threads": [1, 2]}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = snakemake(tmp_path, "-n", "--cores", "1")
-    planned = proc.stdout + proc.stderr
-    for suffix in ("_in4/", "_in4_lbmaxlen/", "_in4_nomo/", "_in4_lbmaxlen_nomo/"):
+    proc = snakemake(tmp_path, "-n", "--cores", "2")
+    planned = (proc.stdout + proc.stderr).replace("\t", " ")
+    for suffix in ("_in4/", "_in4_lbmaxlen/", "_in4_nomo/", "_in4_lbmaxlen_nomo/",
+                   "_in4_lbmaxlen_nomo_intra2/"):
         assert f"basic_lstm_bs8_ml4_slu1-4_nu8{suffix}static/repeat1.json" in planned
-    assert "train_dynamic        8" in planned.replace("\t", " ")  # 4 cells x 2 repeats
+    assert re.search(r"train_dynamic\s+16\n", planned)  # 8 cells x 2 repeats
+    # a matmul peak per intra-op thread count, a chart per ablation axis
+    assert "peak_intra1.json" in planned and "peak_intra2.json" in planned
+    for axis in ("loop_bound", "meta_optimizer", "intra_op_parallelism_threads"):
+        assert f"results/plots/ablation_{axis}.svg" in planned
+    assert "ablation_fetches" not in planned
+    # the 2-thread cells' jobs ask Snakemake for 2 threads
+    job = planned[planned.index("_in4_intra2/static/repeat1.json"):]
+    assert job[:job.index("resources:")].count("threads: 2") == 1
 
 
 # One schema error and one cross-field error through Snakemake; test_grid checks the others.

@@ -1,7 +1,7 @@
 rule aggregate:
     input:
         results=result_paths(),
-        peak=f"{RUNS}/peak.json",
+        peaks=PEAKS,
     output:
         measurements=report(
             "results/measurements.csv",

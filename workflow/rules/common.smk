@@ -9,7 +9,7 @@ from snakemake.settings.types import DeploymentMethod
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench import container as images  # noqa: E402
 from rnnbench import grid  # noqa: E402
-from rnnbench.charts import CHARTS  # noqa: E402
+from rnnbench.charts import ABLATION_CHARTS, CHARTS  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
     dataset_mem_mb,
     training_mem_mb,
@@ -44,6 +44,11 @@ CELLS = grid.cells(config)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
 TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
+# A chart per ablation axis the grid varies (charts.ablation_chart).
+PLOTS = list(CHARTS) + [
+    f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))
+]
+PEAKS = expand(f"{RUNS}/peak_intra{{threads}}.json", threads=config["intra_op_parallelism_threads"])
 
 # Recorded in every result (the job may run where git or the repository is not visible).
 WORKFLOW_META = {"git": git_commit(workflow.basedir), "image_sha256": IMAGE_SHA256}

@@ -13,7 +13,7 @@ rule plot:
     log:
         "results/logs/plot/{chart}.log",
     wildcard_constraints:
-        chart="|".join(CHARTS),
+        chart="|".join(CHARTS + ABLATION_CHARTS),
     conda:
         "../../envs/environment.yaml"
     threads: 1

@@ -1,5 +1,6 @@
 # One job per (cell, implementation, repeat): every measurement is a fresh process.
-# The job's threads are TensorFlow's intra/inter-op threads unless the config sets them.
+# The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
+# inter-op threads; Snakemake lowers it to --cores).
 # mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
 rule train_static:
     input:
@@ -12,7 +13,7 @@ rule train_static:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
     conda:
         "../../envs/environment.yaml"
-    threads: config["threads"]
+    threads: lambda wildcards: grid.job_threads(CELLS[wildcards.cell])
     resources:
         mem_mb=mem_mb_of("static"),
         runtime=runtime_of("static"),
@@ -21,17 +22,7 @@ rule train_static:
         workflow_meta=WORKFLOW_META,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol={
-            key: config[key]
-            for key in (
-                "steps",
-                "warmup_steps",
-                "fetch_loss",
-                "device",
-                "seed",
-                "intra_op_parallelism_threads",
-                "inter_op_parallelism_threads",
-                "parallel_iterations",
-            )
+            key: config[key] for key in ("steps", "warmup_steps", "hook_every", "device", "seed")
         },
     script:
         "../scripts/train.py"
@@ -54,21 +45,24 @@ use rule train_static as train_dynamic with:
         protocol=rules.train_static.params.protocol,
 
 
-# The device's float32 matmul rate with TensorFlow, in the same run, with the training jobs'
-# threads and device: the peak each result's achieved FLOP/s is compared with (roofline.py).
+# The device's float32 matmul rate with TensorFlow, in the same run, on the training jobs'
+# device, once per intra-op thread count of the grid (a single matmul has no inter-op
+# parallelism): the peak each result's achieved FLOP/s is compared with (roofline.py).
 rule peak:
     output:
-        f"{RUNS}/peak.json",
+        f"{RUNS}/peak_intra{{threads}}.json",
     log:
-        f"results/logs/{PROTOCOL}/peak.log",
+        f"results/logs/{PROTOCOL}/peak_intra{{threads}}.log",
+    wildcard_constraints:
+        threads=r"\d+",
     conda:
         "../../envs/environment.yaml"
-    threads: config["threads"]
+    threads: lambda wildcards: int(wildcards.threads)
     resources:
         mem_mb=2048,
         runtime=10,
     params:
-        protocol=rules.train_static.params.protocol,
+        device=config["device"],
         workflow_meta=WORKFLOW_META,
     script:
         "../scripts/peak.py"

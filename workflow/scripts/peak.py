@@ -5,12 +5,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench import bench, metadata, roofline  # noqa: E402
+from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
-protocol = bench.with_job_threads(dict(snakemake.params.protocol), snakemake.threads)
-device = protocol["device"]
-intra, inter = (protocol["intra_op_parallelism_threads"], protocol["inter_op_parallelism_threads"])
+device = snakemake.params.device
+intra, inter = int(snakemake.wildcards.threads), 1
 tf = import_tf()
 peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
                                     intra, inter, device)

@@ -14,8 +14,7 @@ from rnnbench.results import validate_result  # noqa: E402
 
 arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
 # log_every is read from the config, not params: changing it must not re-run a measurement.
-protocol = bench.with_job_threads({**snakemake.params.protocol,
-                                   "log_every": snakemake.config["log_every"]}, snakemake.threads)
+protocol = {**snakemake.params.protocol, "log_every": snakemake.config["log_every"]}
 result = bench.run(snakemake.params.impl, dict(snakemake.params.cell), arrays, protocol,
                    dict(snakemake.params.workflow_meta))
 result.update(

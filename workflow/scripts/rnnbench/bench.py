@@ -11,8 +11,8 @@ Phases, each timed with ``time.perf_counter``:
   and the input iterator's initialisation (which copies the dataset in).
 - ``first_step_s``: the first ``session.run`` of the timed fetch set. It includes Grappler's
   graph optimisation and executor creation for that fetch set, which dominate for static_rnn.
-- ``warmup_step_s``: the next ``warmup_steps`` steps, with the same fetches.
-- ``step_s``: the ``steps`` measured steps, with the same fetches; the steady state.
+- ``warmup_step_s``: the next ``warmup_steps`` steps.
+- ``step_s``: the ``steps`` measured steps; the steady state.
 - ``graph_optimisation_s``: after all of the above, Grappler run alone
   (``tf_optimizer.OptimizeGraph``, bench.grappler) on the same graph, fetches and ConfigProto: an estimate of
   the part of ``first_step_s`` the session spent optimising the graph (the rest is executor
@@ -21,9 +21,12 @@ Phases, each timed with ``time.perf_counter``:
   static graph of max_len 60 with the meta-optimizer off, seen here); the meta_optimizer
   ablation (first step with Grappler on and off) is the cleaner split.
 
-Warm-up and measurement fetch exactly the same tensors: TensorFlow optimises and builds an
-executor for each distinct fetch set on its first run, so a different warm-up fetch set would
-charge a fresh optimisation to the timed loop.
+What each step fetches is the cell's ``fetches`` ablation (fetch_plan). TensorFlow optimises
+and builds an executor for each distinct fetch set on its first run, so every fetch set the
+measured steps use is run before them, except in ``hooks_cold``, which shows the pitfall of
+warming up with one fetch set and timing another: its first measured step pays a fresh
+graph optimisation. The median step time is robust to that one step; the mean (what "N
+steps in T seconds" reports) is not, so both are recorded.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import numpy as np
 from rnnbench import metadata, roofline
 from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 log = logging.getLogger("rnnbench")
 
 
@@ -70,7 +73,8 @@ def heartbeat(phase: str, every_s: float = 10.0) -> Iterator[None]:
 
 
 def step_stats(step_s: list[float]) -> dict[str, float]:
-    """Median step seconds, median steps/s (1 / median step), and IQR / median of step seconds.
+    """Median step seconds, median steps/s (1 / median step), IQR / median of step seconds,
+    and the mean step seconds (total / count: what a loop timed as a whole reports).
 
     Raises:
         ValueError: for fewer than two step times.
@@ -84,19 +88,50 @@ def step_stats(step_s: list[float]) -> dict[str, float]:
         "median_step_s": median,
         "steps_per_s": 1.0 / median,
         "step_iqr_over_median": float((q3 - q1) / median),
+        "mean_step_s": float(arr.mean()),
     }
 
 
-def timed_steps(session: Any, fetches: list, count: int, label: str,
-                log_every: int) -> tuple[list[float], Any]:
-    """Run ``count`` training steps, each timed on its own.
+def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
+    """Which steps fetch the hook set: one bool per step, the first step, then the
+    ``warmup_steps`` warm-up steps, then the ``steps`` measured ones (True: the every-step
+    fetches plus the hook tensors).
 
-    Returns their seconds and the last step's fetched values (None when count is 0). Logs
-    '<label> step i/count, running N steps/s' every ``log_every`` steps and at the end.
+    - ``loss`` / ``train_op``: never (one fetch set throughout).
+    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
+      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
+      step k (0 = the first step) when k % hook_every == 0. The every-step set first runs in
+      the first warm-up step, so both sets are warmed up before the measurement.
+    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
+      measured step j (from 0) does when j % hook_every == 0, so the first measured step is
+      the hook set's first run.
+
+    Raises:
+        ValueError: for an unknown ``fetches`` (names it).
+    """
+    first_and_warmup = 1 + warmup_steps
+    total = first_and_warmup + steps
+    if fetches in ("loss", "train_op"):
+        return [False] * total
+    if fetches == "hooks":
+        return [k % hook_every == 0 for k in range(total)]
+    if fetches == "hooks_cold":
+        return [False] * first_and_warmup + [j % hook_every == 0 for j in range(steps)]
+    raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
+
+
+def timed_steps(session: Any, fetch_sets: list[list], label: str,
+                log_every: int) -> tuple[list[float], Any]:
+    """Run one training step per entry of ``fetch_sets`` (what that step fetches), each
+    timed on its own.
+
+    Returns their seconds and the last step's fetched values (None when there is no step).
+    Logs '<label> step i/count, running N steps/s' every ``log_every`` steps and at the end.
     """
     seconds, out = [], None
+    count = len(fetch_sets)
     loop_start = time.perf_counter()
-    for i in range(1, count + 1):
+    for i, fetches in enumerate(fetch_sets, start=1):
         start = time.perf_counter()
         out = session.run(fetches)
         seconds.append(time.perf_counter() - start)
@@ -104,13 +139,6 @@ def timed_steps(session: Any, fetches: list, count: int, label: str,
             log.info("%s step %d/%d, running %.1f steps/s", label, i, count,
                      i / (time.perf_counter() - loop_start))
     return seconds, out
-
-
-def with_job_threads(protocol: dict, job_threads: int) -> dict:
-    """``protocol`` with TensorFlow's intra/inter-op threads set to the job's threads where
-    the config leaves them None (the default)."""
-    return {**protocol, **{key: protocol[key] or job_threads for key in
-                           ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}}
 
 
 def grappler(tf: ModuleType, graph: Any, fetches: list, config: Any) -> tuple[float, int]:
@@ -133,14 +161,13 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     Args:
         impl: "static" or "dynamic".
-        cell: cell, batch_size, max_len, num_units, input_dim, and the ablations loop_bound,
-            pass_sequence_length, meta_optimizer (grid.ABLATION_DEFAULTS: TensorFlow's own
-            behaviour); sequence_length and dataset are recorded as given.
+        cell: cell, batch_size, max_len, num_units, input_dim, and the ablation axes of
+            grid.ABLATION_DEFAULTS (loop_bound, pass_sequence_length, meta_optimizer,
+            fetches, parallel_iterations, swap_memory, intra_op_parallelism_threads,
+            inter_op_parallelism_threads); sequence_length and dataset are recorded as given.
         arrays: ``inputs`` float32 [num_samples, max_len, input_dim], ``sequence_length`` int32
             [num_samples], ``labels`` int32 [num_samples] (see data.make_dataset).
-        protocol: steps, warmup_steps, fetch_loss, device ("cpu"/"gpu"), seed,
-            intra_op_parallelism_threads, inter_op_parallelism_threads, parallel_iterations,
-            log_every.
+        protocol: steps, warmup_steps, hook_every, device ("cpu"/"gpu"), seed, log_every.
         workflow_meta: what the job cannot see itself, merged into the metadata: ``git``
             (the workflow's commit, metadata.git_commit) and ``image_sha256`` (the Apptainer
             image's, or None in a bare run); the workflow computes both before any job.
@@ -162,12 +189,15 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         raise RuntimeError(
             f"TensorFlow was imported from {tf_dir}, outside the image's Python ({sys.prefix}): "
             f"PYTHONPATH={os.environ.get('PYTHONPATH')!r} reached the image; unset it")
-    config = session_config(tf, protocol["device"], protocol["intra_op_parallelism_threads"],
-                            protocol["inter_op_parallelism_threads"])
+    intra, inter = cell["intra_op_parallelism_threads"], cell["inter_op_parallelism_threads"]
+    config = session_config(tf, protocol["device"], intra, inter)
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size = cell["batch_size"]
-    parallel_iterations = protocol["parallel_iterations"] or batch_size
-    fetch_names = ["train_op", "loss"] if protocol["fetch_loss"] else ["train_op"]
+    parallel_iterations = (batch_size if cell["parallel_iterations"] == "batch_size"
+                           else int(cell["parallel_iterations"]))
+    plan = fetch_plan(cell["fetches"], protocol["hook_every"], protocol["warmup_steps"],
+                      protocol["steps"])
+    with_hooks = cell["fetches"] in ("hooks", "hooks_cold")
     log.info("%s %s: building the graph (max_len %d)", impl, cell.get("cell"), cell["max_len"])
 
     graph = tf.Graph()
@@ -185,12 +215,21 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             inputs, lengths, labels = iterator.get_next()
             loss = build_loss(tf, inputs, lengths, labels, impl, cell["cell"], cell["num_units"],
                               parallel_iterations, cell["loop_bound"],
-                              cell["pass_sequence_length"])
-            train_op = tf1.train.AdamOptimizer().minimize(loss)
+                              cell["pass_sequence_length"], cell["swap_memory"])
+            if with_hooks:  # as the seed's Estimator: a global step and a loss summary
+                global_step = tf1.train.get_or_create_global_step()
+                train_op = tf1.train.AdamOptimizer().minimize(loss, global_step=global_step)
+                every_step = {"train_op": train_op, "loss": loss, "global_step": global_step}
+                hook = {**every_step, "summary": tf1.summary.scalar("loss", loss)}
+            else:
+                train_op = tf1.train.AdamOptimizer().minimize(loss)
+                every_step = {"train_op": train_op, **({} if cell["fetches"] == "train_op"
+                                                       else {"loss": loss})}
+                hook = every_step
             init_op = tf1.global_variables_initializer()
         graph_construction_s = time.perf_counter() - start
     graph_def = graph.as_graph_def()
-    fetches = [train_op, loss] if protocol["fetch_loss"] else [train_op]
+    fetch_sets = [hook if is_hook else every_step for is_hook in plan]
     log.info("graph construction: %.2f s, %d nodes", graph_construction_s, len(graph_def.node))
 
     if cell["meta_optimizer"] == "off":  # ablation: no Grappler in the first step
@@ -206,18 +245,20 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     with heartbeat("first step"):
         start = time.perf_counter()
-        out = session.run(fetches)
+        out = session.run(fetch_sets[0])
         first_step_s = time.perf_counter() - start
-    first_loss = float(out[1]) if protocol["fetch_loss"] else None
+    first_loss = float(out["loss"]) if "loss" in out else None
     log.info("first step: %.2f s", first_step_s)
 
-    warmup_step_s, _ = timed_steps(session, fetches, protocol["warmup_steps"], "warm-up",
+    measured_from = 1 + protocol["warmup_steps"]
+    warmup_step_s, _ = timed_steps(session, fetch_sets[1:measured_from], "warm-up",
                                    protocol["log_every"])
-    step_s, out = timed_steps(session, fetches, protocol["steps"], "measured",
+    step_s, out = timed_steps(session, fetch_sets[measured_from:], "measured",
                               protocol["log_every"])
-    last_loss = float(out[1]) if protocol["fetch_loss"] else None
+    last_loss = float(out["loss"]) if "loss" in out else None
     with heartbeat("graph optimisation alone"):
-        graph_optimisation_s, optimised_nodes = grappler(tf, graph, fetches, config)
+        graph_optimisation_s, optimised_nodes = grappler(tf, graph, list(every_step.values()),
+                                                         config)
     log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
              graph_optimisation_s)
     stats = step_stats(step_s)
@@ -228,8 +269,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     meta.update(
         git=workflow_meta["git"],
         image_sha256=workflow_meta["image_sha256"],
-        intra_op_parallelism_threads=protocol["intra_op_parallelism_threads"],
-        inter_op_parallelism_threads=protocol["inter_op_parallelism_threads"],
+        intra_op_parallelism_threads=intra,
+        inter_op_parallelism_threads=inter,
     )
     session.close()
     weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
@@ -245,7 +286,7 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         "impl": impl,
         "cell": cell,
         "protocol": {**protocol, "parallel_iterations": parallel_iterations,
-                     "fetches": fetch_names},
+                     "fetches": list(every_step), "hook_fetches": list(hook)},
         "timings": {
             "graph_construction_s": graph_construction_s,
             "session_setup_s": session_setup_s,
@@ -253,6 +294,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             "graph_optimisation_s": graph_optimisation_s,
             "warmup_step_s": warmup_step_s,
             "step_s": step_s,
+            # the steps (0: the first step) that fetched the hook set (fetch_plan)
+            "hook_steps": [k for k, is_hook in enumerate(plan) if is_hook],
             **stats,
         },
         "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize(),

@@ -13,6 +13,8 @@ import pandas as pd
 from rnnbench import grid
 
 CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
+# One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart).
+ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS)
 IMPL_COLOR = alt.Color("impl:N", title="implementation",
                        scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
 
@@ -21,8 +23,7 @@ def _variant(frame: pd.DataFrame) -> pd.Series:
     """Row label of a cell: its type and sizes, and any ablation away from TensorFlow's own."""
     label = (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
              + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
-    ablations = frame.apply(grid.ablation_label, axis=1)
-    return label + ablations.map(lambda text: f", {text}" if text else "")
+    return label + frame["ablations"].map(lambda text: f", {text}" if text else "")
 
 
 def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -154,8 +155,58 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     ).properties(title="static_rnn / dynamic_rnn (above 1: static slower)")
 
 
+ABLATION_METRICS = {"setup_s": "setup (s)", "median_step_s": "median step (s)",
+                    "mean_step_s": "mean step (s)"}
+
+
+def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
+    """One ablation axis (a key of grid.ABLATION_DEFAULTS): median setup, median step and
+    mean step seconds (total / steps: what a loop timed as a whole reports) against the
+    axis's values, per implementation, with 95 % bootstrap intervals over repeats; one row
+    per base cell, only the cells that differ from it in this axis alone.
+
+    Raises:
+        ValueError: for an axis that is not an ablation axis, or a summary whose cells do not
+            vary it.
+    """
+    if axis not in grid.ABLATION_DEFAULTS:
+        raise ValueError(f"chart: {axis!r} is not one of the ablation axes "
+                         f"{list(grid.ABLATION_DEFAULTS)}")
+    rows = [row for _, row in summary.iterrows()]
+    if axis not in grid.charted_ablation_axes(rows):
+        raise ValueError(f"chart: the grid does not vary {axis} alone (values "
+                         f"{sorted(summary[axis].astype(str).unique())})")
+    alone = summary[[set(grid.ablated_axes(row)) <= {axis} for row in rows]]
+    frames = []
+    for metric, title in ABLATION_METRICS.items():
+        for impl in ("static", "dynamic"):
+            frames.append(pd.DataFrame({
+                "panel": _variant(alone.assign(ablations="")) + " ml" + alone["max_len"].astype(str)
+                + " sl" + alone["sequence_length"].astype(str),
+                "value": alone[axis].astype(str), "quantity": title, "impl": impl,
+                "median": alone[f"{impl}_{metric}"],
+                "ci_low": alone[f"{impl}_{metric}_ci_low"],
+                "ci_high": alone[f"{impl}_{metric}_ci_high"],
+            }))
+    data = pd.concat(frames, ignore_index=True)
+    order = [str(grid.ABLATION_DEFAULTS[axis])] + sorted(
+        set(data["value"]) - {str(grid.ABLATION_DEFAULTS[axis])})
+    base = alt.Chart().encode(x=alt.X("value:N", title=axis, sort=order), color=IMPL_COLOR,
+                              xOffset=alt.XOffset("impl:N", sort=["static", "dynamic"]))
+    points = base.mark_point(filled=True).encode(
+        y=alt.Y("median:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "quantity", "impl", "value", "median", "ci_low", "ci_high"])
+    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", scale=alt.Scale(type="log")),
+                                       y2="ci_high:Q")
+    return alt.layer(points, bars, data=data).facet(
+        column=alt.Column("quantity:N", title=None, sort=list(ABLATION_METRICS.values())),
+        row=alt.Row("panel:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title=f"Ablation {axis}: the first value is the reference")
+
+
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
-    """The chart called ``name`` (one of CHARTS).
+    """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
 
     Raises:
         ValueError: for an unknown chart name.
@@ -170,7 +221,9 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return ratio_heatmap_chart(summary)
     if name == "roofline":
         return roofline_chart(summary)
-    raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS}")
+    if name in ABLATION_CHARTS:
+        return ablation_chart(summary, name.removeprefix("ablation_"))
+    raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS + ABLATION_CHARTS}")
 
 
 def save_chart(chart: alt.Chart, html_path: str, svg_path: str) -> None:

@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ablation_label, base_cell_id
+from rnnbench.grid import ABLATION_DEFAULTS
+from rnnbench.results import ratio_ci
 
 QUANTITIES = {
     "graph_construction_s": "graph construction time",
@@ -70,13 +71,25 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "verdict": verdict(claim["direction"], low, high),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),
-                "ablations": ablation_label(cell),
+                "ablations": cell["ablations"],
+                "base_cell_id": cell["base_cell_id"],
+                # no ablation, or the cell it ablates is not in the grid (e.g. every cell
+                # runs 2 threads): a reference cell, not a twin
+                "reference": cell["ablations"] == ""
+                or cell["base_cell_id"] not in set(summary["cell_id"]),
             })
     return pd.DataFrame(rows)
 
 
 def _ratio(row: pd.Series) -> str:
     return f"{row['ratio']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def _threads(runs: pd.DataFrame) -> str:
+    """'1 intra-op and 1 inter-op thread(s)', or every combination the grid ran."""
+    pairs = runs[["intra_op_parallelism_threads", "inter_op_parallelism_threads"]]
+    pairs = sorted(set(map(tuple, pairs.to_numpy().tolist())))
+    return " or ".join(f"{intra} intra-op and {inter} inter-op thread(s)" for intra, inter in pairs)
 
 
 def _count(verdicts: pd.Series) -> str:
@@ -94,13 +107,9 @@ def causes(table: pd.DataFrame) -> list[str]:
     ratio to the seed's.
     """
     lines = []
-    base = table[table["ablations"] == ""]
-    for _, twin in table[table["ablations"] != ""].iterrows():
-        stem = base_cell_id(twin["cell_id"])
-        match = base[base["cell_id"] == stem]
-        if match.empty:
-            continue
-        ref = match.iloc[0]
+    for _, twin in table[~table["reference"]].iterrows():
+        stem = twin["base_cell_id"]
+        ref = table[table["cell_id"] == stem].iloc[0]
         line = (f"- `{stem}` with {twin['ablations']}: ratio {_ratio(twin)} ({twin['verdict']}), "
                 f"against {_ratio(ref)} ({ref['verdict']}) without")
         figure = twin["figure"]
@@ -110,6 +119,57 @@ def causes(table: pd.DataFrame) -> list[str]:
             line += f"; it explains {100 * share:.0f} % of the log-ratio gap to the seed's {figure:.2f}"
         lines.append(line + ".")
     return lines
+
+
+EFFECT_METRICS = {"setup_s": "setup", "median_step_s": "median step",
+                  "mean_step_s": "mean step", "peak_rss_mb": "peak RSS"}
+"""What ablation_effects compares between a twin and its base cell (measurements columns)."""
+
+
+def ablation_effects(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """What each ablation does to each implementation on its own: per twin cell (a cell
+    whose base cell, all ablations at their defaults, is in ``runs``), implementation and
+    EFFECT_METRICS column, the ratio twin / base of the medians over repeats with its 95 %
+    two-sample bootstrap interval (results.ratio_ci).
+
+    ``runs``: results.load_results's table. Returns columns cell_id, base_cell_id,
+    ablations, impl, metric, ratio, ci_low, ci_high; empty without twins.
+    """
+    rows = []
+    twins = runs[(runs["ablations"] != "") & runs["base_cell_id"].isin(set(runs["cell_id"]))]
+    for (cell_id, stem, ablations), twin in twins.groupby(
+            ["cell_id", "base_cell_id", "ablations"], sort=False):
+        for impl in ("static", "dynamic"):
+            ablated = twin[twin["impl"] == impl]
+            base = runs[(runs["cell_id"] == stem) & (runs["impl"] == impl)]
+            for metric in EFFECT_METRICS:
+                ratio, low, high = ratio_ci(ablated[metric].to_numpy(), base[metric].to_numpy(),
+                                            seed)
+                rows.append({"cell_id": cell_id, "base_cell_id": stem, "ablations": ablations,
+                             "impl": impl, "metric": metric, "ratio": ratio, "ci_low": low,
+                             "ci_high": high})
+    return pd.DataFrame(rows, columns=["cell_id", "base_cell_id", "ablations", "impl", "metric",
+                                       "ratio", "ci_low", "ci_high"])
+
+
+def _effects_section(effects: pd.DataFrame) -> list[str]:
+    """FINDINGS' 'What each ablation does' table from ablation_effects."""
+    if effects.empty:
+        return ["No cell of this grid ablates another (every ablation axis at one value): "
+                "nothing to compare.", ""]
+    header = " | ".join(f"{impl} {label}" for impl in ("static", "dynamic")
+                        for label in EFFECT_METRICS.values())
+    out = ["Each figure is the ablated cell's median over its base cell's (the same cell with "
+           "every ablation at its default), per implementation, with its 95 % interval; "
+           "'mean step' is total time / steps, what a loop timed as a whole reports.", "",
+           f"| cell | ablation | {header} |",
+           "|---|---|" + "---|" * (2 * len(EFFECT_METRICS))]
+    for (cell_id, ablations), group in effects.groupby(["cell_id", "ablations"], sort=False):
+        values = group.set_index(["impl", "metric"])
+        cells = [_ratio(values.loc[(impl, metric)]) for impl in ("static", "dynamic")
+                 for metric in EFFECT_METRICS]
+        out.append(f"| `{cell_id}` | {ablations} | " + " | ".join(cells) + " |")
+    return out + [""]
 
 
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
@@ -128,8 +188,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         "## Where this was measured",
         "",
         f"TensorFlow {first['tf_version']} on {first['device']} ({first['device_name']}), "
-        f"{first['intra_op_parallelism_threads']} intra-op and "
-        f"{first['inter_op_parallelism_threads']} inter-op thread(s), Python "
+        f"{_threads(runs)}, Python "
         f"{first['python_version']}, host {first['hostname']}, "
         + (f"Apptainer image sha256 {image[:16]}..." if isinstance(image, str)
            else "no container (bare run)")
@@ -145,7 +204,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     table = claim_table(summary, claims) if claims else pd.DataFrame()
     for claim in claims:
         rows = table[table["claim"] == claim["id"]]
-        base = rows[rows["ablations"] == ""]
+        base = rows[rows["reference"]]
         figure = claim.get("figure")
         out += [
             f"### {claim['id']}: {claim['statement']}",
@@ -155,7 +214,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
             + (f"; the seed's ratio {figure:.2f}" if figure is not None else "") + ".",
             "",
-            f"Without ablations it {_count(base['verdict'])} of {len(base)} cells"
+            f"Without ablations (or with no cell without them to compare with) it "
+            f"{_count(base['verdict'])} of {len(base)} cells"
             + (f"; the seed's ratio lies inside our interval in "
                f"{int(base['figure_in_interval'].sum())} of them" if figure is not None else "")
             + ".",
@@ -167,9 +227,10 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 for _, r in rows.iterrows()]
         lines = causes(rows)
         out += ["", "What the ablations change:" if lines else
-                "This grid has no ablation cells for this claim (loop_bound, "
-                "pass_sequence_length, meta_optimizer only at TensorFlow's defaults): no cause "
-                "is isolated here.", ""] + lines + ([""] if lines else [])
+                "This grid has no cell that ablates another (the ablation axes "
+                f"{', '.join(ABLATION_DEFAULTS)} at one value each): no cause is isolated "
+                "here.", ""] + lines + ([""] if lines else [])
+    out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs))
     unstable = summary[summary["unstable"]]["cell_id"].tolist()
     short = summary[summary["warmup_too_short"]]["cell_id"].tolist()
     out += [

@@ -1,12 +1,12 @@
 """Expand a validated config into the experiment grid: cells, datasets and run targets.
 
-A *cell* is one combination of the grid axes (cell, batch_size, max_len, sequence_length,
-num_units, input_dim, and the ablations loop_bound, pass_sequence_length, meta_optimizer).
+A *cell* is one combination of the grid axes (CELL_AXES: cell, batch_size, max_len,
+sequence_length, num_units, input_dim, and the ablation axes of ABLATION_DEFAULTS).
 Both implementations, static_rnn and dynamic_rnn, run on every cell.
-A *dataset* is one distinct data shape; cells that differ only in cell type or batch_size
-share it. The *protocol* holds the settings that change a timing but are not grid axes
-(device, threads, steps, warm-up, fetches, seed); it names the results folder, so a new
-protocol never overwrites results measured under another.
+A *dataset* is one distinct data shape; cells that differ only in cell type, batch_size or
+an ablation share it. The *protocol* holds the settings that change a timing but are not
+grid axes (device, steps, warm-up, hook_every, num_samples, seed); it names the results
+folder, so a new protocol never overwrites results measured under another.
 """
 
 from __future__ import annotations
@@ -20,13 +20,29 @@ CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema
 IMPLEMENTATIONS = ("static", "dynamic")
 MAX_TRAINING_JOBS = 20_000  # Snakemake's DAG for far more jobs takes minutes and gigabytes
 MAX_DATASET_BYTES = 8 * 2**30  # inputs float32 [num_samples, max_len, input_dim] in memory
+# Ablation axes and their reference values: TensorFlow's own behaviour, the seed's fetches
+# (train_op and loss every step) and parallel_iterations (batch_size), one thread. A cell id
+# names an ablation only where it differs from these, so the ids of a grid without
+# ablations do not change when an axis is added.
+ABLATION_DEFAULTS = {
+    "loop_bound": "batch_max",
+    "pass_sequence_length": True,
+    "meta_optimizer": "on",
+    "fetches": "loss",
+    "parallel_iterations": "batch_size",
+    "swap_memory": False,
+    "intra_op_parallelism_threads": 1,
+    "inter_op_parallelism_threads": 1,
+}
 CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim",
-             "loop_bound", "pass_sequence_length", "meta_optimizer")
-# Ablation axes: a cell id names them only where they differ from these (TensorFlow's own
-# behaviour), so the ids of a grid without ablations do not change.
-ABLATION_DEFAULTS = {"loop_bound": "batch_max", "pass_sequence_length": True,
-                     "meta_optimizer": "on"}
-ABLATION_SUFFIXES = ("_lbmaxlen", "_nosl", "_nomo")  # in cell ids, in this order
+             *ABLATION_DEFAULTS)
+FETCHES = {
+    "train_op": "train_op fetched alone",
+    "loss": "train_op and loss",
+    "hooks": "the Estimator's hook fetches",
+    "hooks_cold": "hook fetches not warmed up",
+}
+"""The fetches axis: what each training step fetches (bench.fetch_plan), in words."""
 
 
 def sequence_length_id(spec: Any) -> str:
@@ -93,7 +109,8 @@ def check_config(config: dict) -> None:
             float (JSON-Schema's "integer" admits 4.0; every such number counts something), a
             sequence_length
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
-            duplicate sequence_length settings, or the grid asks for more than
+            duplicate sequence_length settings, fetches hooks comes without a warm-up step,
+            or the grid asks for more than
             MAX_TRAINING_JOBS jobs or a dataset above MAX_DATASET_BYTES.
     """
     for key, value in config.items():
@@ -106,6 +123,9 @@ def check_config(config: dict) -> None:
         raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
     for spec, max_len in itertools.product(config["sequence_length"], config["max_len"]):
         sequence_length_bounds(spec, max_len)
+    if "hooks" in config["fetches"] and config["warmup_steps"] < 1:
+        raise ValueError("fetches: hooks needs warmup_steps >= 1 (its every-step fetch set "
+                         f"first runs in the first warm-up step), not {config['warmup_steps']}")
     for batch_size in config["batch_size"]:
         if batch_size > config["num_samples"]:
             raise ValueError(
@@ -141,20 +161,13 @@ def protocol_id(config: dict, image: str | None = None) -> str:
     """Folder name for the settings that change timings but are not grid axes (log_every,
     which changes no measurement, is left out), and the Apptainer image the rules run in
     (``image``: its name, e.g. ``rnnbench-cpu-<key>``; None for a bare run)."""
-    intra = config["intra_op_parallelism_threads"]
-    inter = config["inter_op_parallelism_threads"]
-    threads = f"t{config['threads']}-intra{'job' if intra is None else intra}"
-    threads += f"-inter{'job' if inter is None else inter}"
-    par = config["parallel_iterations"]
     return "_".join(
         [
             config["device"],
-            threads,
             f"n{config['num_samples']}",
             f"steps{config['steps']}",
             f"warmup{config['warmup_steps']}",
-            "fetchloss" if config["fetch_loss"] else "trainop",
-            f"pi{'batch' if par is None else par}",
+            f"hooks{config['hook_every']}",
             f"seed{config['seed']}",
         ]
         + ([image] if image else [])
@@ -170,42 +183,87 @@ def dataset_id(max_len: int, sequence_length: Any, input_dim: int, num_units: in
     )
 
 
+def _ablations(cell: Any) -> list[tuple[str, str]]:
+    """(cell id suffix, words) of each ablation axis where ``cell`` (a dict or a table row;
+    missing axes count as their defaults) differs from ABLATION_DEFAULTS, in CELL_AXES order."""
+    get = {**ABLATION_DEFAULTS, **{axis: cell[axis] for axis in ABLATION_DEFAULTS
+                                   if axis in cell}}
+    out = []
+    if get["loop_bound"] != "batch_max":
+        out.append(("_lbmaxlen", "dynamic loops to max_len"))
+    if not bool(get["pass_sequence_length"]):
+        out.append(("_nosl", "no sequence_length"))
+    if get["meta_optimizer"] != "on":
+        out.append(("_nomo", "no Grappler"))
+    if get["fetches"] != "loss":
+        out.append((f"_f{get['fetches'].replace('_', '')}", FETCHES[get["fetches"]]))
+    if str(get["parallel_iterations"]) != "batch_size":
+        out.append((f"_pi{get['parallel_iterations']}",
+                    f"parallel_iterations {get['parallel_iterations']}"))
+    if bool(get["swap_memory"]):
+        out.append(("_swap", "swap_memory"))
+    for axis, short in (("intra_op_parallelism_threads", "intra"),
+                        ("inter_op_parallelism_threads", "inter")):
+        if int(get[axis]) != 1:
+            out.append((f"_{short}{get[axis]}", f"{get[axis]} {short}-op threads"))
+    return out
+
+
 def cell_id(cell: dict) -> str:
-    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; ablations away from
-    ABLATION_DEFAULTS add ``_lbmaxlen`` (loop_bound max_len), ``_nosl`` (no sequence_length),
-    ``_nomo`` (meta_optimizer off)."""
+    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; each ablation away from
+    ABLATION_DEFAULTS adds a suffix, in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
+    ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
+    ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
+    (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads)."""
     name = (
         f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
         f"_sl{sequence_length_id(cell['sequence_length'])}"
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
-    if cell.get("loop_bound", "batch_max") == "max_len":
-        name += ABLATION_SUFFIXES[0]
-    if not cell.get("pass_sequence_length", True):
-        name += ABLATION_SUFFIXES[1]
-    if cell.get("meta_optimizer", "on") == "off":
-        name += ABLATION_SUFFIXES[2]
-    return name
+    return name + "".join(suffix for suffix, _ in _ablations(cell))
 
 
 def ablation_label(cell: Any) -> str:
     """The ablations of a cell (a dict or a table row with the ablation axes) away from
     ABLATION_DEFAULTS, in words ('dynamic loops to max_len, no Grappler'); '' for none."""
-    names = []
-    if cell["loop_bound"] != ABLATION_DEFAULTS["loop_bound"]:
-        names.append("dynamic loops to max_len")
-    if bool(cell["pass_sequence_length"]) != ABLATION_DEFAULTS["pass_sequence_length"]:
-        names.append("no sequence_length")
-    if cell["meta_optimizer"] != ABLATION_DEFAULTS["meta_optimizer"]:
-        names.append("no Grappler")
-    return ", ".join(names)
+    return ", ".join(words for _, words in _ablations(cell))
 
 
-def base_cell_id(name: str) -> str:
-    """The id of the cell without ablations that ``name`` (a cell_id) ablates."""
-    for suffix in ABLATION_SUFFIXES:
-        name = name.replace(suffix, "")
-    return name
+def ablated_axes(cell: Any) -> list[str]:
+    """The ablation axes (keys of ABLATION_DEFAULTS) where ``cell`` differs from the defaults."""
+    return [axis for axis in ABLATION_DEFAULTS if axis in cell and _ablations({axis: cell[axis]})]
+
+
+def base_cell_id(name: str, cell: Any) -> str:
+    """The id of the cell without ablations (every ablation axis at ABLATION_DEFAULTS) that
+    the cell called ``name`` (its cell_id) with axes ``cell`` ablates: ``name`` without its
+    ablation suffixes; ``name`` itself when it has none.
+
+    Raises:
+        ValueError: if ``name`` does not end with the suffixes of ``cell``'s ablations.
+    """
+    suffix = "".join(part for part, _ in _ablations(cell))
+    if not name.endswith(suffix):
+        raise ValueError(f"cell id {name!r} does not end with its ablations' {suffix!r}")
+    return name[:len(name) - len(suffix)]
+
+
+def charted_ablation_axes(cells: list) -> list[str]:
+    """The ablation axes that get a chart (charts.ablation_chart): those taking at least two
+    values among the ``cells`` (dicts or table rows) that differ from the defaults in that
+    axis alone."""
+    out = []
+    for axis in ABLATION_DEFAULTS:
+        values = {str(cell[axis]) for cell in cells if set(ablated_axes(cell)) <= {axis}}
+        if len(values) > 1:
+            out.append(axis)
+    return out
+
+
+def job_threads(cell: dict) -> int:
+    """Snakemake threads of a cell's training job: the most TensorFlow threads it asks for."""
+    return max(cell.get("intra_op_parallelism_threads", 1),
+               cell.get("inter_op_parallelism_threads", 1))
 
 
 def cells(config: dict) -> dict[str, dict]:

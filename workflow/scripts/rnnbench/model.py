@@ -20,6 +20,9 @@ Ablations (build_loss arguments, grid axes of the same names):
 - ``pass_sequence_length=False``: static_rnn / dynamic_rnn without ``sequence_length``: all
   max_len steps run unmasked and the final state includes the padding (a different loss,
   the same for both implementations).
+- ``parallel_iterations`` and ``swap_memory`` (dynamic only): the while loop's; the same
+  loss, other scheduling (iterations run concurrently) and memory (saved activations
+  swapped to the host, which matters on a GPU).
 
 TensorFlow 2.16+ ships Keras 3, which has no BasicLSTMCell: the legacy cells come from
 ``tf_keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported
@@ -97,7 +100,7 @@ def make_cell(tf: ModuleType, cell: str, num_units: int) -> Any:
 
 
 def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length: Any,
-                    parallel_iterations: int | None = None) -> Any:
+                    parallel_iterations: int | None = None, swap_memory: bool = False) -> Any:
     """Final state of ``rnn_cell`` after a ``tf.while_loop`` over all max_len steps of
     ``inputs``, masked by length (dynamic_rnn up to TF 1.5).
 
@@ -110,6 +113,7 @@ def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length:
     Args:
         inputs: float32 [batch, max_len, input_dim], max_len static.
         sequence_length: int32 [batch].
+        parallel_iterations, swap_memory: the ``tf.while_loop``'s (None: TensorFlow's 32).
     """
     tf1 = tf.compat.v1
     batch = tf.shape(inputs)[0]
@@ -127,13 +131,14 @@ def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length:
         _, state = tf1.while_loop(
             lambda t, _: t < max_len,
             lambda t, state: (t + 1, step(t, time_major[t], state)),
-            (tf.constant(0), state), **kwargs)
+            (tf.constant(0), state), swap_memory=swap_memory, **kwargs)
         return state
 
 
 def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, impl: str,
                cell: str, num_units: int, parallel_iterations: int | None = None,
-               loop_bound: str = "batch_max", pass_sequence_length: bool = True) -> Any:
+               loop_bound: str = "batch_max", pass_sequence_length: bool = True,
+               swap_memory: bool = False) -> Any:
     """Build the forward pass and return the scalar mean cross-entropy loss tensor.
 
     Args:
@@ -147,6 +152,7 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
         loop_bound: "batch_max" (TensorFlow's RNNs) or "max_len" (dynamic: full_length_rnn;
             static: unchanged); see the module docstring.
         pass_sequence_length: False runs TensorFlow's RNNs without sequence_length.
+        swap_memory: dynamic_rnn's (and the max_len loop's) swap_memory; static ignores it.
 
     Raises:
         ValueError: for an unknown impl, cell or loop_bound, or loop_bound "max_len" without
@@ -163,7 +169,8 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
                          "step runs anyway)")
     lengths = sequence_length if pass_sequence_length else None
     if loop_bound == "max_len" and impl == "dynamic":
-        state = full_length_rnn(tf, rnn_cell, inputs, sequence_length, parallel_iterations)
+        state = full_length_rnn(tf, rnn_cell, inputs, sequence_length, parallel_iterations,
+                                swap_memory)
     elif impl == "static":
         _, state = tf1.nn.static_rnn(
             rnn_cell, tf.unstack(inputs, axis=1), sequence_length=lengths, dtype=tf.float32,
@@ -171,7 +178,8 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
     else:
         kwargs = {} if parallel_iterations is None else {"parallel_iterations": parallel_iterations}
         _, state = tf1.nn.dynamic_rnn(
-            rnn_cell, inputs, sequence_length=lengths, dtype=tf.float32, **kwargs
+            rnn_cell, inputs, sequence_length=lengths, dtype=tf.float32,
+            swap_memory=swap_memory, **kwargs
         )
     final_h = state.h if hasattr(state, "h") else state
     return tf1.losses.sparse_softmax_cross_entropy(labels=labels, logits=final_h)

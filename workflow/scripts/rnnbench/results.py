@@ -14,19 +14,21 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from rnnbench.grid import sequence_length_id
+from rnnbench.grid import ABLATION_DEFAULTS, ablation_label, base_cell_id, sequence_length_id
 
 # Beside the package, not in workflow/schemas/: inside an image only workflow/scripts/ is bound.
 RESULT_SCHEMA = Path(__file__).with_name("result.schema.yaml")
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "graph_optimisation_s",
            "first_step_rest_s", "setup_s",
-           "median_step_s", "steps_per_s", "achieved_flop_per_s", "node_count", "peak_rss_mb")
+           "median_step_s", "mean_step_s", "steps_per_s", "achieved_flop_per_s", "node_count",
+           "peak_rss_mb")
 # Quantities whose static/dynamic ratio the summary reports.
 RATIO_METRICS = ("graph_construction_s", "first_step_s", "graph_optimisation_s", "setup_s",
                  "first_100_steps_s", "median_step_s", "peak_rss_mb")
+# A cell's id, axes, the id of the cell it ablates and its ablations in words ('' for none).
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
-                "input_dim", "loop_bound", "pass_sequence_length", "meta_optimizer"]
+                "input_dim", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
 # A run whose measured step times spread more than this (IQR / median) is flagged unstable.
 UNSTABLE_IQR_OVER_MEDIAN = 0.05
 # Rolling window (steps) of settled_after_step.
@@ -53,8 +55,12 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
 
     ``setup_s`` = graph_construction_s + session_setup_s + first_step_s: everything a run
     pays before its second step. ``first_step_rest_s`` = first_step_s - graph_optimisation_s
-    (bench.grappler's estimate), at least 0: executor creation and the step itself. ``sequence_length`` is the setting's id (``10``, ``full``,
-    ``u5-20``).
+    (bench.grappler's estimate), at least 0: executor creation and the step itself.
+    ``sequence_length`` is the setting's id (``10``, ``full``, ``u5-20``), the ablation axes
+    are the cell's settings (parallel_iterations as text), ``base_cell_id`` and
+    ``ablations`` say which cell it ablates and how (grid.base_cell_id, grid.ablation_label).
+    ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
+    counts the steps that fetched the hook set (bench.fetch_plan).
 
     Raises:
         ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
@@ -77,9 +83,10 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "sequence_length": sequence_length_id(cell["sequence_length"]),
             "num_units": cell["num_units"],
             "input_dim": cell["input_dim"],
-            "loop_bound": cell["loop_bound"],
-            "pass_sequence_length": cell["pass_sequence_length"],
-            "meta_optimizer": cell["meta_optimizer"],
+            **{axis: cell[axis] for axis in ABLATION_DEFAULTS},
+            "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
+            "base_cell_id": base_cell_id(result["cell_id"], cell),
+            "ablations": ablation_label(cell),
             "graph_construction_s": timings["graph_construction_s"],
             "session_setup_s": timings["session_setup_s"],
             "first_step_s": timings["first_step_s"],
@@ -89,6 +96,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "setup_s": timings["graph_construction_s"] + timings["session_setup_s"]
             + timings["first_step_s"],
             "median_step_s": timings["median_step_s"],
+            "mean_step_s": timings["mean_step_s"],
             # the seed's "first 100 steps": setup (which includes step 1) and 99 more steps
             "first_100_steps_s": timings["graph_construction_s"] + timings["session_setup_s"]
             + timings["first_step_s"] + 99 * timings["median_step_s"],
@@ -104,11 +112,12 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "peak_rss_mb": result["memory"]["peak_rss_mb"],
             "first_loss": result["loss"]["first"],
             "last_loss": result["loss"]["last"],
-            "fetches": "+".join(result["protocol"]["fetches"]),
+            "fetched": "+".join(result["protocol"]["fetches"]),
+            "hook_fetched": "+".join(result["protocol"]["hook_fetches"]),
+            "hook_steps": len(timings["hook_steps"]),
             "warmup_steps": result["protocol"]["warmup_steps"],
-            "parallel_iterations": result["protocol"]["parallel_iterations"],
-            "intra_op_parallelism_threads": meta["intra_op_parallelism_threads"],
-            "inter_op_parallelism_threads": meta["inter_op_parallelism_threads"],
+            "parallel_iterations_used": result["protocol"]["parallel_iterations"],
+            "job_threads": result["job_threads"],
             "device": meta["device"],
             "device_name": meta["device_name"],
             "tf_version": meta["tf_version"],
@@ -251,7 +260,7 @@ def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
 
 
 def summarize(runs: pd.DataFrame, seed: int = 0,
-              peak_flop_per_s: float | None = None) -> pd.DataFrame:
+              peak_flop_per_s: dict[int, float] | None = None) -> pd.DataFrame:
     """One row per cell: per implementation the median and 95 % interval of each METRICS
     column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
     dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
@@ -262,8 +271,10 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
     UNSTABLE_IQR_OVER_MEDIAN (IQR / median); ``<impl>_max_settled_after_step`` is the largest
     warm-up a run needed (settled_after_step) and ``warmup_too_short`` flags a cell where a
     run's steps settled only after the measurement had begun (after more than warmup_steps).
-    With ``peak_flop_per_s`` (rule peak's matmul rate), ``<impl>_fraction_of_peak`` is the
-    median achieved FLOP/s (roofline.train_step_flop / median step) over that peak.
+    With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count),
+    ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads and
+    ``<impl>_fraction_of_peak`` the median achieved FLOP/s (roofline.train_step_flop /
+    median step) over it.
 
     Raises:
         ValueError: if a cell lacks runs of either implementation (names the cell).
@@ -305,10 +316,14 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
     if peak_flop_per_s is not None:
-        summary["peak_flop_per_s"] = peak_flop_per_s
+        missing = set(summary["intra_op_parallelism_threads"]) - set(peak_flop_per_s)
+        if missing:
+            raise ValueError(f"peak_flop_per_s: no peak for intra_op_parallelism_threads "
+                             f"{sorted(missing)}")
+        summary["peak_flop_per_s"] = summary["intra_op_parallelism_threads"].map(peak_flop_per_s)
         for impl in ("static", "dynamic"):
             summary[f"{impl}_fraction_of_peak"] = (
-                summary[f"{impl}_achieved_flop_per_s"] / peak_flop_per_s)
+                summary[f"{impl}_achieved_flop_per_s"] / summary["peak_flop_per_s"])
     for impl in ("static", "dynamic"):
         column = f"{impl}_max_settled_after_step"
         summary[column] = summary[column].astype("Int64")
@@ -342,9 +357,13 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
-    sequence_length as text (``10``, ``full``, ``u5-20``), breakeven_steps (empty: never) and
-    the settled_after_step columns as nullable integers."""
-    table = pd.read_csv(path, dtype={"sequence_length": str})
+    sequence_length and parallel_iterations as text (``10``, ``full``, ``u5-20``;
+    ``batch_size``, ``16``), ablations as text ('' for none), breakeven_steps (empty: never)
+    and the settled_after_step columns as nullable integers."""
+    table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
+                                     "ablations": str})
+    if "ablations" in table:  # a cell without ablations: '' (written as an empty field)
+        table["ablations"] = table["ablations"].fillna("")
     for column in table.columns:
         if column == "breakeven_steps" or column.endswith("settled_after_step"):
             table[column] = table[column].astype("Int64")

@@ -34,12 +34,13 @@ def test_an_unknown_direction_is_refused():
 
 def fixed_runs(tmp_path):
     """hand_made_runs (c1: static steps 0.01 s vs 0.02 s; c2: 0.06 s vs 0.03 s) plus c1 with
-    Grappler off, where static's steps take 0.005 s: its ratio 0.25 against c1's 0.5."""
+    Grappler off, where static's steps take 0.005 s (its ratio 0.25 against c1's 0.5) and
+    its first step 0.5 s instead of 2 s; dynamic's setup is unchanged."""
     paths = hand_made_runs(tmp_path / "base")
     twins = []
-    for impl, step in (("static", 0.005), ("dynamic", 0.02)):
+    for impl, step, setup in (("static", 0.005, (1.0, 0.5, 0.5)), ("dynamic", 0.02, (0.2, 0.1, 0.2))):
         for repeat in (1, 2, 3):
-            record = make_result(impl, "c1_nomo", repeat, step_s=(step,) * 3)
+            record = make_result(impl, "c1_nomo", repeat, step_s=(step,) * 3, setup=setup)
             record["cell"]["meta_optimizer"] = "off"
             twins.append(record)
     (tmp_path / "twin").mkdir()
@@ -75,8 +76,15 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert effects.loc[("c1_nomo", "static", "median_step_s"), "ratio"] == pytest.approx(0.5)
     assert effects.loc[("c1_nomo", "dynamic", "median_step_s"), "ratio"] == pytest.approx(1.0)
     assert effects.loc[("c1_nomo", "static", "setup_s"), "base_cell_id"] == "c1"
-    assert ("| `c1_nomo` | no Grappler | 1.00 [1.00, 1.00] | 0.50 [0.50, 0.50] | 0.50 [0.50, "
-            "0.50] | 1.00 [1.00, 1.00] | ") in text
+    assert ("| `c1_nomo` | no Grappler | 0.57 [0.57, 0.57] | 0.50 [0.50, 0.50] | 0.50 [0.50, "
+            "0.50] | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] | ") in text
+    # where the setup goes: static's first step loses 1.5 s without Grappler, a third of its
+    # time to the 100th step (3.5 s setup + 99 x 0.01 s)
+    split = findings.setup_split(runs).set_index("impl")
+    assert split.loc["static", "graph_optimisation_s"] == pytest.approx(1.5)
+    assert split.loc["static", "optimisation_share_of_first_100"] == pytest.approx(1.5 / 4.49)
+    assert split.loc["dynamic", "graph_optimisation_s"] == pytest.approx(0.0)
+    assert ("| `c1` | static | 1.00 | 0.50 | 2.00 | 0.50 | 1.50 | 4.49 | 33 % |") in text
 
 
 def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
@@ -93,6 +101,20 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1})
     assert "holds in 1, does not hold in 0, inconclusive in 0 of 1 cells" in text
     assert "No cell of this grid ablates another" in text
+    assert "so the first step's graph optimisation is not isolated" in text
+
+
+def test_the_cold_fetch_pitfall_is_reported(tmp_path):
+    records = [make_result(impl, "c1_fhookscold", repeat, fetches="hooks_cold",
+                           step_s=(2.0,) + (0.01,) * 9)
+               for impl in ("static", "dynamic") for repeat in (1, 2)]
+    runs = results.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(results.summarize(runs), runs, [],
+                                      {"repeats": 2, "steps": 10, "warmup_steps": 1})
+    # mean (2 + 9 x 0.01) / 10 = 0.209 s against the median 0.01 s
+    assert ("- `c1_fhookscold` static: the hook fetch set's first run, inside the timed loop, "
+            "took 2.000 s against a median step of 0.0100 s (200x); over 10 measured steps the "
+            "mean step is 20.90x the median.") in text
 
 
 def test_no_claims_and_an_unknown_quantity(tmp_path):

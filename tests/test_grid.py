@@ -141,6 +141,27 @@ def test_new_ablation_axes_name_their_cells_and_threads():
     assert grid.charted_ablation_axes(list(only.values())) == []
 
 
+def test_one_at_a_time_varies_each_ablation_alone():
+    config = default_config(max_len=[10, 20], sequence_length=[5], ablation_design="one_at_a_time",
+                            fetches=["loss", "hooks", "hooks_cold"], swap_memory=[False, True],
+                            meta_optimizer=["on", "off"])
+    cells = grid.cells(config)
+    # per max_len: the reference, 2 fetches, 1 swap_memory, 1 meta_optimizer ablation
+    assert len(cells) == 2 * 5
+    assert all(len(grid.ablated_axes(cell)) <= 1 for cell in cells.values())
+    assert "basic_lstm_bs32_ml20_sl5_nu64_in16_fhookscold" in cells
+    with pytest.raises(ValueError, match="swap_memory: ablation_design one_at_a_time .* False"):
+        default_config(ablation_design="one_at_a_time", swap_memory=[True])
+    # the job count bound follows the design: 1000 parallel_iterations alone are 2010 jobs,
+    # crossed with the other axes 32000, which is refused
+    many = {"max_len": [10], "sequence_length": [5], "repeats": 1,
+            "parallel_iterations": ["batch_size", *range(1, 1000)], "swap_memory": [False, True],
+            "fetches": ["loss", "train_op", "hooks", "hooks_cold"], "meta_optimizer": ["on", "off"]}
+    default_config(**many, ablation_design="one_at_a_time")
+    with pytest.raises(ValueError, match="32000 training jobs"):
+        default_config(**many)
+
+
 def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}

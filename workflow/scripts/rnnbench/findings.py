@@ -172,6 +172,75 @@ def _effects_section(effects: pd.DataFrame) -> list[str]:
     return out + [""]
 
 
+def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
+    """Where the setup goes, from the meta_optimizer ablation: per cell that has a twin
+    differing only in meta_optimizer "off", and per implementation, the medians over repeats
+    (seconds) of graph construction, session setup, the first step with Grappler (the cell)
+    and without (its twin), their difference (the first step's graph optimisation), the time
+    to the 100th step with Grappler, and the optimisation's share of it.
+
+    ``runs``: results.load_results's table. Empty when the grid has no such twin.
+    """
+    rows = []
+    twins = runs[runs["ablations"] == "no Grappler"]
+    for stem in dict.fromkeys(twins["base_cell_id"]):
+        for impl in ("static", "dynamic"):
+            on = runs[(runs["cell_id"] == stem) & (runs["impl"] == impl)]
+            off = twins[(twins["base_cell_id"] == stem) & (twins["impl"] == impl)]
+            if on.empty or off.empty:
+                continue
+            optimisation = on["first_step_s"].median() - off["first_step_s"].median()
+            first_100 = on["first_100_steps_s"].median()
+            rows.append({
+                "cell_id": stem, "impl": impl,
+                "graph_construction_s": on["graph_construction_s"].median(),
+                "session_setup_s": on["session_setup_s"].median(),
+                "first_step_s": on["first_step_s"].median(),
+                "first_step_without_grappler_s": off["first_step_s"].median(),
+                "graph_optimisation_s": optimisation,
+                "first_100_steps_s": first_100,
+                "optimisation_share_of_first_100": optimisation / first_100,
+            })
+    return pd.DataFrame(rows)
+
+
+def _setup_section(split: pd.DataFrame) -> list[str]:
+    """FINDINGS' 'Where the setup goes' from setup_split."""
+    if split.empty:
+        return ["No cell of this grid has a twin with Grappler off (meta_optimizer on and "
+                "off), so the first step's graph optimisation is not isolated.", ""]
+    out = ["Medians over repeats, seconds. The first step's graph optimisation is the first "
+           "step with Grappler less the first step of the same cell with Grappler off "
+           "(meta_optimizer ablation).", "",
+           "| cell | impl | graph construction | session setup | first step | first step "
+           "without Grappler | graph optimisation | time to the 100th step | optimisation's "
+           "share of it |", "|---|---|---|---|---|---|---|---|---|"]
+    for _, row in split.iterrows():
+        out.append(
+            f"| `{row['cell_id']}` | {row['impl']} | {row['graph_construction_s']:.2f} | "
+            f"{row['session_setup_s']:.2f} | {row['first_step_s']:.2f} | "
+            f"{row['first_step_without_grappler_s']:.2f} | {row['graph_optimisation_s']:.2f} | "
+            f"{row['first_100_steps_s']:.2f} | "
+            f"{100 * row['optimisation_share_of_first_100']:.0f} % |")
+    return out + [""]
+
+
+def _cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
+    """One sentence per hooks_cold cell and implementation: the slowest measured step (the
+    hook fetch set's first run) against the median step, and what the mean makes of it."""
+    lines = []
+    cold = runs[runs["fetches"] == "hooks_cold"]
+    for (cell_id, impl), group in cold.groupby(["cell_id", "impl"], sort=False):
+        slowest, median = group["max_step_s"].median(), group["median_step_s"].median()
+        mean = group["mean_step_s"].median()
+        lines.append(
+            f"- `{cell_id}` {impl}: the hook fetch set's first run, inside the timed loop, "
+            f"took {slowest:.3f} s against a median step of {median:.4f} s "
+            f"({slowest / median:.0f}x); over {int(group['n_steps'].iloc[0])} measured steps "
+            f"the mean step is {mean / median:.2f}x the median.")
+    return lines
+
+
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
     """results/FINDINGS.md: where it was measured, each claim's verdicts with our ratios and
@@ -231,6 +300,11 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 f"{', '.join(ABLATION_DEFAULTS)} at one value each): no cause is isolated "
                 "here.", ""] + lines + ([""] if lines else [])
     out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs))
+    cold = _cold_fetch_lines(runs)
+    if cold:
+        out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
+        out += cold + [""]
+    out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs))
     unstable = summary[summary["unstable"]]["cell_id"].tolist()
     short = summary[summary["warmup_too_short"]]["cell_id"].tolist()
     out += [

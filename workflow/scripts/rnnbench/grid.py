@@ -110,6 +110,7 @@ def check_config(config: dict) -> None:
             sequence_length
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
             duplicate sequence_length settings, fetches hooks comes without a warm-up step,
+            ablation_design one_at_a_time meets an ablation axis without its reference value,
             or the grid asks for more than
             MAX_TRAINING_JOBS jobs or a dataset above MAX_DATASET_BYTES.
     """
@@ -123,6 +124,12 @@ def check_config(config: dict) -> None:
         raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
     for spec, max_len in itertools.product(config["sequence_length"], config["max_len"]):
         sequence_length_bounds(spec, max_len)
+    if config["ablation_design"] == "one_at_a_time":
+        for axis, default in ABLATION_DEFAULTS.items():
+            if default not in config[axis]:
+                raise ValueError(
+                    f"{axis}: ablation_design one_at_a_time varies each ablation axis around "
+                    f"its reference {default!r}, which {config[axis]!r} lacks")
     if "hooks" in config["fetches"] and config["warmup_steps"] < 1:
         raise ValueError("fetches: hooks needs warmup_steps >= 1 (its every-step fetch set "
                          f"first runs in the first warm-up step), not {config['warmup_steps']}")
@@ -131,7 +138,12 @@ def check_config(config: dict) -> None:
             raise ValueError(
                 f"batch_size: {batch_size} is above num_samples {config['num_samples']}"
             )
-    jobs = len(IMPLEMENTATIONS) * config["repeats"] * math.prod(len(config[a]) for a in CELL_AXES)
+    # an upper bound (cells() leaves out a few redundant cells), computed without listing them
+    ablation_cells = (1 + sum(len(config[a]) - 1 for a in ABLATION_DEFAULTS)
+                      if config["ablation_design"] == "one_at_a_time"
+                      else math.prod(len(config[a]) for a in ABLATION_DEFAULTS))
+    jobs = (len(IMPLEMENTATIONS) * config["repeats"] * ablation_cells
+            * math.prod(len(config[a]) for a in CELL_AXES if a not in ABLATION_DEFAULTS))
     if jobs > MAX_TRAINING_JOBS:
         raise ValueError(f"the grid asks for {jobs} training jobs (repeats {config['repeats']}), "
                          f"above {MAX_TRAINING_JOBS}: split it into several configs")
@@ -271,12 +283,18 @@ def cells(config: dict) -> dict[str, dict]:
 
     Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
     loop_bound max_len and pass_sequence_length false are left out: without sequence_length
-    every step runs anyway (the same runs as loop_bound batch_max).
+    every step runs anyway (the same runs as loop_bound batch_max). With ``ablation_design``
+    one_at_a_time, so are the cells that change more than one ablation axis away from
+    ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
+    combination with the others).
     """
     out = {}
+    one_at_a_time = config.get("ablation_design") == "one_at_a_time"
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
         if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
+            continue
+        if one_at_a_time and len(ablated_axes(cell)) > 1:
             continue
         cell["dataset"] = dataset_id(
             cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],

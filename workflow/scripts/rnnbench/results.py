@@ -102,6 +102,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             + timings["first_step_s"] + 99 * timings["median_step_s"],
             "steps_per_s": timings["steps_per_s"],
             "step_iqr_over_median": timings["step_iqr_over_median"],
+            "max_step_s": max(timings["step_s"]),
             "n_steps": len(timings["step_s"]),
             "settled_after_step": settled_after_step(timings["warmup_step_s"] + timings["step_s"]),
             "time_steps_per_step": result["work"]["time_steps_per_step"],

@@ -196,8 +196,8 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
     points = base.mark_point(filled=True).encode(
         y=alt.Y("median:Q", title="seconds (log)", scale=alt.Scale(type="log")),
         tooltip=["panel", "quantity", "impl", "value", "median", "ci_low", "ci_high"])
-    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", scale=alt.Scale(type="log")),
-                                       y2="ci_high:Q")
+    bars = base.mark_errorbar().encode(
+        y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     return alt.layer(points, bars, data=data).facet(
         column=alt.Column("quantity:N", title=None, sort=list(ABLATION_METRICS.values())),
         row=alt.Row("panel:N", title=None),

@@ -44,7 +44,8 @@ def finished_run(tmp_path_factory):
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
-    "num_units": 8, "input_dim": 3, **grid.ABLATION_DEFAULTS, "dataset": "tiny",
+    "num_units": 8, "input_dim": 3, "api": "compat_v1", **grid.ABLATION_DEFAULTS,
+    "dataset": "tiny",
 }
 TINY_PROTOCOL = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
                  "log_every": 2}
@@ -61,7 +62,8 @@ def tiny_protocol():
 
 
 def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_length=5,
-                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01), **ablations):
+                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01), api="compat_v1",
+                **ablations):
     """A schema-valid result record with chosen timings and ablations (grid axes away from
     grid.ABLATION_DEFAULTS), for aggregation tests."""
     construction, session, first = setup
@@ -72,7 +74,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
-                 **grid.ABLATION_DEFAULTS, **ablations, "dataset": "d"},
+                 "api": api, **grid.ABLATION_DEFAULTS, **ablations, "dataset": "d"},
         "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"],
                      "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
         "timings": {"graph_construction_s": construction, "session_setup_s": session,

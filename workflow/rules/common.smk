@@ -44,10 +44,12 @@ CELLS = grid.cells(config)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
 TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
-# A chart per ablation axis the grid varies (charts.ablation_chart).
-PLOTS = list(CHARTS) + [
-    f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))
-]
+# A chart per ablation axis the grid varies (charts.ablation_chart), one for the apis.
+PLOTS = (
+    list(CHARTS)
+    + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
+    + (["api"] if len({c["api"] for c in CELLS.values() if not grid.ablated_axes(c)}) > 1 else [])
+)
 PEAKS = expand(f"{RUNS}/peak_intra{{threads}}.json", threads=config["intra_op_parallelism_threads"])
 
 # Recorded in every result (the job may run where git or the repository is not visible).

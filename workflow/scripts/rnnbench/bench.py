@@ -161,7 +161,9 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     Args:
         impl: "static" or "dynamic".
-        cell: cell, batch_size, max_len, num_units, input_dim, and the ablation axes of
+        cell: cell, batch_size, max_len, num_units, input_dim, api (compat_v1: rnnbench.model
+            in a TF1 Session; keras / keras_xla: rnnbench.keras_model, see _run_keras), and
+            the ablation axes of
             grid.ABLATION_DEFAULTS (loop_bound, pass_sequence_length, meta_optimizer,
             fetches, parallel_iterations, swap_memory, intra_op_parallelism_threads,
             inter_op_parallelism_threads); sequence_length and dataset are recorded as given.
@@ -180,15 +182,33 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     expected = (cell["max_len"], cell["input_dim"])
     if arrays["inputs"].shape[1:] != expected:
         raise ValueError(f"inputs: shape {arrays['inputs'].shape} does not match [*, {expected}]")
-    rss_before_import_mb = metadata.peak_rss_mb()
-    tf = import_tf()
-    tf1 = tf.compat.v1
+    if cell["api"] == "compat_v1":
+        return _run_compat_v1(impl, cell, arrays, protocol, workflow_meta)
+    return _run_keras(impl, cell, arrays, protocol, workflow_meta)
+
+
+def _check_tf_origin(tf: ModuleType) -> None:
+    """Inside an Apptainer image, refuse a TensorFlow imported from outside the image's Python.
+
+    Raises:
+        RuntimeError: naming the folder TensorFlow came from and PYTHONPATH.
+    """
     tf_dir = os.path.dirname(tf.__file__)
     if (os.environ.get("APPTAINER_CONTAINER")
             and not tf_dir.startswith(os.path.join(sys.prefix, ""))):
         raise RuntimeError(
             f"TensorFlow was imported from {tf_dir}, outside the image's Python ({sys.prefix}): "
             f"PYTHONPATH={os.environ.get('PYTHONPATH')!r} reached the image; unset it")
+
+
+def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
+                   workflow_meta: dict[str, Any]) -> dict[str, Any]:
+    """run() for api compat_v1: rnnbench.model in a TF1 Session, phases as in the module
+    docstring."""
+    rss_before_import_mb = metadata.peak_rss_mb()
+    tf = import_tf()
+    tf1 = tf.compat.v1
+    _check_tf_origin(tf)
     intra, inter = cell["intra_op_parallelism_threads"], cell["inter_op_parallelism_threads"]
     config = session_config(tf, protocol["device"], intra, inter)
     rss_after_import_mb = metadata.peak_rss_mb()
@@ -261,19 +281,6 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
                                                          config)
     log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
              graph_optimisation_s)
-    stats = step_stats(step_s)
-    log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
-             1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
-    peak_rss = metadata.peak_rss_mb()
-    meta = metadata.collect(tf, protocol["device"])
-    meta.update(
-        git=workflow_meta["git"],
-        image_sha256=workflow_meta["image_sha256"],
-        intra_op_parallelism_threads=intra,
-        inter_op_parallelism_threads=inter,
-    )
-    session.close()
-    weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
     # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step); without
     # the batch bound (dynamic's max_len loop, or no sequence_length) every step computes all
     # max_len time steps
@@ -281,37 +288,158 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
                                               1 + protocol["warmup_steps"], protocol["steps"])
     if (cell["loop_bound"] == "max_len" and impl == "dynamic") or not cell["pass_sequence_length"]:
         time_steps = float(cell["max_len"])
+    record = _record(
+        tf, impl, cell, {**protocol, "parallel_iterations": parallel_iterations,
+                         "fetches": list(every_step), "hook_fetches": list(hook)},
+        workflow_meta,
+        {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
+         "first_step_s": first_step_s, "graph_optimisation_s": graph_optimisation_s,
+         "warmup_step_s": warmup_step_s, "step_s": step_s,
+         # the steps (0: the first step) that fetched the hook set (fetch_plan)
+         "hook_steps": [k for k, is_hook in enumerate(plan) if is_hook]},
+        {"node_count": node_count(graph_def), "graphdef_bytes": graph_def.ByteSize(),
+         "optimised_node_count": optimised_nodes},
+        time_steps, (first_loss, last_loss), weights,
+        (rss_before_import_mb, rss_after_import_mb))
+    session.close()
+    return record
+
+
+def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
+               workflow_meta: dict[str, Any]) -> dict[str, Any]:
+    """run() for the keras apis: a Keras layer (unroll=True for static, False for dynamic)
+    trained by keras_model.build_train_step, eager TensorFlow. Phases, with
+    ``time.perf_counter``:
+
+    - ``session_setup_s``: the layer, its weights (keras_model.initial_layer_weights), the
+      optimizer and the input pipeline (``tf.data``; each step takes its batch outside the
+      train step, XLA cannot compile the iterator, inside the timed region).
+    - ``graph_construction_s``: tracing the train step (``get_concrete_function``): Python
+      builds its graph, the unrolled one for static.
+    - ``first_step_s``: its first call: graph optimisation (Grappler; for keras_xla also
+      the XLA compilation) and one step.
+    - warm-up and measured steps as for compat_v1; every step fetches the loss (``.numpy()``,
+      which also waits for the step to finish).
+
+    ``graph_optimisation_s`` and ``optimised_node_count`` are None (Grappler is not run alone
+    on a function graph); meta_optimizer "off" disables Grappler through
+    ``tf.config.optimizer.set_experimental_options``. Every step computes all max_len time
+    steps (Keras's loop and its unrolled graph both run the padded length, masked).
+
+    Raises:
+        RuntimeError: as run().
+    """
+    from rnnbench import keras_model
+
+    rss_before_import_mb = metadata.peak_rss_mb()
+    tf, keras = keras_model.import_tf_keras()
+    _check_tf_origin(tf)
+    keras_model.configure(tf, protocol["device"], cell["intra_op_parallelism_threads"],
+                          cell["inter_op_parallelism_threads"], cell["meta_optimizer"] == "on")
+    rss_after_import_mb = metadata.peak_rss_mb()
+    batch_size, max_len = cell["batch_size"], cell["max_len"]
+    log.info("%s %s (%s): building the model (max_len %d)", impl, cell["cell"], cell["api"],
+             max_len)
+
+    start = time.perf_counter()
+    layer = keras_model.make_layer(keras, cell["cell"], cell["num_units"], impl == "static")
+    layer.build((batch_size, max_len, cell["input_dim"]))
+    initial = keras_model.initial_layer_weights(layer, cell["cell"], cell["input_dim"],
+                                                cell["num_units"], protocol["seed"])
+    layer.set_weights(initial)
+    train_step, _ = keras_model.build_train_step(tf, keras, layer, max_len,
+                                                 cell["api"] == "keras_xla",
+                                                 cell["pass_sequence_length"])
+    batches = iter(tf.data.Dataset.from_tensor_slices(
+        (arrays["inputs"], arrays["sequence_length"], arrays["labels"])
+    ).repeat().batch(batch_size, drop_remainder=True))
+    session_setup_s = time.perf_counter() - start
+    log.info("model, weights, optimizer and input pipeline: %.2f s", session_setup_s)
+
+    first_batch = next(batches)
+    with heartbeat("tracing"):
+        start = time.perf_counter()
+        concrete = train_step.get_concrete_function(*first_batch)
+        graph_construction_s = time.perf_counter() - start
+    graph_def = concrete.graph.as_graph_def()
+    log.info("tracing: %.2f s, %d nodes", graph_construction_s, node_count(graph_def))
+
+    with heartbeat("first step"):
+        start = time.perf_counter()
+        first_loss = float(train_step(*first_batch).numpy())
+        first_step_s = time.perf_counter() - start
+    log.info("first step: %.2f s", first_step_s)
+
+    def steps(count: int, label: str) -> tuple[list[float], float | None]:
+        seconds, loss = [], None
+        for i in range(1, count + 1):
+            start = time.perf_counter()  # the batch included, as in compat_v1's get_next
+            loss = float(train_step(*next(batches)).numpy())
+            seconds.append(time.perf_counter() - start)
+            if i % protocol["log_every"] == 0 or i == count:
+                log.info("%s step %d/%d", label, i, count)
+        return seconds, loss
+
+    warmup_step_s, _ = steps(protocol["warmup_steps"], "warm-up")
+    step_s, last_loss = steps(protocol["steps"], "measured")
+    weights = {f"{i}:0": w for i, w in enumerate(initial)}
+    return _record(
+        tf, impl, cell, {**protocol, "parallel_iterations": None,
+                         "fetches": ["train_step", "loss"], "hook_fetches": []},
+        workflow_meta,
+        {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
+         "first_step_s": first_step_s, "graph_optimisation_s": None,
+         "warmup_step_s": warmup_step_s, "step_s": step_s, "hook_steps": []},
+        {"node_count": node_count(graph_def), "graphdef_bytes": graph_def.ByteSize(),
+         "optimised_node_count": None},
+        float(max_len), (first_loss, last_loss), weights,
+        (rss_before_import_mb, rss_after_import_mb))
+
+
+def node_count(graph_def: Any) -> int:
+    """Nodes of a GraphDef, those of its function library included (a TF2 while loop or
+    tf.function keeps its body there; TF1 graphs have none)."""
+    return len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+
+
+def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta: dict,
+            timings: dict, graph: dict, time_steps: float, losses: tuple, weights: dict,
+            rss_mb: tuple) -> dict[str, Any]:
+    """The result record (result.schema.yaml) of a finished run: ``timings`` (seconds) get
+    step_stats of their ``step_s``, the metadata what metadata.collect sees plus the
+    workflow's ``workflow_meta`` and the cell's threads, ``work`` the FLOP of
+    roofline.train_step_flop over ``time_steps``, ``weights`` (name -> initial array) their
+    sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF."""
+    stats = step_stats(timings["step_s"])
+    log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
+             1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
+    meta = metadata.collect(tf, protocol["device"])
+    meta.update(
+        git=workflow_meta["git"],
+        image_sha256=workflow_meta["image_sha256"],
+        intra_op_parallelism_threads=cell["intra_op_parallelism_threads"],
+        inter_op_parallelism_threads=cell["inter_op_parallelism_threads"],
+    )
+    weights_hash = hashlib.sha256(b"".join(weights[k].tobytes() for k in sorted(weights)))
     return {
         "schema_version": SCHEMA_VERSION,
         "impl": impl,
         "cell": cell,
-        "protocol": {**protocol, "parallel_iterations": parallel_iterations,
-                     "fetches": list(every_step), "hook_fetches": list(hook)},
-        "timings": {
-            "graph_construction_s": graph_construction_s,
-            "session_setup_s": session_setup_s,
-            "first_step_s": first_step_s,
-            "graph_optimisation_s": graph_optimisation_s,
-            "warmup_step_s": warmup_step_s,
-            "step_s": step_s,
-            # the steps (0: the first step) that fetched the hook set (fetch_plan)
-            "hook_steps": [k for k, is_hook in enumerate(plan) if is_hook],
-            **stats,
-        },
-        "graph": {"node_count": len(graph_def.node), "graphdef_bytes": graph_def.ByteSize(),
-                  "optimised_node_count": optimised_nodes},
+        "protocol": protocol,
+        "timings": {**timings, **stats},
+        "graph": graph,
         "work": {
             "time_steps_per_step": time_steps,
-            "train_step_flop": roofline.train_step_flop(cell["cell"], batch_size,
-                                                        cell["input_dim"], cell["num_units"],
-                                                        time_steps),
+            "train_step_flop": roofline.train_step_flop(
+                cell["cell"], cell["batch_size"], cell["input_dim"], cell["num_units"],
+                time_steps),
         },
         "memory": {
-            "rss_before_import_mb": rss_before_import_mb,
-            "peak_rss_after_import_mb": rss_after_import_mb,
-            "peak_rss_mb": peak_rss,
+            "rss_before_import_mb": rss_mb[0],
+            "peak_rss_after_import_mb": rss_mb[1],
+            "peak_rss_mb": metadata.peak_rss_mb(),
         },
-        "loss": {"first": first_loss, "last": last_loss},
+        "loss": {"first": losses[0], "last": losses[1]},
         "initial_weights_sha256": weights_hash.hexdigest(),
         "metadata": meta,
     }

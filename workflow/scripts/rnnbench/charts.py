@@ -13,16 +13,19 @@ import pandas as pd
 from rnnbench import grid
 
 CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
-# One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart).
-ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS)
+# One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart),
+# and one comparing the apis when the grid has more than one (api_chart).
+ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS) + ("api",)
 IMPL_COLOR = alt.Color("impl:N", title="implementation",
                        scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
 
 
 def _variant(frame: pd.DataFrame) -> pd.Series:
-    """Row label of a cell: its type and sizes, and any ablation away from TensorFlow's own."""
+    """Row label of a cell: its type and sizes, its api unless compat_v1, and any ablation
+    away from its reference."""
     label = (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
-             + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str))
+             + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str)
+             + frame["api"].map(lambda api: "" if api == "compat_v1" else f" {api}"))
     return label + frame["ablations"].map(lambda text: f", {text}" if text else "")
 
 
@@ -205,6 +208,44 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
         title=f"Ablation {axis}: the first value is the reference")
 
 
+def api_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Per api (line dash) and implementation (colour): median setup seconds (for the keras
+    apis: tracing, the first call's compilation and step, and model setup) and median step
+    seconds against max_len, with 95 % bootstrap intervals; one row per cell variant and
+    sequence_length. Cells with ablations are left out.
+
+    Raises:
+        ValueError: if the summary holds fewer than two apis.
+    """
+    plain = summary[summary["ablations"] == ""]
+    if plain["api"].nunique() < 2:
+        raise ValueError(f"chart: api needs two apis or more, not {sorted(plain['api'].unique())}")
+    frames = []
+    for metric, title in (("setup_s", "setup (s)"), ("median_step_s", "median step (s)")):
+        for impl in ("static", "dynamic"):
+            frames.append(pd.DataFrame({
+                "panel": _variant(plain.assign(api="compat_v1")) + ", sequence_length "
+                + plain["sequence_length"].astype(str),
+                "api": plain["api"], "max_len": plain["max_len"], "quantity": title,
+                "impl": impl, "median": plain[f"{impl}_{metric}"],
+                "ci_low": plain[f"{impl}_{metric}_ci_low"],
+                "ci_high": plain[f"{impl}_{metric}_ci_high"],
+            }))
+    data = pd.concat(frames, ignore_index=True)
+    base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
+                              color=IMPL_COLOR,
+                              strokeDash=alt.StrokeDash("api:N", sort=list(grid.API_SUFFIXES)))
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "api", "impl", "quantity", "max_len", "median", "ci_low", "ci_high"])
+    bars = base.mark_errorbar().encode(
+        y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
+    return alt.layer(lines, bars, data=data).facet(
+        column=alt.Column("quantity:N", title=None), row=alt.Row("panel:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title="static (unroll=True) against dynamic per api: setup and step time")
+
+
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
     """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
 
@@ -221,6 +262,8 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return ratio_heatmap_chart(summary)
     if name == "roofline":
         return roofline_chart(summary)
+    if name == "api":
+        return api_chart(summary)
     if name in ABLATION_CHARTS:
         return ablation_chart(summary, name.removeprefix("ablation_"))
     raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS + ABLATION_CHARTS}")

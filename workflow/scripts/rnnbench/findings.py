@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ABLATION_DEFAULTS
+from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES
 from rnnbench.results import ratio_ci
 
 QUANTITIES = {
@@ -241,6 +241,48 @@ def _cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _breakeven_text(cell: pd.Series) -> str:
+    steps = cell["breakeven_steps"]
+    if pd.isna(steps):
+        return "never catches up"
+    return (f"catches up after {int(steps)} [{cell['breakeven_steps_ci_low']:.0f}, "
+            f"{cell['breakeven_steps_ci_high']:.0f}] steps").replace("inf", "never")
+
+
+SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
+
+
+def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = 0) -> list[str]:
+    """'For Keras users': per keras / keras_xla cell without ablations, unroll=True (static)
+    against unroll=False (dynamic): setup and step ratios with 95 % intervals and break-even;
+    and, where the grid has the same cell in compat_v1, Keras's unroll=False step against
+    dynamic_rnn's (Keras runs the padded length, dynamic_rnn the batch's longest sequence).
+    Empty without keras cells."""
+    lines = []
+    plain = summary[(summary["api"] != "compat_v1") & (summary["ablations"] == "")]
+    for _, cell in plain.iterrows():
+        setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
+        step = (cell["ratio_median_step_s"], cell["ratio_median_step_s_ci_low"],
+                cell["ratio_median_step_s_ci_high"])
+        line = (f"- `{cell['cell_id']}` ({cell['api']}, max_len {cell['max_len']}, "
+                f"sequence_length {cell['sequence_length']}): unroll=True takes "
+                f"{setup[0]:.2f} [{setup[1]:.2f}, {setup[2]:.2f}] times the setup of "
+                f"unroll=False (tracing, first call, model), its steps "
+                f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
+                f"({SPEED[verdict('static < dynamic', step[1], step[2])]}); "
+                f"it {_breakeven_text(cell)}.")
+        stem = cell["cell_id"].removesuffix(API_SUFFIXES[cell["api"]])
+        ours = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["impl"] == "dynamic")]
+        theirs = runs[(runs["cell_id"] == stem) & (runs["impl"] == "dynamic")]
+        if not theirs.empty:
+            ratio, low, high = ratio_ci(ours["median_step_s"].to_numpy(),
+                                        theirs["median_step_s"].to_numpy(), seed)
+            line += (f" Its unroll=False step takes {ratio:.2f} [{low:.2f}, {high:.2f}] times "
+                     f"dynamic_rnn's (compat_v1) in the same cell.")
+        lines.append(line)
+    return lines
+
+
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
     """results/FINDINGS.md: where it was measured, each claim's verdicts with our ratios and
@@ -299,6 +341,14 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 "This grid has no cell that ablates another (the ablation axes "
                 f"{', '.join(ABLATION_DEFAULTS)} at one value each): no cause is isolated "
                 "here.", ""] + lines + ([""] if lines else [])
+    keras = keras_lines(summary, runs)
+    if keras:
+        out += ["## For Keras users", "",
+                "A Keras LSTM / GRU layer trained in a tf.function (api keras; keras_xla: with "
+                "jit_compile=True), unroll=True against unroll=False, measured as above (same "
+                "device, TensorFlow, threads, data and initial weights). Keras runs the whole "
+                "padded length either way, masked: the loop-bound saving of dynamic_rnn does "
+                "not apply.", ""] + keras + [""]
     out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs))
     cold = _cold_fetch_lines(runs)
     if cold:

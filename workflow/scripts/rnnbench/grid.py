@@ -34,8 +34,14 @@ ABLATION_DEFAULTS = {
     "intra_op_parallelism_threads": 1,
     "inter_op_parallelism_threads": 1,
 }
-CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim",
+CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "api",
              *ABLATION_DEFAULTS)
+# The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
+# keras_xla), and their id suffixes (compat_v1, the original, adds none).
+API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla"}
+# Ablations that only tf.compat.v1's static_rnn / dynamic_rnn and Session have: a keras cell
+# away from these defaults is left out of the grid (cells()).
+COMPAT_V1_ONLY = ("loop_bound", "fetches", "parallel_iterations", "swap_memory")
 FETCHES = {
     "train_op": "train_op fetched alone",
     "loss": "train_op and loss",
@@ -222,8 +228,9 @@ def _ablations(cell: Any) -> list[tuple[str, str]]:
 
 
 def cell_id(cell: dict) -> str:
-    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; each ablation away from
-    ABLATION_DEFAULTS adds a suffix, in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
+    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the keras apis add
+    ``_keras`` / ``_kerasxla``; then each ablation away from ABLATION_DEFAULTS adds a suffix,
+    in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
     ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
     ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
     (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads)."""
@@ -232,7 +239,8 @@ def cell_id(cell: dict) -> str:
         f"_sl{sequence_length_id(cell['sequence_length'])}"
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
-    return name + "".join(suffix for suffix, _ in _ablations(cell))
+    return name + API_SUFFIXES[cell.get("api", "compat_v1")] + "".join(
+        suffix for suffix, _ in _ablations(cell))
 
 
 def ablation_label(cell: Any) -> str:
@@ -286,7 +294,8 @@ def cells(config: dict) -> dict[str, dict]:
     every step runs anyway (the same runs as loop_bound batch_max). With ``ablation_design``
     one_at_a_time, so are the cells that change more than one ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
-    combination with the others).
+    combination with the others). So are cells of the keras apis with an ablation in
+    COMPAT_V1_ONLY (they have no such setting).
     """
     out = {}
     one_at_a_time = config.get("ablation_design") == "one_at_a_time"
@@ -295,6 +304,8 @@ def cells(config: dict) -> dict[str, dict]:
         if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
             continue
         if one_at_a_time and len(ablated_axes(cell)) > 1:
+            continue
+        if cell["api"] != "compat_v1" and set(ablated_axes(cell)) & set(COMPAT_V1_ONLY):
             continue
         cell["dataset"] = dataset_id(
             cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],

@@ -28,7 +28,7 @@ RATIO_METRICS = ("graph_construction_s", "first_step_s", "graph_optimisation_s",
                  "first_100_steps_s", "median_step_s", "peak_rss_mb")
 # A cell's id, axes, the id of the cell it ablates and its ablations in words ('' for none).
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
-                "input_dim", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
+                "input_dim", "api", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
 # A run whose measured step times spread more than this (IQR / median) is flagged unstable.
 UNSTABLE_IQR_OVER_MEDIAN = 0.05
 # Rolling window (steps) of settled_after_step.
@@ -83,6 +83,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "sequence_length": sequence_length_id(cell["sequence_length"]),
             "num_units": cell["num_units"],
             "input_dim": cell["input_dim"],
+            "api": cell["api"],
             **{axis: cell[axis] for axis in ABLATION_DEFAULTS},
             "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
             "base_cell_id": base_cell_id(result["cell_id"], cell),
@@ -90,9 +91,11 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "graph_construction_s": timings["graph_construction_s"],
             "session_setup_s": timings["session_setup_s"],
             "first_step_s": timings["first_step_s"],
-            "graph_optimisation_s": timings["graph_optimisation_s"],
+            # None (the keras apis: not measured) becomes NaN
+            "graph_optimisation_s": _or_nan(timings["graph_optimisation_s"]),
             # the first step without the optimisation (Grappler alone can take a little longer)
-            "first_step_rest_s": max(0.0, timings["first_step_s"] - timings["graph_optimisation_s"]),
+            "first_step_rest_s": max(0.0, timings["first_step_s"]
+                                     - _or_nan(timings["graph_optimisation_s"])),
             "setup_s": timings["graph_construction_s"] + timings["session_setup_s"]
             + timings["first_step_s"],
             "median_step_s": timings["median_step_s"],
@@ -137,6 +140,10 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     return table
 
 
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
 def settled_after_step(step_s: list[float], window: int = SETTLE_WINDOW) -> int | None:
     """How many steps a run needed to settle: the warm-up it actually needed, detected.
 
@@ -164,10 +171,13 @@ def median_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tu
     """Median of ``values`` and its percentile-bootstrap interval (scipy.stats.bootstrap).
 
     With fewer than 2 values, or all values equal, the interval is (median, median) for
-    equal values and (nan, nan) for a single value. Intervals from 3 repeats are crude: the
-    bootstrap can only resample those 3 values.
+    equal values and (nan, nan) for a single value; any NaN value (a quantity not measured)
+    gives (nan, nan, nan). Intervals from 3 repeats are crude: the bootstrap can only
+    resample those 3 values.
     """
     values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        return math.nan, math.nan, math.nan
     median = float(np.median(values))
     if len(values) < 2:
         return median, math.nan, math.nan
@@ -182,10 +192,13 @@ def ratio_ci(static: np.ndarray, dynamic: np.ndarray, seed: int = 0,
              confidence: float = 0.95) -> tuple[float, float, float]:
     """median(static) / median(dynamic) and its two-sample percentile-bootstrap interval.
 
-    Returns (ratio, nan, nan) when either side has fewer than 2 values.
+    Returns (ratio, nan, nan) when either side has fewer than 2 values, and (nan, nan, nan)
+    when a value is NaN (a quantity not measured).
     """
     static = np.asarray(static, dtype=float)
     dynamic = np.asarray(dynamic, dtype=float)
+    if np.isnan(static).any() or np.isnan(dynamic).any():
+        return math.nan, math.nan, math.nan
     ratio = float(np.median(static) / np.median(dynamic))
     if len(static) < 2 or len(dynamic) < 2:
         return ratio, math.nan, math.nan

@@ -1,0 +1,75 @@
+"""Keras side of tests/test_keras_model.py, run in a fresh Python (eager TensorFlow, Keras 3):
+
+Prints one JSON line: "losses" per cell, api and unroll (lstm with both apis, gru with
+keras: each XLA compilation takes seconds), "padding" (masking), and "runs": one timed
+bench.run of a tiny keras cell per implementation.
+"""
+
+import json
+
+import numpy as np
+
+from rnnbench import bench, data, grid, keras_model
+from rnnbench.results import validate_result
+
+tf, keras = keras_model.import_tf_keras()
+keras_model.configure(tf, "cpu", 1, 1)
+
+
+def first_two_losses(cell, arrays, api, unroll):
+    layer = keras_model.make_layer(keras, cell, 4, unroll)
+    layer.build((None, 5, 3))
+    layer.set_weights(keras_model.initial_layer_weights(layer, cell, 3, 4, 0))
+    step, _ = keras_model.build_train_step(tf, keras, layer, 5, api == "keras_xla")
+    batch = [tf.constant(arrays[k]) for k in ("inputs", "sequence_length", "labels")]
+    # each call returns the loss before its update: the loss at the initial weights, then
+    # after one Adam update
+    return [float(step(*batch)), float(step(*batch))]
+
+
+def losses():
+    out = {}
+    for cell, apis in (("lstm", ("keras", "keras_xla")), ("gru", ("keras",))):
+        arrays = data.make_dataset(max_len=5, sequence_length={"uniform": [1, 5]}, input_dim=3,
+                                   num_classes=4, num_samples=6, seed=1)
+        out[cell] = {api: {str(u): first_two_losses(cell, arrays, api, u) for u in (True, False)}
+                     for api in apis}
+    arrays = data.make_dataset(max_len=5, sequence_length={"uniform": [1, 5]}, input_dim=3,
+                               num_classes=4, num_samples=6, seed=1)
+    padded = {**arrays, "inputs": arrays["inputs"].copy()}
+    mask = np.arange(5)[None, :] >= arrays["sequence_length"][:, None]
+    padded["inputs"][mask] = 123.0
+    out["padding"] = {}
+    for unroll in (True, False):
+        layer = keras_model.make_layer(keras, "lstm", 4, unroll)
+        layer.build((None, 5, 3))
+        layer.set_weights(keras_model.initial_layer_weights(layer, "lstm", 3, 4, 0))
+        values = []
+        for source in (arrays, padded):
+            lengths_mask = tf.sequence_mask(source["sequence_length"], 5)
+            logits = layer(tf.constant(source["inputs"]), mask=lengths_mask)
+            values.append(float(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=source["labels"], logits=logits))))
+        out["padding"][str(unroll)] = values
+        out["padding"]["output_shape"] = list(logits.shape)
+    return out
+
+
+def run(impl):
+    cell = {"cell": "basic_lstm", "batch_size": 4, "max_len": 6,
+            "sequence_length": {"uniform": [2, 6]}, "num_units": 8, "input_dim": 3,
+            "api": "keras", **grid.ABLATION_DEFAULTS, "dataset": "tiny"}
+    protocol = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
+                "log_every": 2}
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=12, seed=0)
+    result = bench.run(impl, cell, arrays, protocol,
+                       {"git": {"commit": None, "dirty": None}, "image_sha256": None})
+    result.update(cell_id="tiny_keras", repeat=1, job_threads=1,
+                  data={"path": "x", "sha256": "y"})
+    validate_result(result)
+    return {**result, "valid": True}
+
+
+if __name__ == "__main__":
+    print(json.dumps({**losses(), "runs": {impl: run(impl) for impl in ("static", "dynamic")}}))

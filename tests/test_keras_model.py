@@ -1,0 +1,105 @@
+"""The keras apis (rnnbench.keras_model): unroll=True and unroll=False compute the same function
+as each other and as compat_v1's static_rnn / dynamic_rnn from the same weights; a timed run
+returns a valid result. Keras runs eagerly without the legacy Keras that the compat_v1 tests
+load into this process, so its side runs in a subprocess (tests/keras_probe.py)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from rnnbench import data, keras_model, model
+
+tf = model.import_tf()
+tf1 = tf.compat.v1
+PROBE = REPO / "tests" / "keras_probe.py"
+
+
+@pytest.fixture(scope="module")
+def keras_side():
+    """tests/keras_probe.py's output, from a fresh Python."""
+    proc = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ,
+                                            "PYTHONPATH": str(REPO / "workflow" / "scripts")})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def compat_v1_losses(cell, lengths):
+    """compat_v1 static and dynamic loss before and after one Adam step, in this process."""
+    arrays = data.make_dataset(max_len=5, sequence_length=lengths, input_dim=3, num_classes=4,
+                               num_samples=6, seed=1)
+    out = {}
+    for impl in ("static", "dynamic"):
+        with tf.Graph().as_default():
+            loss = model.build_loss(tf, tf.constant(arrays["inputs"]),
+                                    tf.constant(arrays["sequence_length"]),
+                                    tf.constant(arrays["labels"]), impl, cell, 4)
+            train = tf1.train.AdamOptimizer().minimize(loss)
+            with tf1.Session() as session:
+                session.run(tf1.global_variables_initializer())
+                model.load_initial_weights(tf, session, 0)
+                first, _ = session.run([loss, train])
+                out[impl] = [float(first), float(session.run(loss))]
+    return out
+
+
+def test_weight_mapping_reorders_gates_and_moves_the_forget_bias():
+    units, input_dim = 2, 3
+    # block b of TF1's gates (i, j, f, o) filled with b, rows numbered
+    kernel = np.repeat(np.arange(4.0), units)[None, :] + 10 * np.arange(input_dim + units)[:, None]
+    bias = np.repeat(np.arange(4.0), units)
+    k, r, b = keras_model.lstm_weights_from_compat_v1(kernel, bias, input_dim)
+    assert k.shape == (input_dim, 4 * units) and r.shape == (units, 4 * units)
+    # Keras's order i, f, c(= TF1's j), o; the forget bias goes to f only
+    assert list(b) == [0, 0, 2 + 1.0, 2 + 1.0, 1, 1, 3, 3]
+    assert list(k[0]) == [0, 0, 2, 2, 1, 1, 3, 3] and r[0, 0] == 10 * input_dim
+    with pytest.raises(ValueError, match="input_dim 4"):
+        keras_model.lstm_weights_from_compat_v1(kernel, bias, 4)
+
+
+def test_every_api_computes_the_same_lstm_loss(keras_side):
+    """Same data (mixed lengths), same initial weights: the loss before and after one Adam
+    step agrees across compat_v1 static/dynamic and Keras unroll True/False, with and
+    without XLA."""
+    expected = compat_v1_losses("lstm", {"uniform": [1, 5]})
+    assert expected["static"] == pytest.approx(expected["dynamic"], rel=1e-5)
+    for api in ("keras", "keras_xla"):
+        for unroll in ("True", "False"):
+            got = keras_side["lstm"][api][unroll]
+            # XLA fuses and reorders float32 arithmetic; 1e-5 holds for it here too
+            assert got == pytest.approx(expected["static"], rel=1e-5), (api, unroll)
+
+
+def test_keras_gru_unroll_true_and_false_agree(keras_side):
+    static, dynamic = (keras_side["gru"]["keras"][u] for u in ("True", "False"))
+    assert static == pytest.approx(dynamic, rel=1e-5)
+    assert static[1] != static[0]  # the Adam update changed the weights
+
+
+def test_keras_masks_the_padding(keras_side):
+    """Changing the padding beyond each sequence_length leaves the loss unchanged."""
+    for unroll in ("True", "False"):
+        before, after = keras_side["padding"][unroll]
+        assert before == pytest.approx(after, rel=1e-6)
+    assert keras_side["padding"]["output_shape"] == [6, 4]  # [batch, num_units]
+
+
+@pytest.mark.parametrize("impl", ["static", "dynamic"])
+def test_a_timed_keras_run_returns_a_valid_result(keras_side, impl):
+    result = keras_side["runs"][impl]
+    assert result["valid"] is True
+    assert result["cell"]["api"] == "keras"
+    assert result["protocol"]["fetches"] == ["train_step", "loss"]
+    assert result["timings"]["graph_optimisation_s"] is None
+    # Keras computes the whole padded length, whatever the batch's longest sequence
+    assert result["work"]["time_steps_per_step"] == 6
+    assert result["metadata"]["tf_version"] == tf.__version__
+    assert np.isfinite(result["loss"]["first"]) and np.isfinite(result["loss"]["last"])
+    # same data and weights as each other: the first losses agree
+    other = keras_side["runs"]["dynamic" if impl == "static" else "static"]
+    assert result["loss"]["first"] == pytest.approx(other["loss"]["first"], rel=1e-5)

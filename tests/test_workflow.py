@@ -37,28 +37,36 @@ def test_every_output_is_written(finished_run):
                 steps = config["steps"]
                 assert f"measured step {steps}/{steps}, running" in log
                 assert "done: median step" in log
-    for chart in ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline"):
+    for chart in ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline",
+                  "api"):
         assert (finished_run / f"results/plots/{chart}.html").stat().st_size > 1000
         assert (finished_run / f"results/plots/{chart}.svg").read_text().lstrip().startswith("<svg")
 
 
 def test_measurements_are_tidy_and_real(finished_run):
     runs = pd.read_csv(finished_run / "results/measurements.csv", dtype={"sequence_length": str})
-    assert len(runs) == 2 * 2 * TINY["repeats"]
+    assert len(runs) == 2 * 2 * 2 * TINY["repeats"]  # max_len x api x impl x repeats
     assert set(runs["sequence_length"]) == {"u1-4"}
     assert (runs["intra_op_parallelism_threads"] == 1).all()  # the job's threads (tiny: 1)
     assert (runs[["graph_construction_s", "first_step_s", "median_step_s"]] > 0).all().all()
-    nodes = runs.groupby(["impl", "max_len"])["node_count"].first()
-    assert nodes["static", 8] > nodes["static", 4]  # static unrolls max_len cell copies
-    assert nodes["dynamic", 8] == nodes["dynamic", 4]  # dynamic's graph does not grow
-    # identical data, initial weights and fetches: the first losses agree across implementations
-    first = runs.pivot_table(index=["cell_id", "repeat"], columns="impl", values="first_loss")
-    assert ((first["static"] - first["dynamic"]).abs() / first["dynamic"]).max() < 1e-5
+    nodes = runs.groupby(["api", "impl", "max_len"])["node_count"].first()
+    for api in ("compat_v1", "keras"):
+        assert nodes[api, "static", 8] > nodes[api, "static", 4]  # max_len cell copies
+        assert nodes[api, "dynamic", 8] == nodes[api, "dynamic", 4]  # one loop body
+    # identical data and initial weights (Keras's mapped from TF1's): the first losses agree
+    # across implementations and apis
+    first = runs.pivot_table(index=["max_len", "repeat"], columns=["api", "impl"],
+                             values="first_loss")
+    assert ((first.sub(first["compat_v1", "dynamic"], axis=0)).abs().max().max()
+            / first.abs().min().min()) < 1e-5
+    # Keras computes every padded time step; dynamic_rnn the batch's longest sequence
+    keras = runs[runs["api"] == "keras"]
+    assert (keras["time_steps_per_step"] == keras["max_len"]).all()
 
 
 def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     summary = pd.read_csv(finished_run / "results/summary.csv")
-    assert len(summary) == 2
+    assert len(summary) == 4
     for column in ("static_graph_construction_s", "dynamic_first_step_s", "static_median_step_s",
                    "ratio_setup_s", "ratio_median_step_s", "breakeven_steps"):
         assert column in summary
@@ -84,6 +92,8 @@ def test_findings_give_a_verdict_per_cell(finished_run):
         row = next(line for line in text.splitlines() if line.startswith(f"| `{cell}` | - |"))
         assert f"| {ratio:.2f} [" in row  # our ratio, from the summary
         assert row.endswith(("| holds |", "| does not hold |", "| inconclusive |"))
+    assert "## For Keras users" in text
+    assert "- `basic_lstm_bs8_ml8_slu1-4_nu8_in4_keras` (keras, max_len 8" in text
 
 
 def test_report_builds(finished_run):

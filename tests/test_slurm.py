@@ -62,7 +62,7 @@ def results_of(workdir, config):
 def failing_cell_scenario(workdir):
     """The tiny grid through profiles/slurm, one cell's dataset corrupted after rule make_data.
     Returns what the test checks; run in the background from the session's start (conftest)."""
-    config = {**TINY, "repeats": 1}  # 4 SLURM jobs: 2 cells x 2 implementations
+    config = {**TINY, "repeats": 1, "api": ["compat_v1"]}  # 4 SLURM jobs: 2 cells x 2 impls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     grid.validate_config(config)
     cells = grid.cells(config)
@@ -90,7 +90,8 @@ def gpu_profile_scenario(workdir):
     runs in the CPU image on the fake GPU GRES. Run in the background (conftest)."""
     if not CPU_IMAGE.exists():
         return {"proc": None}  # the test is skipped, or fails on the missing image
-    config = {**TINY, "max_len": [4], "repeats": 1}
+    # compat_v1 in the image here; test_container runs the keras api in it
+    config = {**TINY, "max_len": [4], "repeats": 1, "api": ["compat_v1"]}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     validated = {**config, "device": "cpu"}
     grid.validate_config(validated)

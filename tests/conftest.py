@@ -48,7 +48,7 @@ TINY_CELL = {
     "dataset": "tiny",
 }
 TINY_PROTOCOL = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
-                 "log_every": 2}
+                 "log_every": 2, "grappler_alone": True}
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ def run(impl):
             "sequence_length": {"uniform": [2, 6]}, "num_units": 8, "input_dim": 3,
             "api": "keras", **grid.ABLATION_DEFAULTS, "dataset": "tiny"}
     protocol = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
-                "log_every": 2}
+                "log_every": 2, "grappler_alone": True}
     arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
                                num_classes=8, num_samples=12, seed=0)
     result = bench.run(impl, cell, arrays, protocol,

@@ -166,9 +166,10 @@ def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}
     for key, value in [("steps", 51), ("warmup_steps", 3), ("hook_every", 7),
-                       ("device", "gpu"), ("seed", 1), ("num_samples", 500)]:
+                       ("device", "gpu"), ("seed", 1), ("num_samples", 500),
+                       ("grappler_alone", False)]:
         seen.add(grid.protocol_id({**base, key: value}))
-    assert len(seen) == 7
+    assert len(seen) == 8
     assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)
     # runs in an image go to a folder of their own, named by the image
     in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")

@@ -22,7 +22,15 @@ rule train_static:
         workflow_meta=WORKFLOW_META,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol={
-            key: config[key] for key in ("steps", "warmup_steps", "hook_every", "device", "seed")
+            key: config[key]
+            for key in (
+                "steps",
+                "warmup_steps",
+                "hook_every",
+                "device",
+                "seed",
+                "grappler_alone",
+            )
         },
     script:
         "../scripts/train.py"

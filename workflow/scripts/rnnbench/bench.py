@@ -19,7 +19,8 @@ Phases, each timed with ``time.perf_counter``:
   creation and the step itself). Run last so that it cannot warm anything the timed phases use.
   It overestimates: the call also imports the graph and models the devices (1.5-2.2 s for a
   static graph of max_len 60 with the meta-optimizer off, seen here); the meta_optimizer
-  ablation (first step with Grappler on and off) is the cleaner split.
+  ablation (first step with Grappler on and off) is the cleaner split. Skipped (None) when
+  the protocol's ``grappler_alone`` is false.
 
 What each step fetches is the cell's ``fetches`` ablation (fetch_plan). TensorFlow optimises
 and builds an executor for each distinct fetch set on its first run, so every fetch set the
@@ -169,7 +170,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             inter_op_parallelism_threads); sequence_length and dataset are recorded as given.
         arrays: ``inputs`` float32 [num_samples, max_len, input_dim], ``sequence_length`` int32
             [num_samples], ``labels`` int32 [num_samples] (see data.make_dataset).
-        protocol: steps, warmup_steps, hook_every, device ("cpu"/"gpu"), seed, log_every.
+        protocol: steps, warmup_steps, hook_every, device ("cpu"/"gpu"), seed, log_every,
+            grappler_alone (compat_v1: time Grappler alone after the steps, else None).
         workflow_meta: what the job cannot see itself, merged into the metadata: ``git``
             (the workflow's commit, metadata.git_commit) and ``image_sha256`` (the Apptainer
             image's, or None in a bare run); the workflow computes both before any job.
@@ -276,11 +278,13 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     step_s, out = timed_steps(session, fetch_sets[measured_from:], "measured",
                               protocol["log_every"])
     last_loss = float(out["loss"]) if "loss" in out else None
-    with heartbeat("graph optimisation alone"):
-        graph_optimisation_s, optimised_nodes = grappler(tf, graph, list(every_step.values()),
-                                                         config)
-    log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
-             graph_optimisation_s)
+    graph_optimisation_s = optimised_nodes = None
+    if protocol["grappler_alone"]:
+        with heartbeat("graph optimisation alone"):
+            graph_optimisation_s, optimised_nodes = grappler(
+                tf, graph, list(every_step.values()), config)
+        log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
+                 graph_optimisation_s)
     # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step); without
     # the batch bound (dynamic's max_len loop, or no sequence_length) every step computes all
     # max_len time steps

@@ -188,6 +188,7 @@ def protocol_id(config: dict, image: str | None = None) -> str:
             f"hooks{config['hook_every']}",
             f"seed{config['seed']}",
         ]
+        + ([] if config["grappler_alone"] else ["nograppleralone"])
         + ([image] if image else [])
     )
 

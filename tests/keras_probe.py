@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from rnnbench import bench, data, grid, keras_model
-from rnnbench.results import validate_result
+from rnnbench.schema import validate_result
 
 tf, keras = keras_model.import_tf_keras()
 keras_model.configure(tf, "cpu", 1, 1)

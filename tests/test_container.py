@@ -20,7 +20,7 @@ import yaml
 
 from conftest import REPO, TINY, snakemake
 from rnnbench import container, grid
-from rnnbench.results import validate_result
+from rnnbench.schema import validate_result
 
 CONTAINERS = REPO / "containers"
 CPU_IMAGE = container.image_path(REPO, "cpu")

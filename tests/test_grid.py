@@ -47,8 +47,7 @@ def test_defaults_come_from_the_schema():
     ({"fetches": ["hook"]}, "'hook' is not one of"),
     ({"parallel_iterations": ["batch"]}, "'batch'"),
     ({"parallel_iterations": [0]}, "0"),
-    ({"intra_op_parallelism_threads": 2}, "2 is not of type 'array'"),
-    ({"fetch_loss": True}, "'fetch_loss' was unexpected"),
+    ({"intra_op_parallelism_threads": [2000]}, "2000 is greater than the maximum of 1024"),
 ])
 def test_schema_rejections_name_key_or_value(bad, fragment):
     with pytest.raises(WorkflowError) as error:
@@ -150,8 +149,9 @@ def test_one_at_a_time_varies_each_ablation_alone():
     assert len(cells) == 2 * 5
     assert all(len(grid.ablated_axes(cell)) <= 1 for cell in cells.values())
     assert "basic_lstm_bs32_ml20_sl5_nu64_in16_fhookscold" in cells
-    with pytest.raises(ValueError, match="swap_memory: ablation_design one_at_a_time .* False"):
-        default_config(ablation_design="one_at_a_time", swap_memory=[True])
+    with pytest.raises(ValueError, match=r"swap_memory: an ablation axis with several values "
+                                         r"must list its reference False.*\[True, 'x'\]"):
+        grid.check_config({**default_config(), "swap_memory": [True, "x"]})
     # the job count bound follows the design: 1000 parallel_iterations alone are 2010 jobs,
     # crossed with the other axes 32000, which is refused
     many = {"max_len": [10], "sequence_length": [5], "repeats": 1,
@@ -160,6 +160,58 @@ def test_one_at_a_time_varies_each_ablation_alone():
     default_config(**many, ablation_design="one_at_a_time")
     with pytest.raises(ValueError, match="32000 training jobs"):
         default_config(**many)
+
+
+@pytest.mark.parametrize("old, fragment", [
+    ({"threads": 2}, "threads: 2: removed; a training job's threads follow"),
+    ({"fetch_loss": False}, "fetch_loss: False: removed; use fetches: [loss]"),
+    ({"intra_op_parallelism_threads": 2}, "intra_op_parallelism_threads: 2: now a list"),
+    ({"meta_optimizer": [True, False]}, 'quote "on" and "off"'),
+    ({"loop_bound": ["max_len", "batch_max"], "meta_optimizer": ["off"],
+      "swap_memory": [True, False]}, None),
+    ({"meta_optimizer": ["off", "x"]}, "'x' is not one of"),
+])
+def test_old_keys_and_yaml_traps_get_a_hint(old, fragment):
+    if fragment is None:  # varied axes listing their reference, in any order: fine
+        default_config(**old)
+        return
+    with pytest.raises((ValueError, WorkflowError)) as error:
+        grid.validate_config(dict(old))
+    assert fragment in str(error.value)
+
+
+def test_a_varied_axis_needs_its_reference_and_an_empty_grid_is_refused():
+    with pytest.raises(ValueError, match="fetches: an ablation axis with several values must "
+                                         "list its reference 'loss'"):
+        default_config(fetches=["train_op", "hooks"])
+    with pytest.raises(ValueError, match=r"the grid has no cell: api \['keras'\].*"
+                                         r"loop_bound \['max_len'\]"):
+        default_config(api=["keras"], loop_bound=["max_len"])
+
+
+def test_config_warnings():
+    config = default_config(api=["compat_v1", "keras"], fetches=["loss", "hooks"], steps=50,
+                            warmup_steps=10, hook_every=100)
+    warnings = grid.config_warnings(config)
+    assert warnings[0] == ("the keras apis have no fetches setting: their cells run these "
+                           "axes' references only")
+    assert "with hook_every 100 no measured step (steps 11 to 60)" in warnings[1]
+    assert grid.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
+
+
+def test_an_axis_at_one_value_is_everyones_reference():
+    """Every cell at 2 intra-op threads: the meta_optimizer twin still ablates its cell."""
+    config = default_config(max_len=[10], sequence_length=[5], intra_op_parallelism_threads=[2],
+                            meta_optimizer=["on", "off"])
+    cells = list(grid.cells(config).items())
+    varied = grid.varied_axes([cell for _, cell in cells])
+    assert varied == {"meta_optimizer"}
+    (ref, ref_cell), (twin, twin_cell) = cells
+    assert twin == "basic_lstm_bs32_ml10_sl5_nu64_in16_nomo_intra2"
+    assert grid.base_cell_id(twin, twin_cell, varied) == ref
+    assert grid.ablation_label(twin_cell, varied) == "no Grappler"
+    assert grid.ablation_label(ref_cell, varied) == ""
+    assert grid.charted_ablation_axes([c for _, c in cells]) == ["meta_optimizer"]
 
 
 def test_protocol_id_changes_with_every_timing_setting():

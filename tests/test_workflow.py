@@ -13,7 +13,7 @@ import yaml
 
 from conftest import REPO, TINY, snakemake
 from rnnbench import grid
-from rnnbench.results import validate_result
+from rnnbench.schema import validate_result
 
 
 def test_a_successful_run_removes_the_partial_report(finished_run):
@@ -124,7 +124,7 @@ def _validated(config):
 
 
 def test_ablation_axes_plan_their_own_runs(tmp_path):
-    config = {**TINY, "max_len": [4], "loop_bound": ["batch_max", "max_len"],
+    config = {**TINY, "max_len": [4], "api": ["compat_v1"], "loop_bound": ["batch_max", "max_len"],
               "meta_optimizer": ["on", "off"], "intra_op_parallelism_threads": [1, 2]}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(tmp_path, "-n", "--cores", "2")

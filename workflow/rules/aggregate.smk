@@ -57,3 +57,7 @@ onerror:
 onsuccess:
     if all(Path(result).exists() for result in result_paths()):
         shutil.rmtree("results/partial", ignore_errors=True)
+    # results/plots/ shows the current config's charts: drop those an earlier config asked for
+    for chart in set(CHARTS + ABLATION_CHARTS) - set(PLOTS):
+        for ext in ("html", "svg"):
+            Path(f"results/plots/{chart}.{ext}").unlink(missing_ok=True)

@@ -41,6 +41,8 @@ if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
 # Runs in an image go to a folder of their own: another software environment, another timing.
 PROTOCOL = grid.protocol_id(config, image=IMAGE.stem if IMAGE_SHA256 else None)
 CELLS = grid.cells(config)
+for warning in grid.config_warnings(config):
+    print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
 TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]

@@ -10,7 +10,7 @@ logging.basicConfig(stream=sys.stderr, level=logging.INFO,
 
 from rnnbench import bench  # noqa: E402
 from rnnbench.data import load_dataset  # noqa: E402
-from rnnbench.results import validate_result  # noqa: E402
+from rnnbench.schema import validate_result  # noqa: E402
 
 arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
 # log_every is read from the config, not params: changing it must not re-run a measurement.

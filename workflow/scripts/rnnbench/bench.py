@@ -40,7 +40,7 @@ import threading
 import time
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -121,20 +121,20 @@ def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> 
     raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
-def timed_steps(session: Any, fetch_sets: list[list], label: str,
+def timed_steps(step: Callable[[Any], Any], inputs: list, label: str,
                 log_every: int) -> tuple[list[float], Any]:
-    """Run one training step per entry of ``fetch_sets`` (what that step fetches), each
-    timed on its own.
+    """Run ``step(x)``, one training step, for each ``x`` of ``inputs`` (compat_v1: the
+    step's fetches, for ``session.run``), each timed on its own with ``time.perf_counter``.
 
-    Returns their seconds and the last step's fetched values (None when there is no step).
+    Returns their seconds and the last step's return value (None when there is no step).
     Logs '<label> step i/count, running N steps/s' every ``log_every`` steps and at the end.
     """
     seconds, out = [], None
-    count = len(fetch_sets)
+    count = len(inputs)
     loop_start = time.perf_counter()
-    for i, fetches in enumerate(fetch_sets, start=1):
+    for i, x in enumerate(inputs, start=1):
         start = time.perf_counter()
-        out = session.run(fetches)
+        out = step(x)
         seconds.append(time.perf_counter() - start)
         if i % log_every == 0 or i == count:
             log.info("%s step %d/%d, running %.1f steps/s", label, i, count,
@@ -252,7 +252,8 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
         graph_construction_s = time.perf_counter() - start
     graph_def = graph.as_graph_def()
     fetch_sets = [hook if is_hook else every_step for is_hook in plan]
-    log.info("graph construction: %.2f s, %d nodes", graph_construction_s, len(graph_def.node))
+    log.info("graph construction: %.2f s, %d nodes", graph_construction_s,
+             graph_sizes(graph_def)["node_count"])
 
     if cell["meta_optimizer"] == "off":  # ablation: no Grappler in the first step
         config.graph_options.rewrite_options.disable_meta_optimizer = True
@@ -273,9 +274,9 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     log.info("first step: %.2f s", first_step_s)
 
     measured_from = 1 + protocol["warmup_steps"]
-    warmup_step_s, _ = timed_steps(session, fetch_sets[1:measured_from], "warm-up",
+    warmup_step_s, _ = timed_steps(session.run, fetch_sets[1:measured_from], "warm-up",
                                    protocol["log_every"])
-    step_s, out = timed_steps(session, fetch_sets[measured_from:], "measured",
+    step_s, out = timed_steps(session.run, fetch_sets[measured_from:], "measured",
                               protocol["log_every"])
     last_loss = float(out["loss"]) if "loss" in out else None
     graph_optimisation_s = optimised_nodes = None
@@ -301,8 +302,7 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
          "warmup_step_s": warmup_step_s, "step_s": step_s,
          # the steps (0: the first step) that fetched the hook set (fetch_plan)
          "hook_steps": [k for k, is_hook in enumerate(plan) if is_hook]},
-        {"node_count": node_count(graph_def), "graphdef_bytes": graph_def.ByteSize(),
-         "optimised_node_count": optimised_nodes},
+        graph_sizes(graph_def) | {"optimised_node_count": optimised_nodes},
         time_steps, (first_loss, last_loss), weights,
         (rss_before_import_mb, rss_after_import_mb))
     session.close()
@@ -366,7 +366,8 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
         concrete = train_step.get_concrete_function(*first_batch)
         graph_construction_s = time.perf_counter() - start
     graph_def = concrete.graph.as_graph_def()
-    log.info("tracing: %.2f s, %d nodes", graph_construction_s, node_count(graph_def))
+    log.info("tracing: %.2f s, %d nodes", graph_construction_s,
+             graph_sizes(graph_def)["node_count"])
 
     with heartbeat("first step"):
         start = time.perf_counter()
@@ -374,18 +375,13 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
         first_step_s = time.perf_counter() - start
     log.info("first step: %.2f s", first_step_s)
 
-    def steps(count: int, label: str) -> tuple[list[float], float | None]:
-        seconds, loss = [], None
-        for i in range(1, count + 1):
-            start = time.perf_counter()  # the batch included, as in compat_v1's get_next
-            loss = float(train_step(*next(batches)).numpy())
-            seconds.append(time.perf_counter() - start)
-            if i % protocol["log_every"] == 0 or i == count:
-                log.info("%s step %d/%d", label, i, count)
-        return seconds, loss
+    def step(_: Any) -> float:  # the batch included, as compat_v1's get_next
+        return float(train_step(*next(batches)).numpy())
 
-    warmup_step_s, _ = steps(protocol["warmup_steps"], "warm-up")
-    step_s, last_loss = steps(protocol["steps"], "measured")
+    warmup_step_s, _ = timed_steps(step, [None] * protocol["warmup_steps"], "warm-up",
+                                   protocol["log_every"])
+    step_s, last_loss = timed_steps(step, [None] * protocol["steps"], "measured",
+                                    protocol["log_every"])
     weights = {f"{i}:0": w for i, w in enumerate(initial)}
     return _record(
         tf, impl, cell, {**protocol, "parallel_iterations": None,
@@ -394,16 +390,18 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
         {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
          "first_step_s": first_step_s, "graph_optimisation_s": None,
          "warmup_step_s": warmup_step_s, "step_s": step_s, "hook_steps": []},
-        {"node_count": node_count(graph_def), "graphdef_bytes": graph_def.ByteSize(),
-         "optimised_node_count": None},
+        graph_sizes(graph_def) | {"optimised_node_count": None},
         float(max_len), (first_loss, last_loss), weights,
         (rss_before_import_mb, rss_after_import_mb))
 
 
-def node_count(graph_def: Any) -> int:
-    """Nodes of a GraphDef, those of its function library included (a TF2 while loop or
-    tf.function keeps its body there; TF1 graphs have none)."""
-    return len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+def graph_sizes(graph_def: Any) -> dict[str, int]:
+    """``node_count``: the GraphDef's nodes, those of its function library included (a TF2
+    while loop or tf.function keeps its body there; in compat_v1 graphs it holds tf.data's
+    functions); ``function_node_count``: the library's share; ``graphdef_bytes``."""
+    functions = sum(len(f.node_def) for f in graph_def.library.function)
+    return {"node_count": len(graph_def.node) + functions, "function_node_count": functions,
+            "graphdef_bytes": graph_def.ByteSize()}
 
 
 def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta: dict,

@@ -16,6 +16,9 @@ CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roof
 # One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart),
 # and one comparing the apis when the grid has more than one (api_chart).
 ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS) + ("api",)
+# The charts embed their (small) tables; Altair's default 5000-row guard would stop the
+# cumulative_time chart of a grid above about 40 cells.
+alt.data_transformers.disable_max_rows()
 IMPL_COLOR = alt.Color("impl:N", title="implementation",
                        scale=alt.Scale(domain=["static", "dynamic"], range=["#d95f02", "#1b9e77"]))
 
@@ -119,7 +122,8 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
     dashed line: how far each implementation is from what the device's matmuls can do."""
     data = _long(summary, "achieved_flop_per_s")
     data[["median", "ci_low", "ci_high"]] /= 1e9
-    data["peak"] = summary["peak_flop_per_s"].iloc[0] / 1e9
+    # each cell's peak: rule peak's at its intra-op threads (one line per panel)
+    data["peak"] = pd.concat([summary["peak_flop_per_s"]] * 2, ignore_index=True) / 1e9
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
         y=alt.Y("max(peak):Q", scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
@@ -179,7 +183,10 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
     if axis not in grid.charted_ablation_axes(rows):
         raise ValueError(f"chart: the grid does not vary {axis} alone (values "
                          f"{sorted(summary[axis].astype(str).unique())})")
-    alone = summary[[set(grid.ablated_axes(row)) <= {axis} for row in rows]]
+    varied = grid.varied_axes(rows)
+    alone = summary[[set(grid.ablated_axes(row, varied)) <= {axis}
+                     and (axis not in grid.COMPAT_V1_ONLY or row["api"] == "compat_v1")
+                     for row in rows]]
     frames = []
     for metric, title in ABLATION_METRICS.items():
         for impl in ("static", "dynamic"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 IMPLEMENTATIONS = ("static", "dynamic")
@@ -116,9 +116,9 @@ def check_config(config: dict) -> None:
             sequence_length
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
             duplicate sequence_length settings, fetches hooks comes without a warm-up step,
-            ablation_design one_at_a_time meets an ablation axis without its reference value,
-            or the grid asks for more than
-            MAX_TRAINING_JOBS jobs or a dataset above MAX_DATASET_BYTES.
+            an ablation axis with several values lacks its reference (ABLATION_DEFAULTS),
+            the grid asks for more than MAX_TRAINING_JOBS jobs or a dataset above
+            MAX_DATASET_BYTES, or it has no cell (cells() left every combination out).
     """
     for key, value in config.items():
         if key == "claims":  # the seeds' figures are ratios
@@ -130,12 +130,12 @@ def check_config(config: dict) -> None:
         raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
     for spec, max_len in itertools.product(config["sequence_length"], config["max_len"]):
         sequence_length_bounds(spec, max_len)
-    if config["ablation_design"] == "one_at_a_time":
-        for axis, default in ABLATION_DEFAULTS.items():
-            if default not in config[axis]:
-                raise ValueError(
-                    f"{axis}: ablation_design one_at_a_time varies each ablation axis around "
-                    f"its reference {default!r}, which {config[axis]!r} lacks")
+    for axis, default in ABLATION_DEFAULTS.items():
+        if len(config[axis]) > 1 and default not in config[axis]:
+            raise ValueError(
+                f"{axis}: an ablation axis with several values must list its reference "
+                f"{default!r} (each cell is compared with the cell at the reference), not "
+                f"{config[axis]!r}")
     if "hooks" in config["fetches"] and config["warmup_steps"] < 1:
         raise ValueError("fetches: hooks needs warmup_steps >= 1 (its every-step fetch set "
                          f"first runs in the first warm-up step), not {config['warmup_steps']}")
@@ -160,6 +160,25 @@ def check_config(config: dict) -> None:
             f"input_dim {max(config['input_dim'])} make a {dataset_bytes / 2**30:.1f} GiB dataset, "
             f"above {MAX_DATASET_BYTES / 2**30:.0f} GiB"
         )
+    if not cells(config):
+        raise ValueError(
+            "the grid has no cell: api " + repr(config["api"]) + " runs only the references "
+            "of " + ", ".join(f"{axis} ({ABLATION_DEFAULTS[axis]!r})" for axis in COMPAT_V1_ONLY)
+            + ", and loop_bound max_len needs pass_sequence_length true; this config gives "
+            + ", ".join(f"{axis} {config[axis]!r}" for axis in
+                        ("loop_bound", "pass_sequence_length", *COMPAT_V1_ONLY[1:])))
+
+
+# Keys that earlier versions took, and what replaces them (validate_config names them).
+RENAMED_KEYS = {
+    "threads": "removed; a training job's threads follow intra_op_parallelism_threads and "
+               "inter_op_parallelism_threads, now lists (e.g. intra_op_parallelism_threads: [2])",
+    "fetch_loss": "removed; use fetches: [loss] (train_op and loss, the default) or "
+                  "fetches: [train_op]",
+    "intra_op_parallelism_threads": "now a list of thread counts, e.g. [2]",
+    "inter_op_parallelism_threads": "now a list of thread counts, e.g. [1]",
+    "parallel_iterations": "now a list, e.g. [batch_size] or [32]",
+}
 
 
 def validate_config(config: dict) -> None:
@@ -167,10 +186,18 @@ def validate_config(config: dict) -> None:
 
     Raises:
         snakemake.exceptions.WorkflowError: from the schema, naming the key and the value.
-        ValueError: from check_config.
+        ValueError: for a key of RENAMED_KEYS in its old form, unquoted on/off in
+            meta_optimizer, or from check_config.
     """
     from snakemake.utils import validate
 
+    for key, hint in RENAMED_KEYS.items():
+        if key in config and not (key in ABLATION_DEFAULTS and isinstance(config[key], list)):
+            raise ValueError(f"{key}: {config[key]!r}: {hint}")
+    for key in ("meta_optimizer",):
+        if isinstance(config.get(key), list) and any(isinstance(v, bool) for v in config[key]):
+            raise ValueError(f"{key}: {config[key]!r}: quote \"on\" and \"off\" (YAML reads "
+                             "them unquoted as true and false)")
     validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
     check_config(config)
 
@@ -202,29 +229,30 @@ def dataset_id(max_len: int, sequence_length: Any, input_dim: int, num_units: in
     )
 
 
-def _ablations(cell: Any) -> list[tuple[str, str]]:
-    """(cell id suffix, words) of each ablation axis where ``cell`` (a dict or a table row;
-    missing axes count as their defaults) differs from ABLATION_DEFAULTS, in CELL_AXES order."""
+def _ablations(cell: Any) -> list[tuple[str, str, str]]:
+    """(axis, cell id suffix, words) of each ablation axis where ``cell`` (a dict or a table
+    row; missing axes count as their defaults) differs from ABLATION_DEFAULTS, in CELL_AXES
+    order."""
     get = {**ABLATION_DEFAULTS, **{axis: cell[axis] for axis in ABLATION_DEFAULTS
                                    if axis in cell}}
     out = []
     if get["loop_bound"] != "batch_max":
-        out.append(("_lbmaxlen", "dynamic loops to max_len"))
+        out.append(("loop_bound", "_lbmaxlen", "dynamic loops to max_len"))
     if not bool(get["pass_sequence_length"]):
-        out.append(("_nosl", "no sequence_length"))
+        out.append(("pass_sequence_length", "_nosl", "no sequence_length"))
     if get["meta_optimizer"] != "on":
-        out.append(("_nomo", "no Grappler"))
+        out.append(("meta_optimizer", "_nomo", "no Grappler"))
     if get["fetches"] != "loss":
-        out.append((f"_f{get['fetches'].replace('_', '')}", FETCHES[get["fetches"]]))
+        out.append(("fetches", f"_f{get['fetches'].replace('_', '')}", FETCHES[get["fetches"]]))
     if str(get["parallel_iterations"]) != "batch_size":
-        out.append((f"_pi{get['parallel_iterations']}",
+        out.append(("parallel_iterations", f"_pi{get['parallel_iterations']}",
                     f"parallel_iterations {get['parallel_iterations']}"))
     if bool(get["swap_memory"]):
-        out.append(("_swap", "swap_memory"))
+        out.append(("swap_memory", "_swap", "swap_memory"))
     for axis, short in (("intra_op_parallelism_threads", "intra"),
                         ("inter_op_parallelism_threads", "inter")):
         if int(get[axis]) != 1:
-            out.append((f"_{short}{get[axis]}", f"{get[axis]} {short}-op threads"))
+            out.append((axis, f"_{short}{get[axis]}", f"{get[axis]} {short}-op threads"))
     return out
 
 
@@ -241,41 +269,61 @@ def cell_id(cell: dict) -> str:
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
     return name + API_SUFFIXES[cell.get("api", "compat_v1")] + "".join(
-        suffix for suffix, _ in _ablations(cell))
+        suffix for _, suffix, _ in _ablations(cell))
 
 
-def ablation_label(cell: Any) -> str:
-    """The ablations of a cell (a dict or a table row with the ablation axes) away from
-    ABLATION_DEFAULTS, in words ('dynamic loops to max_len, no Grappler'); '' for none."""
-    return ", ".join(words for _, words in _ablations(cell))
+def varied_axes(cells: Iterable) -> set[str]:
+    """The ablation axes that take more than one value among ``cells`` (dicts or table rows).
+
+    An axis at one value throughout (e.g. every cell at 2 intra-op threads) is no ablation
+    of that grid: its value is everyone's reference."""
+    values: dict[str, set] = {axis: set() for axis in ABLATION_DEFAULTS}
+    for cell in cells:
+        for axis in ABLATION_DEFAULTS:
+            values[axis].add(str(cell[axis]) if axis in cell else str(ABLATION_DEFAULTS[axis]))
+    return {axis for axis, seen in values.items() if len(seen) > 1}
 
 
-def ablated_axes(cell: Any) -> list[str]:
-    """The ablation axes (keys of ABLATION_DEFAULTS) where ``cell`` differs from the defaults."""
-    return [axis for axis in ABLATION_DEFAULTS if axis in cell and _ablations({axis: cell[axis]})]
+def ablated_axes(cell: Any, varied: Iterable[str] | None = None) -> list[str]:
+    """The ablation axes where ``cell`` differs from ABLATION_DEFAULTS, among ``varied``
+    (varied_axes of its grid; None: every ablation axis)."""
+    return [axis for axis, _, _ in _ablations(cell) if varied is None or axis in varied]
 
 
-def base_cell_id(name: str, cell: Any) -> str:
-    """The id of the cell without ablations (every ablation axis at ABLATION_DEFAULTS) that
-    the cell called ``name`` (its cell_id) with axes ``cell`` ablates: ``name`` without its
-    ablation suffixes; ``name`` itself when it has none.
+def ablation_label(cell: Any, varied: Iterable[str] | None = None) -> str:
+    """The ablations of a cell (a dict or a table row) away from ABLATION_DEFAULTS among
+    ``varied`` (None: every axis), in words ('dynamic loops to max_len, no Grappler'); ''
+    for none."""
+    return ", ".join(words for axis, _, words in _ablations(cell)
+                     if varied is None or axis in varied)
+
+
+def base_cell_id(name: str, cell: Any, varied: Iterable[str] | None = None) -> str:
+    """The id of the reference cell that the cell called ``name`` (its cell_id) with axes
+    ``cell`` ablates: the same cell with every axis of ``varied`` (varied_axes of its grid;
+    None: every ablation axis) at ABLATION_DEFAULTS. ``name`` itself when it ablates none.
 
     Raises:
         ValueError: if ``name`` does not end with the suffixes of ``cell``'s ablations.
     """
-    suffix = "".join(part for part, _ in _ablations(cell))
+    parts = _ablations(cell)
+    suffix = "".join(part for _, part, _ in parts)
     if not name.endswith(suffix):
         raise ValueError(f"cell id {name!r} does not end with its ablations' {suffix!r}")
-    return name[:len(name) - len(suffix)]
+    kept = "".join(part for axis, part, _ in parts if varied is not None and axis not in varied)
+    return name[:len(name) - len(suffix)] + kept
 
 
 def charted_ablation_axes(cells: list) -> list[str]:
-    """The ablation axes that get a chart (charts.ablation_chart): those taking at least two
-    values among the ``cells`` (dicts or table rows) that differ from the defaults in that
-    axis alone."""
+    """The ablation axes that get a chart (charts.ablation_chart): the varied ones that take
+    at least two values among the ``cells`` (dicts or table rows) that differ from their
+    reference in that axis alone (compat_v1 cells only, for COMPAT_V1_ONLY axes)."""
+    varied = varied_axes(cells)
     out = []
     for axis in ABLATION_DEFAULTS:
-        values = {str(cell[axis]) for cell in cells if set(ablated_axes(cell)) <= {axis}}
+        values = {str(cell[axis]) for cell in cells
+                  if set(ablated_axes(cell, varied)) <= {axis}
+                  and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1")}
         if len(values) > 1:
             out.append(axis)
     return out
@@ -293,18 +341,19 @@ def cells(config: dict) -> dict[str, dict]:
     Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
     loop_bound max_len and pass_sequence_length false are left out: without sequence_length
     every step runs anyway (the same runs as loop_bound batch_max). With ``ablation_design``
-    one_at_a_time, so are the cells that change more than one ablation axis away from
+    one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
     COMPAT_V1_ONLY (they have no such setting).
     """
     out = {}
     one_at_a_time = config.get("ablation_design") == "one_at_a_time"
+    varied = {axis for axis in ABLATION_DEFAULTS if len(config[axis]) > 1}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
         if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
             continue
-        if one_at_a_time and len(ablated_axes(cell)) > 1:
+        if one_at_a_time and len(ablated_axes(cell, varied)) > 1:
             continue
         if cell["api"] != "compat_v1" and set(ablated_axes(cell)) & set(COMPAT_V1_ONLY):
             continue
@@ -313,6 +362,27 @@ def cells(config: dict) -> dict[str, dict]:
             config["num_samples"], config["seed"],
         )
         out[cell_id(cell)] = cell
+    return out
+
+
+def config_warnings(config: dict) -> list[str]:
+    """What a valid config does that its user may not expect, one sentence each: keras cells
+    left out for a compat_v1-only ablation; hook fetches that never run in the measured
+    steps."""
+    out = []
+    if set(config["api"]) - {"compat_v1"}:
+        ablated = [axis for axis in COMPAT_V1_ONLY
+                   if set(map(str, config[axis])) != {str(ABLATION_DEFAULTS[axis])}]
+        if ablated:
+            out.append("the keras apis have no " + ", ".join(ablated) + " setting: their "
+                       "cells run these axes' references only")
+    from rnnbench.bench import fetch_plan
+
+    plan = fetch_plan("hooks", config["hook_every"], config["warmup_steps"], config["steps"])
+    if "hooks" in config["fetches"] and not any(plan[1 + config["warmup_steps"]:]):
+        out.append(f"fetches hooks: with hook_every {config['hook_every']} no measured step "
+                   f"(steps {1 + config['warmup_steps']} to {config['warmup_steps'] + config['steps']}"
+                   ") fetches the hook set; lower hook_every to see it in the steady state")
     return out
 
 

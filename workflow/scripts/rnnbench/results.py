@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 import jsonschema
 import numpy as np
 import pandas as pd
-import yaml
 from scipy import stats
 
-from rnnbench.grid import ABLATION_DEFAULTS, ablation_label, base_cell_id, sequence_length_id
+from rnnbench.grid import (ABLATION_DEFAULTS, ablation_label, base_cell_id,
+                           sequence_length_id, varied_axes)
+from rnnbench.schema import validate_result
 
-# Beside the package, not in workflow/schemas/: inside an image only workflow/scripts/ is bound.
-RESULT_SCHEMA = Path(__file__).with_name("result.schema.yaml")
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "graph_optimisation_s",
            "first_step_rest_s", "setup_s",
@@ -35,21 +33,6 @@ UNSTABLE_IQR_OVER_MEDIAN = 0.05
 SETTLE_WINDOW = 5
 
 
-@lru_cache(maxsize=1)
-def _result_validator() -> jsonschema.protocols.Validator:
-    schema = yaml.safe_load(RESULT_SCHEMA.read_text())
-    return jsonschema.Draft202012Validator(schema)
-
-
-def validate_result(result: dict) -> None:
-    """Check a result record against rnnbench/result.schema.yaml.
-
-    Raises:
-        jsonschema.ValidationError: naming the first missing or bad field.
-    """
-    _result_validator().validate(result)
-
-
 def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per run from result JSON files; units in column names.
 
@@ -58,14 +41,15 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     (bench.grappler's estimate), at least 0: executor creation and the step itself.
     ``sequence_length`` is the setting's id (``10``, ``full``, ``u5-20``), the ablation axes
     are the cell's settings (parallel_iterations as text), ``base_cell_id`` and
-    ``ablations`` say which cell it ablates and how (grid.base_cell_id, grid.ablation_label).
+    ``ablations`` say which cell it ablates and how (grid.base_cell_id, grid.ablation_label),
+    among the ablation axes that these runs vary (grid.varied_axes).
     ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
     counts the steps that fetched the hook set (bench.fetch_plan).
 
     Raises:
         ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
     """
-    rows = []
+    rows, cells = [], []
     for path in paths:
         result = json.loads(Path(path).read_text())
         try:
@@ -73,6 +57,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         except jsonschema.ValidationError as error:
             raise ValueError(f"{path}: not a valid result: {error.message}") from error
         cell, timings, meta = result["cell"], result["timings"], result["metadata"]
+        cells.append(cell)
         rows.append({
             "cell_id": result["cell_id"],
             "impl": result["impl"],
@@ -86,8 +71,6 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "api": cell["api"],
             **{axis: cell[axis] for axis in ABLATION_DEFAULTS},
             "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
-            "base_cell_id": base_cell_id(result["cell_id"], cell),
-            "ablations": ablation_label(cell),
             "graph_construction_s": timings["graph_construction_s"],
             "session_setup_s": timings["session_setup_s"],
             "first_step_s": timings["first_step_s"],
@@ -134,6 +117,11 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         })
     if not rows:
         raise ValueError("load_results: no result files given")
+    # each run's reference cell: its varied ablation axes at their references
+    varied = varied_axes(cells)
+    for row, cell in zip(rows, cells):
+        row["base_cell_id"] = base_cell_id(row["cell_id"], cell, varied)
+        row["ablations"] = ablation_label(cell, varied)
     order = [c for c in CELL_COLUMNS if c != "cell_id"] + ["impl", "repeat"]
     table = pd.DataFrame(rows).sort_values(order, ignore_index=True)
     table["settled_after_step"] = table["settled_after_step"].astype("Int64")

@@ -31,16 +31,34 @@ def snakemake(workdir, *args, check=True, path=None, env=None):
     return proc
 
 
-@pytest.fixture(scope="session")
-def finished_run(tmp_path_factory):
-    """A working directory where the tiny grid ran to the end, bare (no container)."""
-    workdir = tmp_path_factory.mktemp("tiny")
+def run_tiny_grid(workdir):
+    """Run the tiny grid to the end in ``workdir``, bare (no container); return workdir."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
     stale = workdir / "results" / "partial" / "missing.csv"  # as left by an earlier failure
     stale.parent.mkdir(parents=True)
     stale.write_text("cell_id,impl,repeat\n")
     snakemake(workdir, "--cores", "2")
     return workdir
+
+
+@pytest.fixture(scope="session", autouse=True)
+def start_tiny_grid(request, tmp_path_factory):
+    """Start the tiny grid (run_tiny_grid) in a background thread when the session starts,
+    if a selected test uses finished_run: its jobs spend much of their time starting Python
+    and importing TensorFlow, which the unit tests overlap."""
+    if not any("finished_run" in item.fixturenames for item in request.session.items):
+        request.config.tiny_grid = None
+        yield
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        request.config.tiny_grid = pool.submit(run_tiny_grid, tmp_path_factory.mktemp("tiny"))
+        yield
+
+
+@pytest.fixture(scope="session")
+def finished_run(request):
+    """A working directory where the tiny grid ran to the end, bare (no container)."""
+    return request.config.tiny_grid.result()
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},

@@ -62,6 +62,8 @@ def test_measurements_are_tidy_and_real(finished_run):
     # Keras computes every padded time step; dynamic_rnn the batch's longest sequence
     keras = runs[runs["api"] == "keras"]
     assert (keras["time_steps_per_step"] == keras["max_len"]).all()
+    assert (keras["fetched"] == "train_step+loss").all()
+    assert keras["graph_optimisation_s"].isna().all()  # Grappler is not run alone on it
 
 
 def test_summary_has_intervals_ratios_and_breakeven(finished_run):

@@ -124,6 +124,22 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
     }
 
 
+def reference_columns(tmp_path):
+    """The columns of measurements.csv and summary.csv as rule aggregate writes them for any
+    valid results (hand-made ones here), by table name."""
+    import json
+
+    from rnnbench import results
+
+    paths = []
+    for i, (impl, repeat) in enumerate((i, r) for i in ("static", "dynamic") for r in (1, 2)):
+        paths.append(tmp_path / f"reference{i}.json")
+        paths[-1].write_text(json.dumps(make_result(impl, "c1", repeat)))
+    runs = results.load_results(paths)
+    summary = results.summarize(runs, peak_flop_per_s={1: 1e9})
+    return {"measurements.csv": list(runs.columns), "summary.csv": list(summary.columns)}
+
+
 @pytest.fixture(scope="session")
 def slurm_scenarios(request, tmp_path_factory):
     """test name -> (workdir, outcome) of each SLURM scenario in test_slurm.SCENARIOS whose

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, TINY, snakemake
+from conftest import REPO, TINY, reference_columns, snakemake
 from rnnbench import grid
 from rnnbench.schema import validate_result
 
@@ -43,11 +43,16 @@ def test_every_output_is_written(finished_run):
         assert (finished_run / f"results/plots/{chart}.svg").read_text().lstrip().startswith("<svg")
 
 
-def test_measurements_are_tidy_and_real(finished_run):
+def test_measurements_are_tidy_and_real(finished_run, tmp_path):
     runs = pd.read_csv(finished_run / "results/measurements.csv", dtype={"sequence_length": str})
     assert len(runs) == 2 * 2 * 2 * TINY["repeats"]  # max_len x api x impl x repeats
     assert set(runs["sequence_length"]) == {"u1-4"}
     assert (runs["intra_op_parallelism_threads"] == 1).all()  # the job's threads (tiny: 1)
+    assert runs["image_sha256"].isna().all()  # a bare run
+    # the columns any valid results give (test_container checks an image run's against them)
+    summary = pd.read_csv(finished_run / "results/summary.csv")
+    assert {"measurements.csv": list(runs.columns),
+            "summary.csv": list(summary.columns)} == reference_columns(tmp_path)
     assert (runs[["graph_construction_s", "first_step_s", "median_step_s"]] > 0).all().all()
     nodes = runs.groupby(["api", "impl", "max_len"])["node_count"].first()
     for api in ("compat_v1", "keras"):

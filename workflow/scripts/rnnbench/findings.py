@@ -131,7 +131,7 @@ EFFECT_METRICS = {"setup_s": "setup", "median_step_s": "median step",
 
 def ablation_effects(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """What each ablation does to each implementation on its own: per twin cell (a cell
-    whose base cell, all ablations at their defaults, is in ``runs``), implementation and
+    whose reference cell, ``base_cell_id``, is in ``runs``), implementation and
     EFFECT_METRICS column, the ratio twin / base of the medians over repeats with its 95 %
     two-sample bootstrap interval (results.ratio_ci).
 
@@ -162,8 +162,9 @@ def _effects_section(effects: pd.DataFrame) -> list[str]:
                 "nothing to compare.", ""]
     header = " | ".join(f"{impl} {label}" for impl in ("static", "dynamic")
                         for label in EFFECT_METRICS.values())
-    out = ["Each figure is the ablated cell's median over its base cell's (the same cell with "
-           "every ablation at its default), per implementation, with its 95 % interval; "
+    out = ["Each figure is the ablated cell's median over its reference cell's (the same cell "
+           "with every ablation axis the grid varies at its reference), per implementation, "
+           "with its 95 % interval; "
            "'mean step' is total time / steps, what a loop timed as a whole reports.", "",
            f"| cell | ablation | {header} |",
            "|---|---|" + "---|" * (2 * len(EFFECT_METRICS))]

@@ -9,10 +9,13 @@ from conftest import make_result
 from test_results import hand_made_runs, write_results
 
 
-@pytest.fixture
-def tables(tmp_path):
-    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)),
-                                peak_flop_per_s={1: 1e9})
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """The hand-made summary and cumulative table, computed once (the bootstraps take seconds);
+    charts only read them."""
+    summary = results.summarize(
+        results.load_results(hand_made_runs(tmp_path_factory.mktemp("charts"))),
+        peak_flop_per_s={1: 1e9})
     return summary, results.cumulative_time(summary)
 
 

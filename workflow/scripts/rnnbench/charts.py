@@ -184,9 +184,7 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
         raise ValueError(f"chart: the grid does not vary {axis} alone (values "
                          f"{sorted(summary[axis].astype(str).unique())})")
     varied = grid.varied_axes(rows)
-    alone = summary[[set(grid.ablated_axes(row, varied)) <= {axis}
-                     and (axis not in grid.COMPAT_V1_ONLY or row["api"] == "compat_v1")
-                     for row in rows]]
+    alone = summary[[grid.on_axis(row, axis, varied) for row in rows]]
     frames = []
     for metric, title in ABLATION_METRICS.items():
         for impl in ("static", "dynamic"):

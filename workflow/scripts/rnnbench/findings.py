@@ -275,7 +275,8 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = 0) -> lis
                 f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
                 f"({SPEED[verdict('static < dynamic', step[1], step[2])]}); "
                 f"it {_breakeven_text(cell)}.")
-        stem = cell["cell_id"].removesuffix(API_SUFFIXES[cell["api"]])
+        # the same cell in compat_v1: the id without the api's part (before any ablation's)
+        stem = cell["cell_id"].replace(API_SUFFIXES[cell["api"]], "", 1)
         ours = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["impl"] == "dynamic")]
         theirs = runs[(runs["cell_id"] == stem) & (runs["impl"] == "dynamic")]
         if not theirs.empty:

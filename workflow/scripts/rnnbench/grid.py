@@ -319,14 +319,16 @@ def charted_ablation_axes(cells: list) -> list[str]:
     at least two values among the ``cells`` (dicts or table rows) that differ from their
     reference in that axis alone (compat_v1 cells only, for COMPAT_V1_ONLY axes)."""
     varied = varied_axes(cells)
-    out = []
-    for axis in ABLATION_DEFAULTS:
-        values = {str(cell[axis]) for cell in cells
-                  if set(ablated_axes(cell, varied)) <= {axis}
-                  and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1")}
-        if len(values) > 1:
-            out.append(axis)
-    return out
+    return [axis for axis in ABLATION_DEFAULTS
+            if len({str(cell[axis]) for cell in cells if on_axis(cell, axis, varied)}) > 1]
+
+
+def on_axis(cell: Any, axis: str, varied: Iterable[str]) -> bool:
+    """Whether ``cell`` belongs on ``axis``'s ablation chart: it differs from its reference in
+    that axis alone, or not at all (among ``varied``), and has the axis (a keras cell has no
+    COMPAT_V1_ONLY axis)."""
+    return (set(ablated_axes(cell, varied)) <= {axis}
+            and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1"))
 
 
 def job_threads(cell: dict) -> int:

@@ -412,6 +412,7 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
     workflow's ``workflow_meta`` and the cell's threads, ``work`` the FLOP of
     roofline.train_step_flop over ``time_steps``, ``weights`` (name -> initial array) their
     sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF."""
+    peak_rss_mb = metadata.peak_rss_mb()  # before metadata.collect, which allocates too
     stats = step_stats(timings["step_s"])
     log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
              1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
@@ -439,7 +440,7 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
         "memory": {
             "rss_before_import_mb": rss_mb[0],
             "peak_rss_after_import_mb": rss_mb[1],
-            "peak_rss_mb": metadata.peak_rss_mb(),
+            "peak_rss_mb": peak_rss_mb,
         },
         "loss": {"first": losses[0], "last": losses[1]},
         "initial_weights_sha256": weights_hash.hexdigest(),

@@ -245,12 +245,19 @@ def _cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _breakeven_text(cell: pd.Series) -> str:
+def _breakeven(cell: pd.Series) -> str | None:
+    """A summary row's break-even steps with their interval ('1818 [1777, never]'); None
+    for never."""
     steps = cell["breakeven_steps"]
     if pd.isna(steps):
-        return "never catches up"
-    return (f"catches up after {int(steps)} [{cell['breakeven_steps_ci_low']:.0f}, "
-            f"{cell['breakeven_steps_ci_high']:.0f}] steps").replace("inf", "never")
+        return None
+    return (f"{int(steps)} [{cell['breakeven_steps_ci_low']:.0f}, "
+            f"{cell['breakeven_steps_ci_high']:.0f}]").replace("inf", "never")
+
+
+def _breakeven_text(cell: pd.Series) -> str:
+    steps = _breakeven(cell)
+    return "never catches up" if steps is None else f"catches up after {steps} steps"
 
 
 SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
@@ -377,9 +384,5 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         "|---|---|",
     ]
     for _, cell in summary.iterrows():
-        steps = cell["breakeven_steps"]
-        text = "never" if pd.isna(steps) else (
-            f"{int(steps)} [{cell['breakeven_steps_ci_low']:.0f}, "
-            f"{cell['breakeven_steps_ci_high']:.0f}]".replace("inf", "never"))
-        out.append(f"| `{cell['cell_id']}` | {text} |")
+        out.append(f"| `{cell['cell_id']}` | {_breakeven(cell) or 'never'} |")
     return "\n".join(out) + "\n"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Build the workflow's Apptainer image and print its path. Usage: containers/build.sh [cpu|cuda]
+# Build the workflow's Apptainer image and print its path.
+# Usage: containers/build.sh [cpu|cuda] [TF_VERSION]
 #   cpu   TensorFlow CPU-only (about 0.5 GB; what CI builds and tests)
 #   cuda  TensorFlow with its CUDA and cuDNN wheels (about 3.6 GB; for GPU hosts)
-# The image goes to a cache folder, named by the hash of rnnbench.def and the flavor's locks
+#   TF_VERSION  2.21 (default: the venv's, with the whole workflow), or another version with
+#         locks in containers/ (2.12, 2.16: training images; see lock.sh)
+# The image goes to a cache folder, named by the hash of rnnbench.def and the image's locks
 # (rnnbench/container.py); containers/images/ gets a link to it, which the workflow's
 # container: names. When that image exists, this only makes the link; when a real image file
 # (copied there, say on a cluster) already has that name, it leaves it alone. Needs Apptainer
@@ -12,14 +15,15 @@
 # Cache: ${RNNBENCH_CACHE:-${XDG_CACHE_HOME:-~/.cache}/rnnbench}/images
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
-if [ $# -gt 1 ]; then echo "build.sh: one flavor (cpu or cuda), not '$*'" >&2; exit 2; fi
+if [ $# -gt 2 ]; then echo "build.sh: a flavor (cpu or cuda) and a TensorFlow version, not '$*'" >&2; exit 2; fi
 flavor=${1-cpu}
+tf_version=${2-2.21}
 case $flavor in
     cpu|cuda) ;;
     gpu) echo "build.sh: the flavor is cuda (the image for device: gpu), not 'gpu'" >&2; exit 2 ;;
     *) echo "build.sh: the flavor must be cpu or cuda, not '$flavor'" >&2; exit 2 ;;
 esac
-link=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor")
+link=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor" "$tf_version") || exit 2
 if [ -f "$link" ] && [ ! -L "$link" ]; then
     echo "build.sh: $link is an image file (not a link into the cache): using it as it is" >&2
     echo "$link"
@@ -55,7 +59,7 @@ if [ ! -f "$image" ]; then
     # zstd, not the default gzip: gzip took 106 s of a 188 s CPU build here and made every
     # `import tensorflow` in the image ~4.6 s (against ~2.8 s).
     (cd "$repo/containers" && apptainer build --force \
-        --build-arg "FLAVOR=$flavor" --build-arg "MIRROR=$mirror" \
+        --build-arg "FLAVOR=$flavor" --build-arg "TF_VERSION=$tf_version" --build-arg "MIRROR=$mirror" \
         --build-arg "INDEX_URL=$index" --build-arg "CA_BUNDLE=$ca" \
         --mksquashfs-args "-comp zstd -Xcompression-level 3" \
         "$tmp" rnnbench.def) >&2

@@ -62,7 +62,8 @@ def finished_run(request):
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
-    "num_units": 8, "input_dim": 3, "api": "compat_v1", **grid.ABLATION_DEFAULTS,
+    "num_units": 8, "input_dim": 3, "api": "compat_v1", "tf_version": grid.DEFAULT_TF_VERSION,
+    **grid.ABLATION_DEFAULTS,
     "dataset": "tiny",
 }
 TINY_PROTOCOL = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
@@ -81,18 +82,19 @@ def tiny_protocol():
 
 def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_length=5,
                 setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01), api="compat_v1",
-                **ablations):
+                tf_version=grid.DEFAULT_TF_VERSION, **ablations):
     """A schema-valid result record with chosen timings and ablations (grid axes away from
     grid.ABLATION_DEFAULTS), for aggregation tests."""
     construction, session, first = setup
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
     return {
-        "schema_version": 3, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "schema_version": 4, "impl": impl, "cell_id": cell_id, "repeat": repeat,
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
-                 "api": api, **grid.ABLATION_DEFAULTS, **ablations, "dataset": "d"},
+                 "api": api, "tf_version": tf_version, **grid.ABLATION_DEFAULTS, **ablations,
+                 "dataset": "d"},
         "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"],
                      "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
         "timings": {"graph_construction_s": construction, "session_setup_s": session,
@@ -111,7 +113,8 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
         "initial_weights_sha256": "0" * 64,
         "data": {"path": "d.npz", "sha256": "1" * 64},
         "metadata": {
-            "tf_version": "2.21.0", "tf_git_version": "v", "is_cuda_build": False,
+            "tf_version": f"{tf_version}.0", "keras_version": None, "tf_git_version": "v",
+            "is_cuda_build": False,
             "cuda_version": None, "cudnn_version": None, "gpus_visible": [], "device": "cpu",
             "device_name": "cpu", "python_version": "3.11", "python_prefix": "/venv",
             "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
@@ -136,7 +139,7 @@ def reference_columns(tmp_path):
         paths.append(tmp_path / f"reference{i}.json")
         paths[-1].write_text(json.dumps(make_result(impl, "c1", repeat)))
     runs = results.load_results(paths)
-    summary = results.summarize(runs, peak_flop_per_s={1: 1e9})
+    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
     return {"measurements.csv": list(runs.columns), "summary.csv": list(summary.columns)}
 
 

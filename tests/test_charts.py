@@ -15,7 +15,7 @@ def tables(tmp_path_factory):
     charts only read them."""
     summary = results.summarize(
         results.load_results(hand_made_runs(tmp_path_factory.mktemp("charts"))),
-        peak_flop_per_s={1: 1e9})
+        peak_flop_per_s={(1, "2.21"): 1e9})
     return summary, results.cumulative_time(summary)
 
 
@@ -123,3 +123,28 @@ def test_ablation_chart_compares_each_value_with_the_reference(tmp_path):
     assert mean == {"loss": pytest.approx(0.01), "hooks_cold": pytest.approx(0.11)}
     with pytest.raises(ValueError, match="does not vary swap_memory"):
         charts.build_chart("ablation_swap_memory", summary, None)
+
+
+def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
+    """c1 at 2.21 and at 2.12 (slower steps), read back from CSV as the plot rule does: one
+    panel for the cell, a point per version, versions in release order (2.9 before 2.12)."""
+    records = []
+    for cell_id, version, step in (("c1", "2.21", 0.01), ("c1_tf2.12", "2.12", 0.03),
+                                   ("c1_tf2.9", "2.9", 0.02)):
+        for impl in ("static", "dynamic"):
+            records += [make_result(impl, cell_id, r, tf_version=version, step_s=(step,) * 3)
+                        for r in (1, 2)]
+    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    summary = results.read_table(tmp_path / "summary.csv")
+    spec = charts.build_chart("tf_version", summary, None).to_dict()
+    points, bars = encodings(spec)
+    assert points["x"]["field"] == "tf_version" and points["x"]["sort"] == ["2.9", "2.12", "2.21"]
+    data = spec["datasets"][spec["data"]["name"]]
+    assert len({r["panel"] for r in data}) == 1  # the version is not in the panel's label
+    step = {r["tf_version"]: r["median"] for r in data
+            if r["impl"] == "static" and r["quantity"] == "median step (s)"}
+    assert step == {"2.21": pytest.approx(0.01), "2.12": pytest.approx(0.03),
+                    "2.9": pytest.approx(0.02)}
+    with pytest.raises(ValueError, match="two TensorFlow versions"):
+        charts.build_chart("tf_version", summary[summary["tf_version"] == "2.12"], None)

@@ -24,6 +24,8 @@ from rnnbench.schema import validate_result
 
 CONTAINERS = REPO / "containers"
 CPU_IMAGE = container.image_path(REPO, "cpu")
+# The CPU images CI builds (.ci/run): the venv's TensorFlow and the oldest shipped
+CPU_IMAGES = {version: container.image_path(REPO, "cpu", version) for version in ("2.12", "2.21")}
 
 
 def pins(path):
@@ -38,53 +40,94 @@ def pins(path):
 
 def test_locks_pin_what_the_venv_pins():
     venv = pins(REPO / "envs/requirements.txt")
-    cpu = pins(CONTAINERS / "requirements-cpu.txt")
-    cuda = pins(CONTAINERS / "requirements-cuda.txt")
+    cpu = pins(CONTAINERS / "requirements-cpu-tf2.21.txt")
+    cuda = pins(CONTAINERS / "requirements-cuda-tf2.21.txt")
     assert venv and {name: cpu.get(name) for name in venv} == venv
     assert "tensorflow-cpu" not in cuda and cuda["tensorflow"] == venv["tensorflow-cpu"]
     assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12"} <= set(cuda)  # the CUDA wheels
     rest = {name: version for name, version in venv.items() if name != "tensorflow-cpu"}
     assert {name: cuda.get(name) for name in rest} == rest
-    assert pins(CONTAINERS / "requirements-nodeps.txt") == pins(REPO / "envs/requirements-nodeps.txt")
+    assert (pins(CONTAINERS / "requirements-nodeps-tf2.21.txt")
+            == pins(REPO / "envs/requirements-nodeps.txt"))
+    assert venv["tensorflow-cpu"].startswith(f"{container.DEFAULT_TF_VERSION}.")
 
 
-@pytest.mark.parametrize("lock", ["requirements-cpu.txt", "requirements-cuda.txt",
-                                  "requirements-nodeps.txt"])
+def test_each_version_has_its_locks_and_its_tensorflow():
+    assert container.shipped_tf_versions(CONTAINERS, "cpu") == ["2.12", "2.16", "2.21"]
+    assert container.shipped_tf_versions(CONTAINERS, "cuda") == ["2.16", "2.21"]
+    venv = pins(REPO / "envs/requirements.txt")
+    for flavor in ("cpu", "cuda"):
+        for version in container.shipped_tf_versions(CONTAINERS, flavor):
+            lock, nodeps = map(pins, container.lock_paths(CONTAINERS, flavor, version))
+            tensorflow = lock["tensorflow-cpu" if flavor == "cpu" else "tensorflow"]
+            assert tensorflow.startswith(f"{version}."), (flavor, version, tensorflow)
+            # what a training job imports, at the venv's versions where TensorFlow allows
+            assert {lock["jsonschema"], lock["pyyaml"]} == {venv["jsonschema"], venv["pyyaml"]}
+            assert set(nodeps) == ({"tf-keras"} if version != "2.12" else set())
+    assert pins(CONTAINERS / "requirements-cpu-tf2.16.txt")["keras"].startswith("3.")
+    assert pins(CONTAINERS / "requirements-cpu-tf2.12.txt")["keras"].startswith("2.12.")
+
+
+@pytest.mark.parametrize("lock", sorted(p.name for p in CONTAINERS.glob("requirements-*.txt")))
 def test_every_pin_carries_a_hash(lock):
     # pip install --require-hashes refuses a lock where any requirement lacks one
     blocks = re.split(r"\n(?=[A-Za-z0-9])", (CONTAINERS / lock).read_text())
     requirements = [block for block in blocks if re.match(r"[A-Za-z0-9]", block)]
-    assert requirements and all("--hash=sha256:" in block for block in requirements)
+    assert all("--hash=sha256:" in block for block in requirements)
+    assert requirements or lock == "requirements-nodeps-tf2.12.txt"  # TF 2.12: no tf-keras
 
 
 def test_the_definition_names_no_registry_host():
     text = (CONTAINERS / "rnnbench.def").read_text()
     assert not re.search(r"[a-z]+://|pypi\.org|debian\.org", text)
     for argument in ("MirrorURL: {{ MIRROR }}", "--index-url {{ INDEX_URL }}",
-                     "requirements-{{ FLAVOR }}.txt", "--require-hashes"):
+                     "requirements-{{ FLAVOR }}-tf{{ TF_VERSION }}.txt", "--require-hashes"):
         assert argument in text
 
 
 def test_the_image_name_follows_its_definition(tmp_path):
-    for name in ("rnnbench.def", "requirements-cpu.txt", "requirements-cuda.txt",
-                 "requirements-nodeps.txt"):
-        shutil.copy(CONTAINERS / name, tmp_path / name)
-    cpu, cuda = container.image_key(tmp_path, "cpu"), container.image_key(tmp_path, "cuda")
-    assert re.fullmatch("[0-9a-f]{16}", cpu) and cpu != cuda
-    assert cpu == container.image_key(CONTAINERS, "cpu")
-    with open(tmp_path / "requirements-cpu.txt", "a") as lock:
+    for path in [CONTAINERS / "rnnbench.def", *CONTAINERS.glob("requirements-*.txt")]:
+        shutil.copy(path, tmp_path / path.name)
+    keys = {(flavor, version): container.image_key(tmp_path, flavor, version)
+            for flavor in ("cpu", "cuda")
+            for version in container.shipped_tf_versions(tmp_path, flavor)}
+    assert all(re.fullmatch("[0-9a-f]{16}", key) for key in keys.values())
+    assert len(set(keys.values())) == len(keys) == 5
+    assert keys["cpu", "2.21"] == container.image_key(CONTAINERS, "cpu")  # the default version
+    before = container.images_key(tmp_path, "cpu")
+    with open(tmp_path / "requirements-cpu-tf2.12.txt", "a") as lock:
         lock.write("\n")
-    assert container.image_key(tmp_path, "cpu") != cpu  # a changed lock names a new image
-    assert container.image_key(tmp_path, "cuda") == cuda  # ... of its own flavor only
+    assert container.image_key(tmp_path, "cpu", "2.12") != keys["cpu", "2.12"]  # a new image
+    assert container.image_key(tmp_path, "cpu", "2.21") == keys["cpu", "2.21"]  # ... of its own
+    assert container.image_key(tmp_path, "cuda", "2.16") == keys["cuda", "2.16"]
+    assert container.images_key(tmp_path, "cpu") != before  # and a new folder for image runs
     with pytest.raises(ValueError, match="'gpu'"):
         container.image_key(tmp_path, "gpu")
+    with pytest.raises(ValueError, match=r"tf_version '2.13' has no cpu image; the cpu images "
+                                         r"are for TensorFlow 2.12, 2.16, 2.21"):
+        container.image_key(tmp_path, "cpu", "2.13")
+    with pytest.raises(ValueError, match=r"only from 2.14 on"):
+        container.image_key(tmp_path, "cuda", "2.12")
 
 
 def test_the_image_path_is_absolute_wherever_snakemake_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = container.image_path(REPO, "cuda")
     assert path.is_absolute() and path.parent == REPO / "containers" / "images"
-    assert path.name == f"rnnbench-cuda-{container.image_key(CONTAINERS, 'cuda')}.sif"
+    assert path.name == f"rnnbench-cuda-tf2.21-{container.image_key(CONTAINERS, 'cuda')}.sif"
+    assert container.image_path(REPO, "cpu", "2.12").name.startswith("rnnbench-cpu-tf2.12-")
+
+
+def test_a_bare_run_lists_the_installed_version_only():
+    container.check_bare_tf_versions(["2.21"], "2.21.0")
+    with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: without containers the "
+                                         r"installed TensorFlow 2.21.0 runs every job; run with "
+                                         r"--use-singularity \(after containers/build.sh cpu "
+                                         r"2.12\), or set tf_version: \[\"2.21\"\]"):
+        container.check_bare_tf_versions(["2.12", "2.21"], "2.21.0")
+    with pytest.raises(ValueError, match="no TensorFlow is installed"):
+        container.check_bare_tf_versions(["2.21"], None)
+    assert container.installed_tf_version().startswith("2.21.")  # the venv's, not imported
 
 
 def test_the_image_sha256_is_that_of_the_file_now(tmp_path):
@@ -113,9 +156,9 @@ def copy_of_the_workflow(tmp_path, def_suffix=""):
     for folder in ("workflow", "profiles"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "containers").mkdir()
-    for name in ("rnnbench.def", "requirements-cpu.txt", "requirements-cuda.txt",
-                 "requirements-nodeps.txt", "build.sh", "debian-mirror"):
-        shutil.copy(CONTAINERS / name, repo / "containers" / name)
+    for path in [*CONTAINERS.glob("requirements-*.txt"), *(
+            CONTAINERS / name for name in ("rnnbench.def", "build.sh", "debian-mirror"))]:
+        shutil.copy(path, repo / "containers" / path.name)
     with open(repo / "containers" / "rnnbench.def", "a") as definition:
         definition.write(def_suffix)
     work = tmp_path / "work"
@@ -151,24 +194,24 @@ def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
                      check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert f"{repo / 'containers' / 'build.sh'} cpu" in output
+    assert f"{repo / 'containers' / 'build.sh'} cpu 2.21" in output
     assert str(container.image_path(repo, "cpu")) in output
     assert not (work / "results").exists()
 
 
 needs_image = pytest.mark.skipif(
     os.environ.get("RNNBENCH_REQUIRE_CONTAINER") != "1"
-    and not (shutil.which("apptainer") and CPU_IMAGE.exists()),
-    reason="no Apptainer or no CPU image (containers/build.sh cpu builds it)",
+    and not (shutil.which("apptainer") and all(i.exists() for i in CPU_IMAGES.values())),
+    reason="no Apptainer or no CPU images (containers/build.sh cpu [2.12] builds them)",
 )
 
 
 def check(image, environ):
-    container.check_deployment(image, "cpu", "cpu", REPO, environ)
+    container.check_deployment({"2.21": image}, "cpu", "cpu", REPO, environ)
 
 
 def test_check_deployment_names_a_missing_image_and_a_dangling_link(tmp_path):
-    with pytest.raises(ValueError, match=f"build it with: {REPO}/containers/build.sh cpu"):
+    with pytest.raises(ValueError, match=f"build it with: {REPO}/containers/build.sh cpu 2.21"):
         check(tmp_path / "x.sif", os.environ)
     (tmp_path / "x.sif").symlink_to(tmp_path / "deleted.sif")
     with pytest.raises(ValueError, match="a link to .*deleted.sif, which is gone"):
@@ -202,38 +245,46 @@ def test_check_deployment_starts_the_image(tmp_path):
 
 
 @needs_image
-def test_the_tiny_grid_runs_inside_the_cpu_image(tmp_path):
+def test_the_tiny_grid_runs_inside_the_cpu_images(tmp_path):
     assert shutil.which("apptainer"), "RNNBENCH_REQUIRE_CONTAINER=1 but apptainer is not on PATH"
-    assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"
-    # 2 training jobs: 1 cell x 2 implementations, with the keras api (Keras 3 in the image;
-    # test_slurm runs compat_v1 in it)
-    config = {**TINY, "repeats": 1, "max_len": [4], "api": ["keras"]}
+    for image in CPU_IMAGES.values():
+        assert image.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {image} is missing"
+    # 4 training jobs: 1 cell in two TensorFlow versions x 2 implementations, with the keras
+    # api (Keras 2 in 2.12's image, Keras 3 in 2.21's; test_slurm runs compat_v1 in 2.21's)
+    config = {**TINY, "repeats": 1, "max_len": [4], "api": ["keras"],
+              "tf_version": list(CPU_IMAGES)}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(tmp_path, "--cores", "2", "--use-singularity", "--",
               "results/measurements.csv", "results/summary.csv")
 
-    image_sha256 = hashlib.sha256(CPU_IMAGE.read_bytes()).hexdigest()
     grid.validate_config(config)
-    # runs in the image have a folder of their own, named by the image
-    protocol = grid.protocol_id(config, image=CPU_IMAGE.stem)
+    # runs in images have a folder of their own, named by the flavor's set of images
+    protocol = grid.protocol_id(
+        config, image=f"apptainer-cpu-{container.images_key(CONTAINERS, 'cpu')}")
     runs = list((tmp_path / "results/runs" / protocol).rglob("repeat*.json"))
-    assert len(runs) == 2
+    assert len(runs) == 4
     for path in runs:
         result = json.loads(path.read_text())
         validate_result(result)  # the same schema as the bare run's results
-        meta = result["metadata"]
+        meta, version = result["metadata"], result["cell"]["tf_version"]
+        image = CPU_IMAGES[version]  # the image of the cell's tf_version (common.smk image_of)
+        assert meta["apptainer_container"] == str(image)
+        assert meta["tf_version"].startswith(f"{version}.")
+        assert meta["keras_version"].startswith("2." if version == "2.12" else "3.")
+        assert meta["image_sha256"] == hashlib.sha256(image.read_bytes()).hexdigest()
         assert meta["python_prefix"] == "/opt/rnnbench"  # the image's Python ...
         assert meta["tensorflow_path"].startswith("/opt/rnnbench/")  # ... and TensorFlow
         assert meta["python_version"].startswith("3.11.")
-        assert meta["apptainer_container"] == str(CPU_IMAGE)
-        assert meta["image_sha256"] == image_sha256  # the image file that ran, as built
         assert meta["is_cuda_build"] is False and meta["gpus_visible"] == []
         assert result["cell"]["api"] == "keras" and result["loss"]["first"] > 0
+    peaks = sorted((tmp_path / "results/runs" / protocol).glob("peak_*.json"))
+    assert [p.name for p in peaks] == ["peak_intra1_tf2.12.json", "peak_intra1_tf2.21.json"]
+    assert json.loads(peaks[0].read_text())["metadata"]["tf_version"].startswith("2.12.")
 
     assert not (tmp_path / ".keras").exists()  # Keras wrote no config into the working dir
 
     # the same tables as a bare run's (test_workflow checks those against the same reference)
-    tiny = dict(TINY)
+    tiny = {**TINY, "tf_version": list(CPU_IMAGES)}
     grid.validate_config(tiny)
     for table, columns in reference_columns(tmp_path).items():
         ours = pd.read_csv(tmp_path / "results" / table)

@@ -68,7 +68,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert (f"- `c1` with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
             f"[0.50, 0.50] (holds) without; it explains {100 * share:.0f} % of the log-ratio "
             f"gap to the seed's 0.27.") in text
-    assert "TensorFlow 2.21.0 on cpu" in text and "no container (bare run)" in text
+    assert "TensorFlow 2.21.0; no container (bare run); on cpu" in text
     assert "| `c1` | 301 [301, 301] |" in text and "| `c2` | never |" in text
     assert "0 of 3 cells are unstable" in text
     # what the ablation does to each implementation: static's steps halve, dynamic's do not
@@ -115,6 +115,35 @@ def test_the_cold_fetch_pitfall_is_reported(tmp_path):
     assert ("- `c1_fhookscold` static: the hook fetch set's first run, inside the timed loop, "
             "took 2.000 s against a median step of 0.0100 s (200x); over 10 measured steps the "
             "mean step is 20.90x the median.") in text
+
+
+def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
+    records = [make_result(impl, cell_id, repeat, tf_version=version,
+                           step_s=(0.01 if impl == "static" else step,) * 3)
+               for cell_id, version, step in (("c1", "2.21", 0.02), ("c1_tf2.12", "2.12", 0.005),
+                                              ("c2", "2.21", 0.02))
+               for impl in ("static", "dynamic") for repeat in (1, 2)]
+    runs = results.load_results(write_results(tmp_path, records))
+    summary = results.summarize(runs)
+    table = findings.version_table(summary, runs)
+    assert table["cell_id"].tolist() == ["c1_tf2.12", "c1"]  # c2 ran in one version only
+    assert table["stem"].tolist() == ["c1", "c1"]
+    text = findings.findings_markdown(summary, runs, [], {"repeats": 2, "steps": 3,
+                                                         "warmup_steps": 1})
+    assert "TensorFlow 2.12.0, TensorFlow 2.21.0; no container (bare run)" in text
+    assert "## Across TensorFlow versions" in text
+    # static steps 0.01 s against dynamic 0.005 s in 2.12, 0.02 s in 2.21
+    assert "| `c1` | 2.12.0 | 3.50 / 3.50 | 1.00 [1.00, 1.00] | 10.00 / 5.00 | 2.00 [2.00, 2.00] |" in text
+    assert "| `c1` | 2.21.0 | 3.50 / 3.50 | 1.00 [1.00, 1.00] | 10.00 / 20.00 | 0.50 [0.50, 0.50] |" in text
+    one = findings.findings_markdown(*_one_version(tmp_path), [], {"repeats": 2, "steps": 3,
+                                                                  "warmup_steps": 1})
+    assert "Across TensorFlow versions" not in one
+
+
+def _one_version(tmp_path):
+    (tmp_path / "one").mkdir()
+    runs = results.load_results(hand_made_runs(tmp_path / "one"))
+    return results.summarize(runs), runs
 
 
 def test_no_claims_and_an_unknown_quantity(tmp_path):

@@ -48,6 +48,8 @@ def test_defaults_come_from_the_schema():
     ({"parallel_iterations": ["batch"]}, "'batch'"),
     ({"parallel_iterations": [0]}, "0"),
     ({"intra_op_parallelism_threads": [2000]}, "2000 is greater than the maximum of 1024"),
+    ({"tf_version": ["2.x"]}, "'2.x' does not match"),
+    ({"tf_version": []}, "tf_version"),
 ])
 def test_schema_rejections_name_key_or_value(bad, fragment):
     with pytest.raises(WorkflowError) as error:
@@ -83,6 +85,21 @@ def test_sequence_length_ids_and_bounds():
     assert grid.sequence_length_bounds({"uniform": [5, 20]}, 30) == (5, 20)
     with pytest.raises(ValueError, match="True"):
         grid.sequence_length_id(True)
+
+
+def test_tensorflow_versions_name_their_cells_and_share_datasets():
+    config = default_config(max_len=[10], sequence_length=[5], api=["compat_v1", "keras"],
+                            tf_version=["2.12", "2.21"], meta_optimizer=["on", "off"])
+    cells = grid.cells(config)
+    assert sorted(cells) == sorted(
+        f"basic_lstm_bs32_ml10_sl5_nu64_in16{api}{version}{mo}"
+        for api in ("", "_keras") for version in ("_tf2.12", "") for mo in ("", "_nomo"))
+    # the version follows the api and precedes the ablations; the venv's version adds nothing
+    assert cells["basic_lstm_bs32_ml10_sl5_nu64_in16_keras_tf2.12_nomo"]["tf_version"] == "2.12"
+    assert len(grid.datasets(config)) == 1
+    # an ablated cell's reference is at its own version
+    name = "basic_lstm_bs32_ml10_sl5_nu64_in16_keras_tf2.12_nomo"
+    assert grid.base_cell_id(name, cells[name], {"meta_optimizer"}) == name.removesuffix("_nomo")
 
 
 def test_cells_cover_the_product_and_share_datasets():
@@ -170,6 +187,7 @@ def test_one_at_a_time_varies_each_ablation_alone():
     ({"loop_bound": ["max_len", "batch_max"], "meta_optimizer": ["off"],
       "swap_memory": [True, False]}, None),
     ({"meta_optimizer": ["off", "x"]}, "'x' is not one of"),
+    ({"tf_version": [2.10, "2.21"]}, "tf_version: [2.1, '2.21']: quote each version"),
 ])
 def test_old_keys_and_yaml_traps_get_a_hint(old, fragment):
     if fragment is None:  # varied axes listing their reference, in any order: fine

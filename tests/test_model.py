@@ -146,6 +146,17 @@ def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_pr
         bench.run("static", tiny_cell, arrays, tiny_protocol, WORKFLOW_META)
 
 
+def test_a_job_refuses_another_tensorflow_version(tiny_cell, tiny_protocol):
+    # e.g. a bare run handed a cell of another version, or an image mapped wrongly (the keras
+    # apis, which need a process of their own, make the same check)
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=12, seed=0)
+    cell = {**tiny_cell, "tf_version": "2.12"}
+    with pytest.raises(RuntimeError, match=f"tf_version '2.12' was asked for, but TensorFlow "
+                                           f"{tf.__version__} "):
+        bench.run("static", cell, arrays, tiny_protocol, WORKFLOW_META)
+
+
 def test_step_stats():
     stats = bench.step_stats([0.1, 0.2, 0.3, 0.4, 0.5])
     assert stats["median_step_s"] == pytest.approx(0.3)

@@ -121,10 +121,25 @@ def test_fraction_of_peak(tmp_path):
     # hand-made results: 1e6 FLOP per step; c1's static steps take 0.01 s, dynamic 0.02 s
     c1 = runs[runs["cell_id"] == "c1"].set_index("impl")["achieved_flop_per_s"]
     assert c1["static"].tolist() == pytest.approx([1e8] * 3)
-    summary = results.summarize(runs, peak_flop_per_s={1: 1e9}).set_index("cell_id")
+    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9}).set_index("cell_id")
     assert summary.loc["c1", "static_fraction_of_peak"] == pytest.approx(0.1)
     assert summary.loc["c1", "dynamic_fraction_of_peak"] == pytest.approx(0.05)
     assert "static_fraction_of_peak" not in results.summarize(runs)  # no peak measured
+
+
+def test_each_tensorflow_version_is_compared_with_its_own_peak(tmp_path):
+    records = [make_result(impl, cell_id, 1, tf_version=version)
+               for cell_id, version in (("c1", "2.21"), ("c1_tf2.12", "2.12"))
+               for impl in ("static", "dynamic")]
+    runs = results.load_results(write_results(tmp_path, records))
+    assert runs.set_index("cell_id")["tensorflow_version"].to_dict() == {
+        "c1": "2.21.0", "c1_tf2.12": "2.12.0"}
+    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9, (1, "2.12"): 2e9})
+    # 1e6 FLOP per 0.01 s step: 1e8 FLOP/s
+    assert summary.set_index("tf_version")["static_fraction_of_peak"].to_dict() == {
+        "2.21": pytest.approx(0.1), "2.12": pytest.approx(0.05)}
+    with pytest.raises(ValueError, match=r"\(1, '2.12'\)"):
+        results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
 
 
 def test_a_spread_above_5_percent_flags_the_cell_unstable(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY
-from rnnbench import grid
+from rnnbench import container, grid
 from test_container import CPU_IMAGE, needs_image
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
@@ -96,7 +96,9 @@ def gpu_profile_scenario(workdir):
     validated = {**config, "device": "cpu"}
     grid.validate_config(validated)
     (cell,) = grid.cells(validated)
-    protocol = grid.protocol_id(validated, image=CPU_IMAGE.stem)  # runs in the image: own folder
+    # runs in the image: a folder of their own
+    protocol = grid.protocol_id(
+        validated, image=f"apptainer-cpu-{container.images_key(REPO / 'containers', 'cpu')}")
     target = f"results/runs/{protocol}/{cell}/static/repeat1.json"
     # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU
     proc = run_profile(workdir, "slurm-gpu", "--config", "device=cpu", "--", target)

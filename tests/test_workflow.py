@@ -83,7 +83,7 @@ def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     assert (summary["ratio_setup_s"] - expected).abs().max() < 1e-9
     assert summary["unstable"].dtype == bool and summary["warmup_too_short"].dtype == bool
     # rule peak measured the matmul rate in the same run; fractions use it
-    peak = json.loads(next((finished_run / "results/runs").rglob("peak_intra1.json")).read_text())
+    peak = json.loads(next((finished_run / "results/runs").rglob("peak_intra1_tf2.21.json")).read_text())
     assert (summary["peak_flop_per_s"] == peak["peak"]["flop_per_s"]).all()
     assert peak["peak"]["size"] == 1024 and peak["metadata"]["intra_op_parallelism_threads"] == 1
     expected = summary["static_achieved_flop_per_s"] / peak["peak"]["flop_per_s"]
@@ -141,7 +141,7 @@ def test_ablation_axes_plan_their_own_runs(tmp_path):
         assert f"basic_lstm_bs8_ml4_slu1-4_nu8{suffix}static/repeat1.json" in planned
     assert re.search(r"train_dynamic\s+16\n", planned)  # 8 cells x 2 repeats
     # a matmul peak per intra-op thread count, a chart per ablation axis
-    assert "peak_intra1.json" in planned and "peak_intra2.json" in planned
+    assert "peak_intra1_tf2.21.json" in planned and "peak_intra2_tf2.21.json" in planned
     for axis in ("loop_bound", "meta_optimizer", "intra_op_parallelism_threads"):
         assert f"results/plots/ablation_{axis}.svg" in planned
     assert "ablation_fetches" not in planned

@@ -8,6 +8,6 @@ rule check_gpu:
     conda:
         "../../envs/environment.yaml"
     params:
-        workflow_meta=WORKFLOW_META,
+        workflow_meta=workflow_meta(images.DEFAULT_TF_VERSION),
     script:
         "../scripts/check_gpu.py"

@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -25,37 +26,70 @@ try:
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
 
-# With --use-singularity (--sdm apptainer) every rule runs in the image containers/build.sh
+# With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
 # builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
-# an absolute path so that --directory cannot break it. Checked here, before any job: the image
-# is there and starts, and no host variable would make its Python load the host's packages.
+# an absolute path so that --directory cannot break it: the training and peak jobs in the image
+# of their cell's tf_version, every other rule in the image of the venv's TensorFlow (which
+# holds the whole workflow). Checked here, before any job: each image is there and starts, and
+# no host variable would make its Python load the host's packages. Without containers the
+# installed TensorFlow runs every job: the config may list its version only.
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
+CONTAINERS = Path(workflow.basedir) / "containers"
 IMAGE = images.image_path(workflow.basedir, FLAVOR)
-IMAGE_SHA256 = None
-if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
-    try:
-        images.check_deployment(IMAGE, FLAVOR, config["device"], workflow.basedir, os.environ)
-    except ValueError as error:
-        raise WorkflowError(str(error))
-    IMAGE_SHA256 = images.image_sha256(IMAGE)
-# Runs in an image go to a folder of their own: another software environment, another timing.
-PROTOCOL = grid.protocol_id(config, image=IMAGE.stem if IMAGE_SHA256 else None)
+IMAGES = {}  # tf_version: image, with --use-singularity
+IMAGE_SHA256 = {}  # tf_version: the image's sha256, with --use-singularity
+try:
+    if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
+        for version in config["tf_version"]:
+            images.check_tf_version(CONTAINERS, FLAVOR, version)
+        IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
+        images.check_deployment({images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}, FLAVOR,
+                                config["device"], workflow.basedir, os.environ)
+        IMAGE_SHA256 = {
+            v: images.image_sha256(image)
+            for v, image in {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}.items()
+        }
+    elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+        images.check_bare_tf_versions(config["tf_version"], grid.DEFAULT_TF_VERSION)  # its pin
+    else:
+        images.check_bare_tf_versions(config["tf_version"], images.installed_tf_version())
+except ValueError as error:
+    raise WorkflowError(str(error))
+# Runs in images go to a folder of their own, named by the set of images the flavor has:
+# another software environment, another timing; a changed definition or lock re-measures.
+PROTOCOL = grid.protocol_id(
+    config, image=f"apptainer-{FLAVOR}-{images.images_key(CONTAINERS, FLAVOR)}" if IMAGES else None
+)
 CELLS = grid.cells(config)
 for warning in grid.config_warnings(config):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
 TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
-# A chart per ablation axis the grid varies (charts.ablation_chart), one for the apis.
+# A chart per ablation axis the grid varies (charts.ablation_chart), one for the apis,
+# one for the TensorFlow versions.
 PLOTS = (
     list(CHARTS)
     + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
     + (["api"] if len({c["api"] for c in CELLS.values() if not grid.ablated_axes(c)}) > 1 else [])
+    + (["tf_version"] if len(config["tf_version"]) > 1 else [])
 )
-PEAKS = expand(f"{RUNS}/peak_intra{{threads}}.json", threads=config["intra_op_parallelism_threads"])
+PEAKS = expand(
+    f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",
+    threads=config["intra_op_parallelism_threads"],
+    tf_version=config["tf_version"],
+)
+GIT_COMMIT = git_commit(workflow.basedir)
 
-# Recorded in every result (the job may run where git or the repository is not visible).
-WORKFLOW_META = {"git": git_commit(workflow.basedir), "image_sha256": IMAGE_SHA256}
+
+def workflow_meta(tf_version):
+    """Recorded in every result: what the job may not see (git, the repository, the image)."""
+    return {"git": GIT_COMMIT, "image_sha256": IMAGE_SHA256.get(tf_version)}
+
+
+def image_of(tf_version):
+    """container: of a job at tf_version (the wildcard of rule peak, a cell's for training)."""
+    return str(IMAGES.get(tf_version, IMAGE))
 
 
 container: str(IMAGE)
@@ -71,7 +105,8 @@ localrules:
 
 
 wildcard_constraints:
-    cell="|".join(CELLS),
+    cell="|".join(map(re.escape, CELLS)),
+    tf_version="|".join(map(re.escape, config["tf_version"])),
     dataset="|".join(DATASETS),
     repeat=r"\d+",
 

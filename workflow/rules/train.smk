@@ -13,13 +13,15 @@ rule train_static:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
     conda:
         "../../envs/environment.yaml"
+    container:
+        lambda wildcards: image_of(CELLS[wildcards.cell]["tf_version"])
     threads: lambda wildcards: grid.job_threads(CELLS[wildcards.cell])
     resources:
         mem_mb=mem_mb_of("static"),
         runtime=runtime_of("static"),
     params:
         impl="static",
-        workflow_meta=WORKFLOW_META,
+        workflow_meta=lambda wildcards: workflow_meta(CELLS[wildcards.cell]["tf_version"]),
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol={
             key: config[key]
@@ -48,29 +50,32 @@ use rule train_static as train_dynamic with:
         runtime=runtime_of("dynamic"),
     params:
         impl="dynamic",
-        workflow_meta=WORKFLOW_META,
+        workflow_meta=rules.train_static.params.workflow_meta,
         cell=lambda wildcards: CELLS[wildcards.cell],
         protocol=rules.train_static.params.protocol,
 
 
 # The device's float32 matmul rate with TensorFlow, in the same run, on the training jobs'
 # device, once per intra-op thread count of the grid (a single matmul has no inter-op
-# parallelism): the peak each result's achieved FLOP/s is compared with (roofline.py).
+# parallelism) and TensorFlow version: the peak each result's achieved FLOP/s is compared with
+# (roofline.py).
 rule peak:
     output:
-        f"{RUNS}/peak_intra{{threads}}.json",
+        f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",
     log:
-        f"results/logs/{PROTOCOL}/peak_intra{{threads}}.log",
+        f"results/logs/{PROTOCOL}/peak_intra{{threads}}_tf{{tf_version}}.log",
     wildcard_constraints:
         threads=r"\d+",
     conda:
         "../../envs/environment.yaml"
+    container:
+        lambda wildcards: image_of(wildcards.tf_version)
     threads: lambda wildcards: int(wildcards.threads)
     resources:
         mem_mb=2048,
         runtime=10,
     params:
         device=config["device"],
-        workflow_meta=WORKFLOW_META,
+        workflow_meta=lambda wildcards: workflow_meta(wildcards.tf_version),
     script:
         "../scripts/peak.py"

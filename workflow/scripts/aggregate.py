@@ -11,11 +11,12 @@ from rnnbench.results import cumulative_time, load_results, summarize  # noqa: E
 
 runs = load_results(snakemake.input.results)
 runs.to_csv(snakemake.output.measurements, index=False)
-peaks = {}  # float32 matmul FLOP/s by intra-op threads (rule peak)
+peaks = {}  # float32 matmul FLOP/s by intra-op threads and tf_version (rule peak)
 for path in snakemake.input.peaks:
     with open(path) as handle:
         record = json.load(handle)
-    peaks[record["metadata"]["intra_op_parallelism_threads"]] = record["peak"]["flop_per_s"]
+    key = (record["metadata"]["intra_op_parallelism_threads"], record["tf_version"])
+    peaks[key] = record["peak"]["flop_per_s"]
 summary = summarize(runs, seed=snakemake.params.seed, peak_flop_per_s=peaks)
 summary.to_csv(snakemake.output.summary, index=False)
 cumulative_time(summary).to_csv(snakemake.output.cumulative, index=False)

@@ -6,17 +6,20 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from rnnbench import metadata, roofline  # noqa: E402
+from rnnbench.bench import check_tensorflow  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1
+tf_version = snakemake.wildcards.tf_version
 tf = import_tf()
+check_tensorflow(tf, tf_version)
 peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
                                     intra, inter, device)
 meta = {**metadata.collect(tf, device), **dict(snakemake.params.workflow_meta),
         "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
 with open(snakemake.output[0], "w") as handle:
-    json.dump({"peak": peak, "metadata": meta}, handle, indent=1)
+    json.dump({"peak": peak, "tf_version": tf_version, "metadata": meta}, handle, indent=1)
 print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "
       f"(median of {peak['repeats']}, IQR / median {peak['iqr_over_median']:.2f})",
       file=sys.stderr)

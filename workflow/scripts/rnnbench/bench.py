@@ -47,7 +47,7 @@ import numpy as np
 from rnnbench import metadata, roofline
 from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 log = logging.getLogger("rnnbench")
 
 
@@ -163,7 +163,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     Args:
         impl: "static" or "dynamic".
         cell: cell, batch_size, max_len, num_units, input_dim, api (compat_v1: rnnbench.model
-            in a TF1 Session; keras / keras_xla: rnnbench.keras_model, see _run_keras), and
+            in a TF1 Session; keras / keras_xla: rnnbench.keras_model, see _run_keras),
+            tf_version (major.minor: the TensorFlow the job must be running), and
             the ablation axes of
             grid.ABLATION_DEFAULTS (loop_bound, pass_sequence_length, meta_optimizer,
             fetches, parallel_iterations, swap_memory, intra_op_parallelism_threads,
@@ -178,8 +179,9 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
     Raises:
         ValueError: if the arrays' shapes do not match the cell.
-        RuntimeError: if device is "gpu" and TensorFlow sees no GPU, or, inside an Apptainer
-            image, TensorFlow was imported from outside the image's Python (a host PYTHONPATH).
+        RuntimeError: if device is "gpu" and TensorFlow sees no GPU, TensorFlow is not at the
+            cell's tf_version, or, inside an Apptainer image, TensorFlow or a package of the
+            job was imported from outside the image's Python (check_tensorflow).
     """
     expected = (cell["max_len"], cell["input_dim"])
     if arrays["inputs"].shape[1:] != expected:
@@ -189,18 +191,28 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     return _run_keras(impl, cell, arrays, protocol, workflow_meta)
 
 
-def _check_tf_origin(tf: ModuleType) -> None:
-    """Inside an Apptainer image, refuse a TensorFlow imported from outside the image's Python.
+def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
+    """Refuse a TensorFlow other than the cell's tf_version (major.minor), and, inside an
+    Apptainer image, TensorFlow or another package of a training job imported from outside
+    the image's Python (a host PYTHONPATH; or a package the image lacks, which Snakemake's
+    search path would load from the host's folders).
 
     Raises:
-        RuntimeError: naming the folder TensorFlow came from and PYTHONPATH.
+        RuntimeError: naming the version, or the module and the folder it came from.
     """
-    tf_dir = os.path.dirname(tf.__file__)
-    if (os.environ.get("APPTAINER_CONTAINER")
-            and not tf_dir.startswith(os.path.join(sys.prefix, ""))):
-        raise RuntimeError(
-            f"TensorFlow was imported from {tf_dir}, outside the image's Python ({sys.prefix}): "
-            f"PYTHONPATH={os.environ.get('PYTHONPATH')!r} reached the image; unset it")
+    if not tf.__version__.startswith(f"{tf_version}."):
+        raise RuntimeError(f"tf_version {tf_version!r} was asked for, but TensorFlow "
+                           f"{tf.__version__} ({os.path.dirname(tf.__file__)}) runs")
+    if not os.environ.get("APPTAINER_CONTAINER"):
+        return
+    for name in ("tensorflow", "numpy", "keras", "tf_keras", "jsonschema", "yaml"):
+        module = sys.modules.get(name)
+        where = os.path.dirname(getattr(module, "__file__", None) or "") if module else None
+        if where is not None and not where.startswith(os.path.join(sys.prefix, "")):
+            raise RuntimeError(
+                f"{name} was imported from {where}, outside the image's Python ({sys.prefix}): "
+                f"PYTHONPATH={os.environ.get('PYTHONPATH')!r}; a host PYTHONPATH reached the "
+                "image (unset it), or the image lacks the package")
 
 
 def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
@@ -210,7 +222,7 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     rss_before_import_mb = metadata.peak_rss_mb()
     tf = import_tf()
     tf1 = tf.compat.v1
-    _check_tf_origin(tf)
+    check_tensorflow(tf, cell["tf_version"])
     intra, inter = cell["intra_op_parallelism_threads"], cell["inter_op_parallelism_threads"]
     config = session_config(tf, protocol["device"], intra, inter)
     rss_after_import_mb = metadata.peak_rss_mb()
@@ -337,7 +349,7 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
 
     rss_before_import_mb = metadata.peak_rss_mb()
     tf, keras = keras_model.import_tf_keras()
-    _check_tf_origin(tf)
+    check_tensorflow(tf, cell["tf_version"])
     keras_model.configure(tf, protocol["device"], cell["intra_op_parallelism_threads"],
                           cell["inter_op_parallelism_threads"], cell["meta_optimizer"] == "on")
     rss_after_import_mb = metadata.peak_rss_mb()

@@ -14,8 +14,10 @@ from rnnbench import grid
 
 CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
 # One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart),
-# and one comparing the apis when the grid has more than one (api_chart).
-ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS) + ("api",)
+# one comparing the apis when the grid has more than one (api_chart), and one comparing the
+# TensorFlow versions when it has more than one (tf_version_chart).
+ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS) + ("api",
+                                                                                 "tf_version")
 # The charts embed their (small) tables; Altair's default 5000-row guard would stop the
 # cumulative_time chart of a grid above about 40 cells.
 alt.data_transformers.disable_max_rows()
@@ -24,11 +26,13 @@ IMPL_COLOR = alt.Color("impl:N", title="implementation",
 
 
 def _variant(frame: pd.DataFrame) -> pd.Series:
-    """Row label of a cell: its type and sizes, its api unless compat_v1, and any ablation
-    away from its reference."""
+    """Row label of a cell: its type and sizes, its api unless compat_v1, its TensorFlow
+    version unless the venv's, and any ablation away from its reference."""
     label = (frame["cell"] + " bs" + frame["batch_size"].astype(str) + " nu"
              + frame["num_units"].astype(str) + " in" + frame["input_dim"].astype(str)
-             + frame["api"].map(lambda api: "" if api == "compat_v1" else f" {api}"))
+             + frame["api"].map(lambda api: "" if api == "compat_v1" else f" {api}")
+             + frame["tf_version"].astype(str).map(
+                 lambda v: "" if v == grid.DEFAULT_TF_VERSION else f" TF {v}"))
     return label + frame["ablations"].map(lambda text: f", {text}" if text else "")
 
 
@@ -251,6 +255,53 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
         title="static (unroll=True) against dynamic per api: setup and step time")
 
 
+def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
+    """The same cells in each TensorFlow version: per implementation (colour), median setup
+    seconds, median step seconds and the static / dynamic step-time ratio against tf_version,
+    with 95 % bootstrap intervals; one row per cell (without its version) and column per
+    quantity. Cells with ablations are left out.
+
+    Raises:
+        ValueError: if the summary holds fewer than two TensorFlow versions.
+    """
+    plain = summary[summary["ablations"] == ""]
+    versions = sorted(plain["tf_version"].astype(str).unique(),
+                      key=lambda v: tuple(int(x) for x in v.split(".")))
+    if len(versions) < 2:
+        raise ValueError(f"chart: tf_version needs two TensorFlow versions or more, not {versions}")
+    panel = (_variant(plain.assign(tf_version=grid.DEFAULT_TF_VERSION)) + ", max_len "
+             + plain["max_len"].astype(str) + ", sequence_length "
+             + plain["sequence_length"].astype(str))
+    frames = []
+    for metric, title in (("setup_s", "setup (s)"), ("median_step_s", "median step (s)")):
+        for impl in ("static", "dynamic"):
+            frames.append(pd.DataFrame({
+                "panel": panel, "tf_version": plain["tf_version"].astype(str), "quantity": title,
+                "impl": impl, "median": plain[f"{impl}_{metric}"],
+                "ci_low": plain[f"{impl}_{metric}_ci_low"],
+                "ci_high": plain[f"{impl}_{metric}_ci_high"]}))
+    frames.append(pd.DataFrame({
+        "panel": panel, "tf_version": plain["tf_version"].astype(str),
+        "quantity": "step ratio static / dynamic", "impl": "static / dynamic",
+        "median": plain["ratio_median_step_s"], "ci_low": plain["ratio_median_step_s_ci_low"],
+        "ci_high": plain["ratio_median_step_s_ci_high"]}))
+    data = pd.concat(frames, ignore_index=True)
+    color = alt.Color("impl:N", title="implementation", scale=alt.Scale(
+        domain=["static", "dynamic", "static / dynamic"], range=["#d95f02", "#1b9e77", "#555555"]))
+    base = alt.Chart().encode(x=alt.X("tf_version:O", title="TensorFlow", sort=versions),
+                              color=color)
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "tf_version", "impl", "quantity", "median", "ci_low", "ci_high"])
+    bars = base.mark_errorbar().encode(
+        y=alt.Y("ci_low:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
+        y2="ci_high:Q")
+    return alt.layer(lines, bars, data=data).facet(
+        column=alt.Column("quantity:N", title=None), row=alt.Row("panel:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title="the same cells across TensorFlow versions: setup, step time and their ratio")
+
+
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
     """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
 
@@ -269,6 +320,8 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return roofline_chart(summary)
     if name == "api":
         return api_chart(summary)
+    if name == "tf_version":
+        return tf_version_chart(summary)
     if name in ABLATION_CHARTS:
         return ablation_chart(summary, name.removeprefix("ablation_"))
     raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS + ABLATION_CHARTS}")

@@ -1,7 +1,7 @@
 """Which Apptainer image a run uses and where it lives (containers/build.sh builds it).
 
 Standard library only: containers/build.sh runs this file with the host's python3 to learn
-the image's path (``python3 container.py REPO FLAVOR``), before any venv exists.
+the image's path (``python3 container.py REPO FLAVOR TF_VERSION``), before any venv exists.
 """
 
 from __future__ import annotations
@@ -17,33 +17,109 @@ from typing import Mapping
 FLAVOR_OF_DEVICE = {"cpu": "cpu", "gpu": "cuda"}
 """The image a config's ``device`` runs in: TensorFlow CPU-only, or with CUDA and cuDNN."""
 
+DEFAULT_TF_VERSION = "2.21"
+"""The TensorFlow the venv pins (envs/requirements.txt): its image holds the whole workflow
+(aggregation, charts); the images of other versions hold what a training job imports."""
 
-def image_key(containers_dir: str | Path, flavor: str) -> str:
-    """First 16 hex digits of the sha256 over everything that defines a flavor's image.
 
-    Hashes the flavor's name, ``rnnbench.def``, ``requirements-<flavor>.txt`` and
-    ``requirements-nodeps.txt`` (each length-prefixed), so a change to any of them names a
-    new image. Raises ValueError for an unknown flavor, OSError if a file is missing.
+def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str) -> tuple[Path, Path]:
+    """The two hash-pinned locks an image installs: ``requirements-<flavor>-tf<version>.txt``
+    and ``requirements-nodeps-tf<version>.txt`` (installed with --no-deps; may list nothing).
     """
+    folder = Path(containers_dir)
+    return (folder / f"requirements-{flavor}-tf{tf_version}.txt",
+            folder / f"requirements-nodeps-tf{tf_version}.txt")
+
+
+def shipped_tf_versions(containers_dir: str | Path, flavor: str) -> list[str]:
+    """TensorFlow versions ("2.12", ...) with a lock for ``flavor``, oldest first: the
+    versions containers/build.sh can build (containers/lock.sh writes the locks)."""
+    found = [path.name[len(f"requirements-{flavor}-tf"):-len(".txt")]
+             for path in Path(containers_dir).glob(f"requirements-{flavor}-tf*.txt")]
+    return sorted(found, key=lambda v: tuple(int(part) for part in v.split(".")))
+
+
+def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str) -> None:
+    """Raises ValueError, naming the shipped versions, if there is no lock (so no image) for
+    ``tf_version`` in ``flavor``; for cuda 2.12, says why (no CUDA wheels before 2.14)."""
     if flavor not in FLAVOR_OF_DEVICE.values():
         raise ValueError(f"image flavor must be one of {sorted(set(FLAVOR_OF_DEVICE.values()))}, "
                          f"not {flavor!r}")
-    digest = hashlib.sha256(flavor.encode())
-    for name in ("rnnbench.def", f"requirements-{flavor}.txt", "requirements-nodeps.txt"):
-        data = (Path(containers_dir) / name).read_bytes()
+    shipped = shipped_tf_versions(containers_dir, flavor)
+    if tf_version not in shipped:
+        why = ""
+        if flavor == "cuda" and tf_version in shipped_tf_versions(containers_dir, "cpu"):
+            why = (" (TensorFlow's pip package brings CUDA and cuDNN, as tensorflow[and-cuda], "
+                   "only from 2.14 on; the cpu image has it)")
+        raise ValueError(f"tf_version {tf_version!r} has no {flavor} image{why}; the {flavor} "
+                         f"images are for TensorFlow {', '.join(shipped)}")
+
+
+def installed_tf_version() -> str | None:
+    """Version of the TensorFlow this Python would import (e.g. "2.21.0"), read from its
+    distribution's metadata without importing it (seconds saved on every snakemake call);
+    None if none is installed."""
+    from importlib import metadata
+
+    for dist in metadata.packages_distributions().get("tensorflow", []):
+        return metadata.version(dist)
+    return None
+
+
+def check_bare_tf_versions(tf_versions: list[str], installed: str | None) -> None:
+    """Without containers every job runs the installed TensorFlow: the config's tf_version
+    must list its major.minor alone.
+
+    Raises:
+        ValueError: naming the versions that cannot run and how to run them.
+    """
+    if installed is None:
+        raise ValueError(f"tf_version {tf_versions}: no TensorFlow is installed in this Python "
+                         f"({sys.executable}); run ./install.sh, or --use-singularity")
+    ours = ".".join(installed.split(".")[:2])
+    others = [v for v in tf_versions if v != ours]
+    if others:
+        raise ValueError(
+            f"tf_version {others}: without containers the installed TensorFlow {installed} runs "
+            f"every job; run with --use-singularity (after containers/build.sh cpu "
+            f"{others[0]}), or set tf_version: [\"{ours}\"]")
+
+
+def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION) -> str:
+    """First 16 hex digits of the sha256 over everything that defines an image.
+
+    Hashes the flavor and TensorFlow version, ``rnnbench.def`` and the image's two locks
+    (lock_paths; each length-prefixed), so a change to any of them names a new image.
+    Raises ValueError for an unknown flavor or a version without a lock (check_tf_version).
+    """
+    check_tf_version(containers_dir, flavor, tf_version)
+    digest = hashlib.sha256(f"{flavor} {tf_version}".encode())
+    for path in (Path(containers_dir) / "rnnbench.def", *lock_paths(containers_dir, flavor,
+                                                                    tf_version)):
+        data = path.read_bytes()
         digest.update(len(data).to_bytes(8, "little") + data)
     return digest.hexdigest()[:16]
 
 
-def image_path(repo_dir: str | Path, flavor: str) -> Path:
-    """Absolute path the workflow's ``container:`` names for a flavor.
+def images_key(containers_dir: str | Path, flavor: str) -> str:
+    """First 16 hex digits of the sha256 over the image_key of every shipped version of
+    ``flavor``: names the set of images a run with --use-singularity may use, so that its
+    results go to a folder of their own and a changed definition or lock re-measures."""
+    keys = [f"{v}:{image_key(containers_dir, flavor, v)}"
+            for v in shipped_tf_versions(containers_dir, flavor)]
+    return hashlib.sha256(" ".join(keys).encode()).hexdigest()[:16]
 
-    ``<repo>/containers/images/rnnbench-<flavor>-<key>.sif``, a link that build.sh makes to
-    the image it keeps in its cache folder. Absolute, so that ``--directory`` cannot break it.
+
+def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION) -> Path:
+    """Absolute path the workflow's ``container:`` names for a flavor and TensorFlow version.
+
+    ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-<key>.sif``, a link that
+    build.sh makes to the image it keeps in its cache folder. Absolute, so that
+    ``--directory`` cannot break it. Raises ValueError as image_key.
     """
     repo = Path(repo_dir).resolve()
-    key = image_key(repo / "containers", flavor)
-    return repo / "containers" / "images" / f"rnnbench-{flavor}-{key}.sif"
+    key = image_key(repo / "containers", flavor, tf_version)
+    return repo / "containers" / "images" / f"rnnbench-{flavor}-tf{tf_version}-{key}.sif"
 
 
 def image_sha256(path: str | Path) -> str:
@@ -95,22 +171,24 @@ def check_image_starts(path: str | Path, timeout_s: float = 300) -> None:
                            f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
 
 
-def check_deployment(image: Path, flavor: str, device: str, repo_dir: str | Path,
-                     environ: Mapping[str, str]) -> None:
-    """Everything --use-singularity needs, checked before any job: the image is there (else
-    the build command), Apptainer is on ``environ``'s PATH (else how to install it), no
-    PYTHONPATH or PYTHONHOME would reach the image (Apptainer passes the host's variables in
-    and %environment cannot unset them; the image's Python would load the host's packages),
-    and the image starts (check_image_starts).
+def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
+                     repo_dir: str | Path, environ: Mapping[str, str]) -> None:
+    """Everything --use-singularity needs, checked before any job: each image
+    (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
+    PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
+    (Apptainer passes the host's variables in and %environment cannot unset them; the image's
+    Python would load the host's packages), and each image starts (check_image_starts).
 
     Raises:
         ValueError: naming the problem and what to do.
     """
     repo = Path(repo_dir)
-    if not image.exists():
-        gone = f" (a link to {os.readlink(image)}, which is gone)" if image.is_symlink() else ""
-        raise ValueError(f"no {flavor} image for --use-singularity at {image}{gone} (device: "
-                         f"{device}); build it with: {repo / 'containers' / 'build.sh'} {flavor}")
+    for tf_version, image in images.items():
+        if not image.exists():
+            gone = f" (a link to {os.readlink(image)}, which is gone)" if image.is_symlink() else ""
+            raise ValueError(f"no {flavor} image of TensorFlow {tf_version} for --use-singularity "
+                             f"at {image}{gone} (device: {device}); build it with: "
+                             f"{repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
     path = environ.get("PATH", "")
     if not (shutil.which("apptainer", path=path) or shutil.which("singularity", path=path)):
         raise ValueError("--use-singularity needs apptainer on PATH; on Debian 12, which has no "
@@ -120,11 +198,15 @@ def check_deployment(image: Path, flavor: str, device: str, repo_dir: str | Path
             raise ValueError(f"{variable}={environ[variable]} would reach the image's Python and "
                              f"load packages from the host: unset {variable} before snakemake "
                              "--use-singularity")
-    try:
-        check_image_starts(image)
-    except RuntimeError as error:
-        raise ValueError(str(error)) from error
+    for image in images.values():
+        try:
+            check_image_starts(image)
+        except RuntimeError as error:
+            raise ValueError(str(error)) from error
 
 
 if __name__ == "__main__":
-    print(image_path(sys.argv[1], sys.argv[2]))
+    try:
+        print(image_path(*sys.argv[1:4]))
+    except ValueError as error:
+        sys.exit(f"{Path(sys.argv[0]).name}: {error}")

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES
+from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_suffix
 from rnnbench.results import ratio_ci
 
 QUANTITIES = {
@@ -295,13 +295,56 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = 0) -> lis
     return lines
 
 
+def _software(runs: pd.DataFrame) -> str:
+    """'TensorFlow 2.21.0 (Keras 3.15.1)', one entry per release the runs used, and the
+    Apptainer images' sha256 (or 'no container')."""
+    parts = []
+    for release, group in runs.groupby("tensorflow_version", sort=True):
+        keras = sorted(set(group["keras_version"].dropna()))
+        parts.append(f"TensorFlow {release}" + (f" (Keras {', '.join(keras)})" if keras else ""))
+    images = sorted(set(runs["image_sha256"].dropna()))
+    where = ("no container (bare run)" if not images else "Apptainer image" + (
+        "s" if len(images) > 1 else "") + " sha256 " + ", ".join(f"{i[:16]}..." for i in images))
+    return ", ".join(parts) + "; " + where
+
+
+def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The cells (without ablations) that the grid ran in more than one TensorFlow version:
+    per cell and tf_version, the release that ran, each implementation's median setup and
+    step seconds, the static / dynamic ratios with their intervals and the break-even. Column
+    ``cell`` is the cell id without its version suffix (grid.tf_version_suffix)."""
+    plain = summary[summary["ablations"] == ""].copy()
+    plain["stem"] = [cid.replace(tf_version_suffix(str(v)), "", 1) if tf_version_suffix(str(v))
+                     else cid for cid, v in zip(plain["cell_id"], plain["tf_version"])]
+    several = plain.groupby("stem")["tf_version"].transform("nunique") > 1
+    release = runs.groupby("cell_id")["tensorflow_version"].first()
+    table = plain[several].assign(
+        release=lambda t: t["cell_id"].map(release),
+        order=lambda t: t["tf_version"].astype(str).map(
+            lambda v: tuple(int(x) for x in v.split("."))))
+    return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
+
+
+def _version_section(table: pd.DataFrame) -> list[str]:
+    out = ["| cell | TensorFlow | setup s, static / dynamic | setup ratio | step ms, static / "
+           "dynamic | step ratio | break-even |", "|---|---|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        out.append(
+            f"| `{r['stem']}` | {r['release']} | {r['static_setup_s']:.2f} / "
+            f"{r['dynamic_setup_s']:.2f} | {r['ratio_setup_s']:.2f} "
+            f"[{r['ratio_setup_s_ci_low']:.2f}, {r['ratio_setup_s_ci_high']:.2f}] | "
+            f"{1e3 * r['static_median_step_s']:.2f} / {1e3 * r['dynamic_median_step_s']:.2f} | "
+            f"{r['ratio_median_step_s']:.2f} [{r['ratio_median_step_s_ci_low']:.2f}, "
+            f"{r['ratio_median_step_s_ci_high']:.2f}] | {_breakeven(r) or 'never'} |")
+    return out
+
+
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
     """results/FINDINGS.md: where it was measured, each claim's verdicts with our ratios and
     intervals, what the ablations change, stability flags and break-even, all from the
     tables (summary: results.summarize; runs: results.load_results)."""
     first = runs.iloc[0]
-    image = first["image_sha256"]
     out = [
         "# Findings",
         "",
@@ -310,12 +353,9 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         "",
         "## Where this was measured",
         "",
-        f"TensorFlow {first['tf_version']} on {first['device']} ({first['device_name']}), "
-        f"{_threads(runs)}, Python "
-        f"{first['python_version']}, host {first['hostname']}, "
-        + (f"Apptainer image sha256 {image[:16]}..." if isinstance(image, str)
-           else "no container (bare run)")
-        + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
+        f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
+        f"{_threads(runs)}, Python {first['python_version']}, host {first['hostname']}"
+        f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"{config['steps']} measured steps after {config['warmup_steps']} warm-up steps; "
         "ratios are static / dynamic medians with 95 % bootstrap intervals over repeats.",
         "",
@@ -361,6 +401,13 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 "device, TensorFlow, threads, data and initial weights). Keras runs the whole "
                 "padded length either way, masked: the loop-bound saving of dynamic_rnn does "
                 "not apply.", ""] + keras + [""]
+    versions = version_table(summary, runs)
+    if not versions.empty:
+        out += ["## Across TensorFlow versions", "",
+                "The same cells (without ablations) in each TensorFlow version the grid lists, "
+                "each version in its own image (`tf_version`), measured in this run; ratios "
+                "are static / dynamic medians with 95 % intervals.", ""]
+        out += _version_section(versions) + [""]
     out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs))
     cold = _cold_fetch_lines(runs)
     if cold:

@@ -1,7 +1,8 @@
 """Expand a validated config into the experiment grid: cells, datasets and run targets.
 
 A *cell* is one combination of the grid axes (CELL_AXES: cell, batch_size, max_len,
-sequence_length, num_units, input_dim, and the ablation axes of ABLATION_DEFAULTS).
+sequence_length, num_units, input_dim, api, tf_version, and the ablation axes of
+ABLATION_DEFAULTS).
 Both implementations, static_rnn and dynamic_rnn, run on every cell.
 A *dataset* is one distinct data shape; cells that differ only in cell type, batch_size or
 an ablation share it. The *protocol* holds the settings that change a timing but are not
@@ -15,6 +16,8 @@ import itertools
 import math
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from rnnbench.container import DEFAULT_TF_VERSION
 
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 IMPLEMENTATIONS = ("static", "dynamic")
@@ -35,7 +38,7 @@ ABLATION_DEFAULTS = {
     "inter_op_parallelism_threads": 1,
 }
 CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "api",
-             *ABLATION_DEFAULTS)
+             "tf_version", *ABLATION_DEFAULTS)
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla), and their id suffixes (compat_v1, the original, adds none).
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla"}
@@ -187,7 +190,7 @@ def validate_config(config: dict) -> None:
     Raises:
         snakemake.exceptions.WorkflowError: from the schema, naming the key and the value.
         ValueError: for a key of RENAMED_KEYS in its old form, unquoted on/off in
-            meta_optimizer, or from check_config.
+            meta_optimizer, an unquoted tf_version, or from check_config.
     """
     from snakemake.utils import validate
 
@@ -198,6 +201,10 @@ def validate_config(config: dict) -> None:
         if isinstance(config.get(key), list) and any(isinstance(v, bool) for v in config[key]):
             raise ValueError(f"{key}: {config[key]!r}: quote \"on\" and \"off\" (YAML reads "
                              "them unquoted as true and false)")
+    versions = config.get("tf_version")
+    if isinstance(versions, list) and any(isinstance(v, (int, float)) for v in versions):
+        raise ValueError(f"tf_version: {versions!r}: quote each version, e.g. [\"2.12\", \"2.21\"] "
+                         "(YAML reads 2.10 unquoted as the number 2.1)")
     validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
     check_config(config)
 
@@ -258,7 +265,9 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
 
 def cell_id(cell: dict) -> str:
     """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the keras apis add
-    ``_keras`` / ``_kerasxla``; then each ablation away from ABLATION_DEFAULTS adds a suffix,
+    ``_keras`` / ``_kerasxla``; a TensorFlow version other than DEFAULT_TF_VERSION (the
+    venv's) adds ``_tf<version>``, e.g. ``_tf2.12``; then each ablation away from
+    ABLATION_DEFAULTS adds a suffix,
     in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
     ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
     ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
@@ -268,8 +277,15 @@ def cell_id(cell: dict) -> str:
         f"_sl{sequence_length_id(cell['sequence_length'])}"
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
-    return name + API_SUFFIXES[cell.get("api", "compat_v1")] + "".join(
+    return name + API_SUFFIXES[cell.get("api", "compat_v1")] + tf_version_suffix(
+        cell.get("tf_version", DEFAULT_TF_VERSION)) + "".join(
         suffix for _, suffix, _ in _ablations(cell))
+
+
+def tf_version_suffix(tf_version: str) -> str:
+    """The cell id suffix of a TensorFlow version: none for DEFAULT_TF_VERSION, else
+    ``_tf<version>``."""
+    return "" if tf_version == DEFAULT_TF_VERSION else f"_tf{tf_version}"
 
 
 def varied_axes(cells: Iterable) -> set[str]:

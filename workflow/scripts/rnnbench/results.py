@@ -26,7 +26,7 @@ RATIO_METRICS = ("graph_construction_s", "first_step_s", "graph_optimisation_s",
                  "first_100_steps_s", "median_step_s", "peak_rss_mb")
 # A cell's id, axes, the id of the cell it ablates and its ablations in words ('' for none).
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
-                "input_dim", "api", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
+                "input_dim", "api", "tf_version", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
 # A run whose measured step times spread more than this (IQR / median) is flagged unstable.
 UNSTABLE_IQR_OVER_MEDIAN = 0.05
 # Rolling window (steps) of settled_after_step.
@@ -43,6 +43,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     are the cell's settings (parallel_iterations as text), ``base_cell_id`` and
     ``ablations`` say which cell it ablates and how (grid.base_cell_id, grid.ablation_label),
     among the ablation axes that these runs vary (grid.varied_axes).
+    ``tf_version`` is the cell's (major.minor, as in the config), ``tensorflow_version`` the
+    release that ran (e.g. 2.21.0), ``keras_version`` the Keras of a keras api run.
     ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
     counts the steps that fetched the hook set (bench.fetch_plan).
 
@@ -69,6 +71,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "num_units": cell["num_units"],
             "input_dim": cell["input_dim"],
             "api": cell["api"],
+            "tf_version": cell["tf_version"],
             **{axis: cell[axis] for axis in ABLATION_DEFAULTS},
             "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
             "graph_construction_s": timings["graph_construction_s"],
@@ -107,7 +110,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "job_threads": result["job_threads"],
             "device": meta["device"],
             "device_name": meta["device_name"],
-            "tf_version": meta["tf_version"],
+            "tensorflow_version": meta["tf_version"],
+            "keras_version": meta["keras_version"],
             "python_version": meta["python_version"],
             "python_prefix": meta["python_prefix"],
             "image_sha256": meta["image_sha256"],
@@ -262,7 +266,7 @@ def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
 
 
 def summarize(runs: pd.DataFrame, seed: int = 0,
-              peak_flop_per_s: dict[int, float] | None = None) -> pd.DataFrame:
+              peak_flop_per_s: dict[tuple[int, str], float] | None = None) -> pd.DataFrame:
     """One row per cell: per implementation the median and 95 % interval of each METRICS
     column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
     dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
@@ -273,13 +277,15 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
     UNSTABLE_IQR_OVER_MEDIAN (IQR / median); ``<impl>_max_settled_after_step`` is the largest
     warm-up a run needed (settled_after_step) and ``warmup_too_short`` flags a cell where a
     run's steps settled only after the measurement had begun (after more than warmup_steps).
-    With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count),
-    ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads and
+    With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count and
+    tf_version), ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads
+    and tf_version and
     ``<impl>_fraction_of_peak`` the median achieved FLOP/s (roofline.train_step_flop /
     median step) over it.
 
     Raises:
-        ValueError: if a cell lacks runs of either implementation (names the cell).
+        ValueError: if a cell lacks runs of either implementation (names the cell), or
+            ``peak_flop_per_s`` lacks a cell's thread count and version.
     """
     rows = []
     for cell_values, group in runs.groupby(CELL_COLUMNS, sort=False):
@@ -318,11 +324,12 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
     if peak_flop_per_s is not None:
-        missing = set(summary["intra_op_parallelism_threads"]) - set(peak_flop_per_s)
+        keys = list(zip(summary["intra_op_parallelism_threads"], summary["tf_version"]))
+        missing = set(keys) - set(peak_flop_per_s)
         if missing:
-            raise ValueError(f"peak_flop_per_s: no peak for intra_op_parallelism_threads "
-                             f"{sorted(missing)}")
-        summary["peak_flop_per_s"] = summary["intra_op_parallelism_threads"].map(peak_flop_per_s)
+            raise ValueError(f"peak_flop_per_s: no peak for (intra_op_parallelism_threads, "
+                             f"tf_version) {sorted(missing)}")
+        summary["peak_flop_per_s"] = [peak_flop_per_s[key] for key in keys]
         for impl in ("static", "dynamic"):
             summary[f"{impl}_fraction_of_peak"] = (
                 summary[f"{impl}_achieved_flop_per_s"] / summary["peak_flop_per_s"])
@@ -359,11 +366,11 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
-    sequence_length and parallel_iterations as text (``10``, ``full``, ``u5-20``;
-    ``batch_size``, ``16``), ablations as text ('' for none), breakeven_steps (empty: never)
+    sequence_length, parallel_iterations and tf_version as text (``10``, ``full``, ``u5-20``;
+    ``batch_size``, ``16``; ``2.10``), ablations as text ('' for none), breakeven_steps (empty: never)
     and the settled_after_step columns as nullable integers."""
     table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
-                                     "ablations": str})
+                                     "ablations": str, "tf_version": str})
     if "ablations" in table:  # a cell without ablations: '' (written as an empty field)
         table["ablations"] = table["ablations"].fillna("")
     for column in table.columns:

@@ -40,19 +40,24 @@ IMAGES = {}  # tf_version: image, with --use-singularity
 IMAGE_SHA256 = {}  # tf_version: the image's sha256, with --use-singularity
 try:
     if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
-        for version in config["tf_version"]:
-            images.check_tf_version(CONTAINERS, FLAVOR, version)
+        # raises ValueError for a version without an image of this flavor
         IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
-        images.check_deployment({images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}, FLAVOR,
-                                config["device"], workflow.basedir, os.environ)
+        images.check_deployment(
+            {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES},
+            FLAVOR,
+            config["device"],
+            workflow.basedir,
+            os.environ,
+        )
         IMAGE_SHA256 = {
             v: images.image_sha256(image)
             for v, image in {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}.items()
         }
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
-        images.check_bare_tf_versions(config["tf_version"], grid.DEFAULT_TF_VERSION)  # its pin
+        # envs/environment.yaml pins the venv's TensorFlow
+        images.check_bare_tf_versions(config["tf_version"], grid.DEFAULT_TF_VERSION, FLAVOR)
     else:
-        images.check_bare_tf_versions(config["tf_version"], images.installed_tf_version())
+        images.check_bare_tf_versions(config["tf_version"], images.installed_tf_version(), FLAVOR)
 except ValueError as error:
     raise WorkflowError(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:

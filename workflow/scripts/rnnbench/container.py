@@ -66,7 +66,8 @@ def installed_tf_version() -> str | None:
     return None
 
 
-def check_bare_tf_versions(tf_versions: list[str], installed: str | None) -> None:
+def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
+                           flavor: str = "cpu") -> None:
     """Without containers every job runs the installed TensorFlow: the config's tf_version
     must list its major.minor alone.
 
@@ -81,7 +82,7 @@ def check_bare_tf_versions(tf_versions: list[str], installed: str | None) -> Non
     if others:
         raise ValueError(
             f"tf_version {others}: without containers the installed TensorFlow {installed} runs "
-            f"every job; run with --use-singularity (after containers/build.sh cpu "
+            f"every job; run with --use-singularity (after containers/build.sh {flavor} "
             f"{others[0]}), or set tf_version: [\"{ours}\"]")
 
 

@@ -21,6 +21,7 @@ tf_version=${2-2.21}
 case $flavor in
     cpu|cuda) ;;
     gpu) echo "build.sh: the flavor is cuda (the image for device: gpu), not 'gpu'" >&2; exit 2 ;;
+    [0-9]*) echo "build.sh: the flavor comes first: containers/build.sh cpu $flavor" >&2; exit 2 ;;
     *) echo "build.sh: the flavor must be cpu or cuda, not '$flavor'" >&2; exit 2 ;;
 esac
 link=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor" "$tf_version") || exit 2

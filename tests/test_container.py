@@ -119,15 +119,27 @@ def test_the_image_path_is_absolute_wherever_snakemake_runs(tmp_path, monkeypatc
 
 
 def test_a_bare_run_lists_the_installed_version_only():
-    container.check_bare_tf_versions(["2.21"], "2.21.0")
-    with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: without containers the "
-                                         r"installed TensorFlow 2.21.0 runs every job; run with "
-                                         r"--use-singularity \(after containers/build.sh cpu "
-                                         r"2.12\), or set tf_version: \[\"2.21\"\]"):
-        container.check_bare_tf_versions(["2.12", "2.21"], "2.21.0")
+    container.check_bare_tf_versions(["2.21"], "2.21.0", CONTAINERS)
+    with pytest.raises(ValueError) as error:
+        container.check_bare_tf_versions(["2.12", "2.16", "2.21", "2.13"], "2.21.0", CONTAINERS)
+    # every version that cannot run, at once: how to run those with an image, which have none
+    assert str(error.value) == (
+        "tf_version ['2.13']: no cpu image (the cpu images are of TensorFlow 2.12, 2.16, 2.21); "
+        "tf_version ['2.12', '2.16']: without containers, the installed TensorFlow 2.21.0 runs "
+        "every job; run them with --use-singularity, after containers/build.sh cpu 2.12; "
+        'containers/build.sh cpu 2.16; or set tf_version: ["2.21"]')
+    with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: no cuda image"):
+        container.check_bare_tf_versions(["2.12"], "2.21.0", CONTAINERS, "cuda")
     with pytest.raises(ValueError, match="no TensorFlow is installed"):
-        container.check_bare_tf_versions(["2.21"], None)
+        container.check_bare_tf_versions(["2.21"], None, CONTAINERS)
     assert container.installed_tf_version().startswith("2.21.")  # the venv's, not imported
+
+
+def test_check_deployment_names_every_missing_image(tmp_path):
+    images = {"2.12": tmp_path / "a.sif", "2.21": tmp_path / "b.sif"}
+    with pytest.raises(ValueError) as error:
+        container.check_deployment(images, "cpu", "cpu", REPO, os.environ)
+    assert "build.sh cpu 2.12" in str(error.value) and "build.sh cpu 2.21" in str(error.value)
 
 
 def test_the_image_sha256_is_that_of_the_file_now(tmp_path):
@@ -170,6 +182,7 @@ def copy_of_the_workflow(tmp_path, def_suffix=""):
 @pytest.mark.parametrize("flavor, message", [
     ("gpu", "the flavor is cuda (the image for device: gpu), not 'gpu'"),
     ("", "the flavor must be cpu or cuda, not ''"),
+    ("2.12", "the flavor comes first: containers/build.sh cpu 2.12"),
 ])
 def test_build_sh_names_a_bad_flavor(flavor, message):
     proc = subprocess.run([str(CONTAINERS / "build.sh"), flavor], capture_output=True, text=True)

@@ -118,6 +118,7 @@ def test_a_timed_run_returns_a_valid_result(impl, tiny_cell, tiny_protocol):
     assert timings["hook_steps"] == [] and timings["mean_step_s"] == pytest.approx(
         np.mean(timings["step_s"]))
     assert result["metadata"]["tf_version"] == tf.__version__
+    assert result["metadata"]["keras_version"] is None  # compat_v1: no Keras model
     assert result["metadata"]["is_cuda_build"] is False  # the venv holds tensorflow-cpu only
     assert np.isfinite(result["loss"]["first"]) and np.isfinite(result["loss"]["last"])
 

@@ -150,10 +150,13 @@ def test_ablation_axes_plan_their_own_runs(tmp_path):
     assert job[:job.index("resources:")].count("threads: 2") == 1
 
 
-# One schema error and one cross-field error through Snakemake; test_grid checks the others.
+# One schema error, one cross-field error and a TensorFlow version a bare run cannot run,
+# through Snakemake; test_grid and test_container check the others.
 @pytest.mark.parametrize("override, fragment", [
     ({"batch_size": [-8]}, "-8 is less than the minimum of 1"),
     ({"max_len": [4], "sequence_length": [6]}, "6 reaches 6 time steps, above max_len 4"),
+    ({"tf_version": ["2.12", "2.21"]}, "tf_version ['2.12']: without containers, the "
+                                       "installed TensorFlow 2.21"),
 ])
 def test_bad_config_stops_before_any_job(tmp_path, override, fragment):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({**TINY, **override}))

@@ -55,9 +55,17 @@ try:
         }
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
         # envs/environment.yaml pins the venv's TensorFlow
-        images.check_bare_tf_versions(config["tf_version"], grid.DEFAULT_TF_VERSION, FLAVOR)
+        images.check_bare_tf_versions(
+            config["tf_version"],
+            grid.DEFAULT_TF_VERSION,
+            CONTAINERS,
+            FLAVOR,
+            "with --use-conda, envs/environment.yaml's",
+        )
     else:
-        images.check_bare_tf_versions(config["tf_version"], images.installed_tf_version(), FLAVOR)
+        images.check_bare_tf_versions(
+            config["tf_version"], images.installed_tf_version(), CONTAINERS, FLAVOR
+        )
 except ValueError as error:
     raise WorkflowError(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:

@@ -430,6 +430,9 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
              1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
     meta = metadata.collect(tf, protocol["device"])
     meta.update(
+        # the Keras that trained a keras api model (TF 2.12 imports its Keras 2 for compat_v1
+        # too); None for compat_v1
+        keras_version=(sys.modules["keras"].__version__ if cell["api"] != "compat_v1" else None),
         git=workflow_meta["git"],
         image_sha256=workflow_meta["image_sha256"],
         intra_op_parallelism_threads=cell["intra_op_parallelism_threads"],

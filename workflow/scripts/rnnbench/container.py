@@ -67,23 +67,33 @@ def installed_tf_version() -> str | None:
 
 
 def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
-                           flavor: str = "cpu") -> None:
-    """Without containers every job runs the installed TensorFlow: the config's tf_version
-    must list its major.minor alone.
+                           containers_dir: str | Path, flavor: str = "cpu",
+                           runner: str = "without containers, the installed") -> None:
+    """Without containers every job runs one TensorFlow (``installed``, e.g. "2.21.0"; with
+    --use-conda, envs/environment.yaml's, said by ``runner``): the config's tf_version must
+    list its major.minor alone. Versions with an image of ``flavor`` in ``containers_dir``
+    need --use-singularity; the others cannot run at all.
 
     Raises:
-        ValueError: naming the versions that cannot run and how to run them.
+        ValueError: naming every version that cannot run here, and how to run each.
     """
     if installed is None:
         raise ValueError(f"tf_version {tf_versions}: no TensorFlow is installed in this Python "
                          f"({sys.executable}); run ./install.sh, or --use-singularity")
     ours = ".".join(installed.split(".")[:2])
-    others = [v for v in tf_versions if v != ours]
-    if others:
-        raise ValueError(
-            f"tf_version {others}: without containers the installed TensorFlow {installed} runs "
-            f"every job; run with --use-singularity (after containers/build.sh {flavor} "
-            f"{others[0]}), or set tf_version: [\"{ours}\"]")
+    shipped = shipped_tf_versions(containers_dir, flavor)
+    imaged = [v for v in tf_versions if v != ours and v in shipped]
+    unknown = [v for v in tf_versions if v != ours and v not in shipped]
+    problems = []
+    if unknown:
+        problems.append(f"tf_version {unknown}: no {flavor} image (the {flavor} images are of "
+                        f"TensorFlow {', '.join(shipped)})")
+    if imaged:
+        problems.append(f"tf_version {imaged}: {runner} TensorFlow {installed} runs every job; "
+                        "run them with --use-singularity, after "
+                        + "; ".join(f"containers/build.sh {flavor} {v}" for v in imaged))
+    if problems:
+        raise ValueError("; ".join(problems) + f"; or set tf_version: [\"{ours}\"]")
 
 
 def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION) -> str:
@@ -184,12 +194,14 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
         ValueError: naming the problem and what to do.
     """
     repo = Path(repo_dir)
+    missing = []
     for tf_version, image in images.items():
         if not image.exists():
             gone = f" (a link to {os.readlink(image)}, which is gone)" if image.is_symlink() else ""
-            raise ValueError(f"no {flavor} image of TensorFlow {tf_version} for --use-singularity "
-                             f"at {image}{gone} (device: {device}); build it with: "
-                             f"{repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
+            missing.append(f"no {flavor} image of TensorFlow {tf_version} at {image}{gone}; build "
+                           f"it with: {repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
+    if missing:
+        raise ValueError(f"--use-singularity (device: {device}): " + "; ".join(missing))
     path = environ.get("PATH", "")
     if not (shutil.which("apptainer", path=path) or shutil.which("singularity", path=path)):
         raise ValueError("--use-singularity needs apptainer on PATH; on Debian 12, which has no "

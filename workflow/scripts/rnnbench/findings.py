@@ -48,6 +48,11 @@ def verdict(direction: str, low: float, high: float) -> str:
     return "holds" if below else "does not hold" if above else "inconclusive"
 
 
+CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
+                 "verdict", "figure", "figure_in_interval", "ablations", "base_cell_id",
+                 "reference"]
+
+
 def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     """One row per claim and compat_v1 cell (the seeds' claims are about static_rnn and
     dynamic_rnn; the keras apis have their own section): the ratio, its interval, the
@@ -81,7 +86,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "reference": cell["ablations"] == ""
                 or cell["base_cell_id"] not in set(summary["cell_id"]),
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
 def _ratio(row: pd.Series) -> str:
@@ -326,8 +331,9 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _version_section(table: pd.DataFrame) -> list[str]:
-    out = ["| cell | TensorFlow | setup s, static / dynamic | setup ratio | step ms, static / "
-           "dynamic | step ratio | break-even |", "|---|---|---|---|---|---|---|"]
+    out = ["| cell (its id without `_tf<version>`) | TensorFlow | setup s, static / dynamic | "
+           "setup ratio | step ms, static / dynamic | step ratio | break-even (steps) |",
+           "|---|---|---|---|---|---|---|"]
     for _, r in table.iterrows():
         out.append(
             f"| `{r['stem']}` | {r['release']} | {r['static_setup_s']:.2f} / "
@@ -364,7 +370,11 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ]
     if not claims:
         out += ["The config lists no claims (`claims:`).", ""]
-    table = claim_table(summary, claims) if claims else pd.DataFrame()
+    table = claim_table(summary, claims)
+    if claims and table.empty:
+        out += ["The claims are about static_rnn and dynamic_rnn: this grid has no "
+                "`api: compat_v1` cell to test them on.", ""]
+        claims = []
     for claim in claims:
         rows = table[table["claim"] == claim["id"]]
         base = rows[rows["reference"]]

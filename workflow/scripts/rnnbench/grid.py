@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -202,9 +203,16 @@ def validate_config(config: dict) -> None:
             raise ValueError(f"{key}: {config[key]!r}: quote \"on\" and \"off\" (YAML reads "
                              "them unquoted as true and false)")
     versions = config.get("tf_version")
-    if isinstance(versions, list) and any(isinstance(v, (int, float)) for v in versions):
-        raise ValueError(f"tf_version: {versions!r}: quote each version, e.g. [\"2.12\", \"2.21\"] "
-                         "(YAML reads 2.10 unquoted as the number 2.1)")
+    if versions is not None and not isinstance(versions, list):
+        raise ValueError(f"tf_version: {versions!r}: a list of quoted versions, e.g. "
+                         "[\"2.12\", \"2.21\"]")
+    for version in versions or []:
+        if isinstance(version, (int, float)):
+            raise ValueError(f"tf_version: {versions!r}: quote each version, e.g. "
+                             "[\"2.12\", \"2.21\"] (YAML reads 2.10 unquoted as the number 2.1)")
+        if isinstance(version, str) and not re.fullmatch(r"[0-9]+\.[0-9]+", version):
+            raise ValueError(f"tf_version: {version!r} is not a TensorFlow major.minor version "
+                             "such as \"2.12\"")
     validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
     check_config(config)
 

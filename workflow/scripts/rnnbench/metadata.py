@@ -70,8 +70,6 @@ def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
 
     ``device_name`` is the GPU's name for device "gpu" and the CPU model for "cpu";
     ``tensorflow_path`` is where TensorFlow was imported from (in an image: /opt/rnnbench/...);
-    ``keras_version`` that of the ``keras`` module, if imported (by the keras apis; Keras 2 is
-    tf.keras before TF 2.16);
     ``gpu_driver`` is asked of nvidia-smi only when TensorFlow sees a GPU.
     """
     build = dict(tf.sysconfig.get_build_info())
@@ -80,10 +78,8 @@ def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
     for gpu in gpus:
         details = tf.config.experimental.get_device_details(gpu)
         gpu_names.append(details.get("device_name", gpu.name))
-    keras = sys.modules.get("keras")  # the Keras a keras api job trains with
     return {
         "tf_version": tf.__version__,
-        "keras_version": getattr(keras, "__version__", None),
         "tf_git_version": tf.version.GIT_VERSION,
         "tensorflow_path": str(Path(tf.__file__).parent),
         "is_cuda_build": bool(build.get("is_cuda_build", False)),

@@ -146,6 +146,16 @@ def _one_version(tmp_path):
     return results.summarize(runs), runs
 
 
+def test_claims_need_a_compat_v1_cell(tmp_path):
+    records = [make_result(impl, "c1_keras", repeat, api="keras")
+               for impl in ("static", "dynamic") for repeat in (1, 2)]
+    runs = results.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(results.summarize(runs), runs, [CLAIM],
+                                      {"repeats": 2, "steps": 3, "warmup_steps": 1})
+    assert "this grid has no `api: compat_v1` cell to test them on" in text
+    assert "## For Keras users" in text and "### steps" not in text
+
+
 def test_no_claims_and_an_unknown_quantity(tmp_path):
     runs = results.load_results(hand_made_runs(tmp_path))
     summary = results.summarize(runs)

@@ -144,28 +144,34 @@ def reference_columns(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def slurm_scenarios(request, tmp_path_factory):
-    """test name -> (workdir, outcome) of each SLURM scenario in test_slurm.SCENARIOS whose
-    test is selected: see start_slurm_scenarios."""
-    futures = request.config.slurm_futures
+def scenarios(request):
+    """test name -> (workdir, outcome) of each background scenario whose test is selected:
+    see start_scenarios."""
+    futures = request.config.scenario_futures
     return {name: (workdir, future.result()) for name, (workdir, future) in futures.items()}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def start_slurm_scenarios(request, tmp_path_factory):
-    """Start the SLURM scenarios of the selected test_slurm tests in background threads when
-    the session starts. They mostly wait for the cluster's queue, so they overlap the other
-    tests instead of adding to the suite's time; the tests then wait for their outcomes."""
+def start_scenarios(request, tmp_path_factory):
+    """Start the scenarios (test_slurm.SCENARIOS: runs through the SLURM cluster;
+    test_container.SCENARIOS: the tiny grid in the images) of the selected tests in
+    background threads when the session starts, where their module's should_run() says so.
+    They mostly wait (for the cluster's queue, for Apptainer starting an image and the jobs
+    importing TensorFlow), so they overlap the other tests instead of adding to the suite's
+    time; the tests then wait for their outcomes."""
+    import test_container
     import test_slurm
 
-    selected = {item.name for item in request.session.items} & set(test_slurm.SCENARIOS)
-    request.config.slurm_futures = {}
-    if not selected or not test_slurm.should_run():
+    selected = {item.name for item in request.session.items}
+    chosen = {name: scenario for module in (test_slurm, test_container)
+              if selected & set(module.SCENARIOS) and module.should_run()
+              for name, scenario in module.SCENARIOS.items() if name in selected}
+    request.config.scenario_futures = {}
+    if not chosen:
         yield
         return
-    with ThreadPoolExecutor(max_workers=len(selected)) as pool:
-        for name in sorted(selected):
+    with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
+        for name in sorted(chosen):
             workdir = tmp_path_factory.mktemp(name[:30])
-            request.config.slurm_futures[name] = (
-                workdir, pool.submit(test_slurm.SCENARIOS[name], workdir))
+            request.config.scenario_futures[name] = (workdir, pool.submit(chosen[name], workdir))
         yield

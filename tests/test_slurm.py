@@ -111,9 +111,9 @@ SCENARIOS = {"test_grid_on_slurm_with_one_failing_cell": failing_cell_scenario,
              "test_gpu_profile_requests_a_gpu_and_runs_in_the_image": gpu_profile_scenario}
 
 
-def test_grid_on_slurm_with_one_failing_cell(slurm_scenarios):
+def test_grid_on_slurm_with_one_failing_cell(scenarios):
     assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
-    workdir, outcome = slurm_scenarios["test_grid_on_slurm_with_one_failing_cell"]
+    workdir, outcome = scenarios["test_grid_on_slurm_with_one_failing_cell"]
     assert outcome["prep"].returncode == 0, outcome["prep"].stderr
     proc, config, cells, bad_cell = (outcome[k] for k in ("proc", "config", "cells", "bad_cell"))
     output = proc.stdout + proc.stderr
@@ -140,11 +140,11 @@ def test_grid_on_slurm_with_one_failing_cell(slurm_scenarios):
 
 
 @needs_image
-def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(slurm_scenarios):
+def test_gpu_profile_requests_a_gpu_and_runs_in_the_image(scenarios):
     # profiles/slurm-gpu deploys with Apptainer: with device=cpu the job runs in the CPU image
     assert cluster_up(), "RNNBENCH_REQUIRE_SLURM=1 but sinfo cannot reach a cluster"
     assert CPU_IMAGE.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {CPU_IMAGE} is missing"
-    _, outcome = slurm_scenarios["test_gpu_profile_requests_a_gpu_and_runs_in_the_image"]
+    _, outcome = scenarios["test_gpu_profile_requests_a_gpu_and_runs_in_the_image"]
     proc = outcome["proc"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     meta = json.loads(outcome["result"].read_text())["metadata"]

@@ -242,12 +242,13 @@ def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
     quantiles that are draws. Returns (steps, low, high) as floats, inf for never;
     (steps, nan, nan) with fewer than two repeats on a side.
     """
+    s_setup, s_step = static["setup_s"].to_numpy(), static["median_step_s"].to_numpy()
+    d_setup, d_step = dynamic["setup_s"].to_numpy(), dynamic["median_step_s"].to_numpy()
+
     def point(s_idx: np.ndarray, d_idx: np.ndarray) -> float:
         steps = breakeven_steps(
-            float(np.median(static["setup_s"].to_numpy()[s_idx])),
-            float(np.median(static["median_step_s"].to_numpy()[s_idx])),
-            float(np.median(dynamic["setup_s"].to_numpy()[d_idx])),
-            float(np.median(dynamic["median_step_s"].to_numpy()[d_idx])),
+            float(np.median(s_setup[s_idx])), float(np.median(s_step[s_idx])),
+            float(np.median(d_setup[d_idx])), float(np.median(d_step[d_idx])),
         )
         return math.inf if steps is None else float(steps)
 

@@ -143,35 +143,48 @@ def reference_columns(tmp_path):
     return {"measurements.csv": list(runs.columns), "summary.csv": list(summary.columns)}
 
 
+class Scenarios(dict):
+    """test name -> (workdir, future) of the background scenarios; indexing waits for that
+    scenario only and returns (workdir, outcome)."""
+
+    def __getitem__(self, name):
+        workdir, future = super().__getitem__(name)
+        return workdir, future.result()
+
+
 @pytest.fixture(scope="session")
 def scenarios(request):
-    """test name -> (workdir, outcome) of each background scenario whose test is selected:
-    see start_scenarios."""
-    futures = request.config.scenario_futures
-    return {name: (workdir, future.result()) for name, (workdir, future) in futures.items()}
+    """The background scenarios of the selected tests (a Scenarios): see start_scenarios."""
+    return request.config.scenarios
 
 
 @pytest.fixture(scope="session", autouse=True)
 def start_scenarios(request, tmp_path_factory):
-    """Start the scenarios (test_slurm.SCENARIOS: runs through the SLURM cluster;
-    test_container.SCENARIOS: the tiny grid in the images) of the selected tests in
-    background threads when the session starts, where their module's should_run() says so.
-    They mostly wait (for the cluster's queue, for Apptainer starting an image and the jobs
-    importing TensorFlow), so they overlap the other tests instead of adding to the suite's
-    time; the tests then wait for their outcomes."""
+    """Start the scenarios of the selected tests in background threads when the session
+    starts, where their module's should_run() says so: test_slurm.SCENARIOS (runs through the
+    SLURM cluster), test_container.SCENARIOS (the tiny grid in the images),
+    test_keras_model.SCENARIOS (the Keras side of the loss checks, in a fresh Python). They
+    mostly wait (for the cluster's queue, for Apptainer starting an image, for a job
+    importing TensorFlow or XLA compiling), so they overlap the other tests instead of
+    adding to the suite's time. Tests that share a scenario share one run of it."""
     import test_container
+    import test_keras_model
     import test_slurm
 
     selected = {item.name for item in request.session.items}
-    chosen = {name: scenario for module in (test_slurm, test_container)
+    chosen = {name: module.SCENARIOS[name]
+              for module in (test_slurm, test_container, test_keras_model)
               if selected & set(module.SCENARIOS) and module.should_run()
-              for name, scenario in module.SCENARIOS.items() if name in selected}
-    request.config.scenario_futures = {}
+              for name in sorted(selected & set(module.SCENARIOS))}
+    request.config.scenarios = Scenarios()
     if not chosen:
         yield
         return
-    with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-        for name in sorted(chosen):
-            workdir = tmp_path_factory.mktemp(name[:30])
-            request.config.scenario_futures[name] = (workdir, pool.submit(chosen[name], workdir))
+    started = {}
+    with ThreadPoolExecutor(max_workers=len(set(chosen.values()))) as pool:
+        for name, scenario in chosen.items():
+            if scenario not in started:
+                workdir = tmp_path_factory.mktemp(name[:30])
+                started[scenario] = (workdir, pool.submit(scenario, workdir))
+            request.config.scenarios[name] = started[scenario]
         yield

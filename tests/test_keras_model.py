@@ -19,14 +19,30 @@ tf1 = tf.compat.v1
 PROBE = REPO / "tests" / "keras_probe.py"
 
 
-@pytest.fixture(scope="module")
-def keras_side():
-    """tests/keras_probe.py's output, from a fresh Python."""
+def keras_probe(workdir):
+    """tests/keras_probe.py's output, from a fresh Python (``workdir`` unused). Run in the
+    background from the session's start (conftest)."""
     proc = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True,
                           timeout=300, env={**os.environ,
                                             "PYTHONPATH": str(REPO / "workflow" / "scripts")})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# test name -> scenario: conftest starts the probe once when the session starts
+SCENARIOS = {name: keras_probe for name in (
+    "test_every_api_computes_the_same_lstm_loss", "test_keras_gru_unroll_true_and_false_agree",
+    "test_keras_masks_the_padding")}
+
+
+def should_run():
+    return True
+
+
+@pytest.fixture
+def keras_side(scenarios, request):
+    """The probe's output (keras_probe), started with the session."""
+    return scenarios[request.node.name][1]
 
 
 def compat_v1_losses(cell, lengths):

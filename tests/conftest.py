@@ -41,6 +41,15 @@ def run_tiny_grid(workdir):
     return workdir
 
 
+def pytest_collection_modifyitems(items):
+    """Run the tests that wait for a background run (the tiny grid, the scenarios) after the
+    others, in their order, so that the session's first minutes do unit tests while those
+    runs proceed instead of waiting for them."""
+    waits = [item for item in items
+             if {"finished_run", "scenarios", "keras_side"} & set(item.fixturenames)]
+    items[:] = [item for item in items if item not in waits] + waits
+
+
 @pytest.fixture(scope="session", autouse=True)
 def start_tiny_grid(request, tmp_path_factory):
     """Start the tiny grid (run_tiny_grid) in a background thread when the session starts,

@@ -42,17 +42,15 @@ try:
     if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
         # raises ValueError for a version without an image of this flavor
         IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
+        used = {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}  # the 2.21 image: the other rules
         images.check_deployment(
-            {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES},
+            used,
             FLAVOR,
             config["device"],
             workflow.basedir,
             os.environ,
         )
-        IMAGE_SHA256 = {
-            v: images.image_sha256(image)
-            for v, image in {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}.items()
-        }
+        IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
         # envs/environment.yaml pins the venv's TensorFlow
         images.check_bare_tf_versions(

@@ -206,9 +206,9 @@ def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
     if not os.environ.get("APPTAINER_CONTAINER"):
         return
     for name in ("tensorflow", "numpy", "keras", "tf_keras", "jsonschema", "yaml"):
-        module = sys.modules.get(name)
-        where = os.path.dirname(getattr(module, "__file__", None) or "") if module else None
-        if where is not None and not where.startswith(os.path.join(sys.prefix, "")):
+        path = getattr(sys.modules.get(name), "__file__", None)  # None: not imported
+        where = os.path.dirname(path or "")
+        if path and not where.startswith(os.path.join(sys.prefix, "")):
             raise RuntimeError(
                 f"{name} was imported from {where}, outside the image's Python ({sys.prefix}): "
                 f"PYTHONPATH={os.environ.get('PYTHONPATH')!r}; a host PYTHONPATH reached the "

@@ -265,8 +265,7 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
         ValueError: if the summary holds fewer than two TensorFlow versions.
     """
     plain = summary[summary["ablations"] == ""]
-    versions = sorted(plain["tf_version"].astype(str).unique(),
-                      key=lambda v: tuple(int(x) for x in v.split(".")))
+    versions = sorted(plain["tf_version"].astype(str).unique(), key=grid.tf_version_key)
     if len(versions) < 2:
         raise ValueError(f"chart: tf_version needs two TensorFlow versions or more, not {versions}")
     panel = (_variant(plain.assign(tf_version=grid.DEFAULT_TF_VERSION)) + ", max_len "

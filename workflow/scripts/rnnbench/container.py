@@ -22,6 +22,11 @@ DEFAULT_TF_VERSION = "2.21"
 (aggregation, charts); the images of other versions hold what a training job imports."""
 
 
+def tf_version_key(tf_version: str) -> tuple[int, ...]:
+    """Sort key of a major.minor version in release order ("2.9" before "2.12")."""
+    return tuple(int(part) for part in tf_version.split("."))
+
+
 def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str) -> tuple[Path, Path]:
     """The two hash-pinned locks an image installs: ``requirements-<flavor>-tf<version>.txt``
     and ``requirements-nodeps-tf<version>.txt`` (installed with --no-deps; may list nothing).
@@ -36,7 +41,7 @@ def shipped_tf_versions(containers_dir: str | Path, flavor: str) -> list[str]:
     versions containers/build.sh can build (containers/lock.sh writes the locks)."""
     found = [path.name[len(f"requirements-{flavor}-tf"):-len(".txt")]
              for path in Path(containers_dir).glob(f"requirements-{flavor}-tf*.txt")]
-    return sorted(found, key=lambda v: tuple(int(part) for part in v.split(".")))
+    return sorted(found, key=tf_version_key)
 
 
 def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str) -> None:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_suffix
+from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_key, tf_version_suffix
 from rnnbench.results import ratio_ci
 
 QUANTITIES = {
@@ -317,16 +317,15 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """The cells (without ablations) that the grid ran in more than one TensorFlow version:
     per cell and tf_version, the release that ran, each implementation's median setup and
     step seconds, the static / dynamic ratios with their intervals and the break-even. Column
-    ``cell`` is the cell id without its version suffix (grid.tf_version_suffix)."""
+    ``stem`` is the cell id without its version suffix (grid.tf_version_suffix), ``release``
+    the TensorFlow that ran."""
     plain = summary[summary["ablations"] == ""].copy()
-    plain["stem"] = [cid.replace(tf_version_suffix(str(v)), "", 1) if tf_version_suffix(str(v))
-                     else cid for cid, v in zip(plain["cell_id"], plain["tf_version"])]
+    plain["stem"] = [cid.replace(tf_version_suffix(str(v)), "", 1)
+                     for cid, v in zip(plain["cell_id"], plain["tf_version"])]
     several = plain.groupby("stem")["tf_version"].transform("nunique") > 1
     release = runs.groupby("cell_id")["tensorflow_version"].first()
-    table = plain[several].assign(
-        release=lambda t: t["cell_id"].map(release),
-        order=lambda t: t["tf_version"].astype(str).map(
-            lambda v: tuple(int(x) for x in v.split("."))))
+    table = plain[several].assign(release=lambda t: t["cell_id"].map(release),
+                                  order=lambda t: t["tf_version"].astype(str).map(tf_version_key))
     return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
 
 

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from rnnbench.container import DEFAULT_TF_VERSION
+from rnnbench.container import DEFAULT_TF_VERSION, tf_version_key  # noqa: F401
 
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 IMPLEMENTATIONS = ("static", "dynamic")

@@ -249,7 +249,12 @@ def test_check_deployment_starts_the_image(tmp_path):
     with pytest.raises(ValueError, match=f"image {tmp_path / 'x.sif'} does not start"):
         check(tmp_path / "x.sif", os.environ)
     if CPU_IMAGE.exists():
-        check(CPU_IMAGE, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        check(CPU_IMAGE, environ)
+        # an image under another version's name (a wrong link or copy) is refused by its labels
+        with pytest.raises(ValueError, match=f"{CPU_IMAGE} holds the cpu image of TensorFlow "
+                                             "2.21 .* not the cpu image of 2.12"):
+            container.check_deployment({"2.12": CPU_IMAGE}, "cpu", "cpu", REPO, environ)
 
 
 def should_run():

@@ -7,6 +7,7 @@ the image's path (``python3 container.py REPO FLAVOR TF_VERSION``), before any v
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -169,22 +170,27 @@ def image_sha256(path: str | Path) -> str:
     return digest
 
 
-def check_image_starts(path: str | Path, timeout_s: float = 300) -> None:
-    """Start the image once (``apptainer exec IMAGE true``) before any job relies on it.
+def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
+    """Start the image once before any job relies on it, and return its labels (reading
+    ``/.singularity.d/labels.json`` inside it: ``org.rnnbench.flavor``, ``.tf_version``, ...).
 
     Raises:
         RuntimeError: naming the image and quoting Apptainer's error, if it does not start
             (e.g. a truncated file: "bad superblock ... or the image is corrupted").
     """
     binary = shutil.which("apptainer") or shutil.which("singularity") or "apptainer"
+    command = [binary, "exec", str(path), "cat", "/.singularity.d/labels.json"]
     try:
-        proc = subprocess.run([binary, "exec", str(path), "true"], capture_output=True,
-                              text=True, timeout=timeout_s)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise RuntimeError(f"image {path} does not start: {error}") from error
     if proc.returncode != 0:
-        raise RuntimeError(f"image {path} does not start ({binary} exec ... true exited "
+        raise RuntimeError(f"image {path} does not start ({binary} exec ... exited "
                            f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as error:
+        raise RuntimeError(f"image {path}: its labels are not JSON: {error}") from error
 
 
 def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
@@ -193,7 +199,8 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
     (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
     PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
     (Apptainer passes the host's variables in and %environment cannot unset them; the image's
-    Python would load the host's packages), and each image starts (check_image_starts).
+    Python would load the host's packages), and each image starts and is what its name says
+    (image_labels: its flavor and TensorFlow version).
 
     Raises:
         ValueError: naming the problem and what to do.
@@ -216,11 +223,17 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
             raise ValueError(f"{variable}={environ[variable]} would reach the image's Python and "
                              f"load packages from the host: unset {variable} before snakemake "
                              "--use-singularity")
-    for image in images.values():
+    for tf_version, image in images.items():
         try:
-            check_image_starts(image)
+            labels = image_labels(image)
         except RuntimeError as error:
             raise ValueError(str(error)) from error
+        found = (labels.get("org.rnnbench.flavor"), labels.get("org.rnnbench.tf_version"))
+        if found != (flavor, tf_version):
+            raise ValueError(
+                f"{image} holds the {found[0]} image of TensorFlow {found[1]} (its labels), not "
+                f"the {flavor} image of {tf_version}: a link or copy of another image; make it "
+                f"again with {repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,17 @@ def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _per_impl(cells: pd.DataFrame, metrics: dict[str, str], **columns) -> pd.DataFrame:
+    """summary rows ``cells`` -> one row per cell, metric and implementation: ``columns``
+    (each a Series or value over the cells), ``quantity`` (the metric's title, from
+    ``metrics``), ``impl``, and the metric's ``median``, ``ci_low`` and ``ci_high``."""
+    return pd.concat([pd.DataFrame({
+        **columns, "quantity": title, "impl": impl, "median": cells[f"{impl}_{metric}"],
+        "ci_low": cells[f"{impl}_{metric}_ci_low"], "ci_high": cells[f"{impl}_{metric}_ci_high"],
+    }) for metric, title in metrics.items() for impl in ("static", "dynamic")],
+        ignore_index=True)
+
+
 def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
                           *extra: alt.Chart) -> alt.Chart:
     """Median line and interval bars against max_len per implementation (and ``extra``
@@ -166,8 +177,8 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     ).properties(title="static_rnn / dynamic_rnn (above 1: static slower)")
 
 
-ABLATION_METRICS = {"setup_s": "setup (s)", "median_step_s": "median step (s)",
-                    "mean_step_s": "mean step (s)"}
+SETUP_AND_STEP = {"setup_s": "setup (s)", "median_step_s": "median step (s)"}
+ABLATION_METRICS = {**SETUP_AND_STEP, "mean_step_s": "mean step (s)"}
 
 
 def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
@@ -189,18 +200,10 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
                          f"{sorted(summary[axis].astype(str).unique())})")
     varied = grid.varied_axes(rows)
     alone = summary[[grid.on_axis(row, axis, varied) for row in rows]]
-    frames = []
-    for metric, title in ABLATION_METRICS.items():
-        for impl in ("static", "dynamic"):
-            frames.append(pd.DataFrame({
-                "panel": _variant(alone.assign(ablations="")) + " ml" + alone["max_len"].astype(str)
-                + " sl" + alone["sequence_length"].astype(str),
-                "value": alone[axis].astype(str), "quantity": title, "impl": impl,
-                "median": alone[f"{impl}_{metric}"],
-                "ci_low": alone[f"{impl}_{metric}_ci_low"],
-                "ci_high": alone[f"{impl}_{metric}_ci_high"],
-            }))
-    data = pd.concat(frames, ignore_index=True)
+    data = _per_impl(alone, ABLATION_METRICS,
+                     panel=_variant(alone.assign(ablations="")) + " ml"
+                     + alone["max_len"].astype(str) + " sl" + alone["sequence_length"].astype(str),
+                     value=alone[axis].astype(str))
     order = [str(grid.ABLATION_DEFAULTS[axis])] + sorted(
         set(data["value"]) - {str(grid.ABLATION_DEFAULTS[axis])})
     base = alt.Chart().encode(x=alt.X("value:N", title=axis, sort=order), color=IMPL_COLOR,
@@ -229,18 +232,10 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
     plain = summary[summary["ablations"] == ""]
     if plain["api"].nunique() < 2:
         raise ValueError(f"chart: api needs two apis or more, not {sorted(plain['api'].unique())}")
-    frames = []
-    for metric, title in (("setup_s", "setup (s)"), ("median_step_s", "median step (s)")):
-        for impl in ("static", "dynamic"):
-            frames.append(pd.DataFrame({
-                "panel": _variant(plain.assign(api="compat_v1")) + ", sequence_length "
-                + plain["sequence_length"].astype(str),
-                "api": plain["api"], "max_len": plain["max_len"], "quantity": title,
-                "impl": impl, "median": plain[f"{impl}_{metric}"],
-                "ci_low": plain[f"{impl}_{metric}_ci_low"],
-                "ci_high": plain[f"{impl}_{metric}_ci_high"],
-            }))
-    data = pd.concat(frames, ignore_index=True)
+    data = _per_impl(plain, SETUP_AND_STEP,
+                     panel=_variant(plain.assign(api="compat_v1")) + ", sequence_length "
+                     + plain["sequence_length"].astype(str),
+                     api=plain["api"], max_len=plain["max_len"])
     base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
                               color=IMPL_COLOR,
                               strokeDash=alt.StrokeDash("api:N", sort=list(grid.API_SUFFIXES)))
@@ -271,20 +266,15 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
     panel = (_variant(plain.assign(tf_version=grid.DEFAULT_TF_VERSION)) + ", max_len "
              + plain["max_len"].astype(str) + ", sequence_length "
              + plain["sequence_length"].astype(str))
-    frames = []
-    for metric, title in (("setup_s", "setup (s)"), ("median_step_s", "median step (s)")):
-        for impl in ("static", "dynamic"):
-            frames.append(pd.DataFrame({
-                "panel": panel, "tf_version": plain["tf_version"].astype(str), "quantity": title,
-                "impl": impl, "median": plain[f"{impl}_{metric}"],
-                "ci_low": plain[f"{impl}_{metric}_ci_low"],
-                "ci_high": plain[f"{impl}_{metric}_ci_high"]}))
-    frames.append(pd.DataFrame({
-        "panel": panel, "tf_version": plain["tf_version"].astype(str),
-        "quantity": "step ratio static / dynamic", "impl": "static / dynamic",
-        "median": plain["ratio_median_step_s"], "ci_low": plain["ratio_median_step_s_ci_low"],
-        "ci_high": plain["ratio_median_step_s_ci_high"]}))
-    data = pd.concat(frames, ignore_index=True)
+    version = plain["tf_version"].astype(str)
+    data = pd.concat([
+        _per_impl(plain, SETUP_AND_STEP, panel=panel, tf_version=version),
+        pd.DataFrame({
+            "panel": panel, "tf_version": version, "quantity": "step ratio static / dynamic",
+            "impl": "static / dynamic", "median": plain["ratio_median_step_s"],
+            "ci_low": plain["ratio_median_step_s_ci_low"],
+            "ci_high": plain["ratio_median_step_s_ci_high"]}),
+    ], ignore_index=True)
     color = alt.Color("impl:N", title="implementation", scale=alt.Scale(
         domain=["static", "dynamic", "static / dynamic"], range=["#d95f02", "#1b9e77", "#555555"]))
     base = alt.Chart().encode(x=alt.X("tf_version:O", title="TensorFlow", sort=versions),

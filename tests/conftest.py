@@ -75,8 +75,9 @@ TINY_CELL = {
     **grid.ABLATION_DEFAULTS,
     "dataset": "tiny",
 }
-TINY_PROTOCOL = {"steps": 4, "warmup_steps": 1, "hook_every": 3, "device": "cpu", "seed": 0,
-                 "log_every": 2, "grappler_alone": True}
+TINY_PROTOCOL = {"steps": 4, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
+                 "hook_every": 3,
+                 "device": "cpu", "seed": 0, "log_every": 2, "grappler_alone": True}
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
     return {
-        "schema_version": 4, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "schema_version": 5, "impl": impl, "cell_id": cell_id, "repeat": repeat,
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
@@ -108,10 +109,14 @@ def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_leng
                      "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
         "timings": {"graph_construction_s": construction, "session_setup_s": session,
                     "first_step_s": first, "graph_optimisation_s": 0.75 * first,
-                    "warmup_step_s": [0.02], "step_s": step_s, "hook_steps": [],
+                    "warmup_step_s": [0.02], "warmup_settled": None, "step_s": step_s,
+                    "hook_steps": [],
                     "median_step_s": median, "mean_step_s": sum(step_s) / len(step_s),
                     "steps_per_s": 1 / median,
-                    "step_iqr_over_median": 0.0},
+                    "step_iqr_over_median": 0.0, "block_spread": None},
+        "noise": {"load_average_before": [0.5, 0.4, 0.3], "load_average_after": [1.0, 0.5, 0.3],
+                  "steal_share": 0.0, "cpu_governor": None, "cpu_mhz_before": 2600.0,
+                  "cpu_mhz_after": 2600.0},
         "graph": {"node_count": 100, "function_node_count": 10, "graphdef_bytes": 1000,
                   "optimised_node_count": 120},
         "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)

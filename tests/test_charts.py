@@ -31,34 +31,34 @@ def encodings(spec):
 def test_setup_time_chart(tables):
     spec = charts.build_chart("setup_time", *tables).to_dict()
     line, bars = encodings(spec)
-    assert line["x"]["field"] == "max_len" and line["y"]["field"] == "median"
+    assert line["x"]["field"] == "max_len" and line["y"]["field"] == "geomean"
     assert line["y"]["scale"]["type"] == "log"
     assert line["color"]["field"] == "impl"
     assert (bars["y"]["field"], bars["y2"]["field"]) == ("ci_low", "ci_high")
     assert spec["facet"]["column"]["field"] == "sequence_length"
     data = spec["datasets"][spec["data"]["name"]]
     static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
-    assert static_c1[0]["median"] == pytest.approx(3.5)  # the summary's setup_s
+    assert static_c1[0]["geomean"] == pytest.approx(3.5)  # the summary's setup_s
 
 
 def test_roofline_chart(tables):
     spec = charts.build_chart("roofline", *tables).to_dict()
     line, bars, rule = encodings(spec)
-    assert line["y"]["field"] == "median" and line["y"]["scale"]["type"] == "log"
+    assert line["y"]["field"] == "geomean" and line["y"]["scale"]["type"] == "log"
     assert rule["y"]["field"] == "peak" and rule["y"]["aggregate"] == "max"
     data = spec["datasets"][spec["data"]["name"]]
     static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
     # hand-made results: 1e6 FLOP per step in 0.01 s = 0.1 GFLOP/s; the peak 1e9 = 1 GFLOP/s
-    assert static_c1[0]["median"] == pytest.approx(0.1) and static_c1[0]["peak"] == 1.0
+    assert static_c1[0]["geomean"] == pytest.approx(0.1) and static_c1[0]["peak"] == 1.0
 
 
 def test_steps_per_s_chart(tables):
     spec = charts.build_chart("steps_per_s", *tables).to_dict()
     line, _ = encodings(spec)
-    assert line["y"]["field"] == "median" and "steps/s" in line["y"]["title"]
+    assert line["y"]["field"] == "geomean" and "steps/s" in line["y"]["title"]
     data = spec["datasets"][spec["data"]["name"]]
     dynamic_c1 = [r for r in data if r["impl"] == "dynamic" and r["max_len"] == 10]
-    assert dynamic_c1[0]["median"] == pytest.approx(50.0)  # 1 / 0.02 s
+    assert dynamic_c1[0]["geomean"] == pytest.approx(50.0)  # 1 / 0.02 s
 
 
 def test_cumulative_time_chart_marks_breakeven(tables):
@@ -118,7 +118,7 @@ def test_ablation_chart_compares_each_value_with_the_reference(tmp_path):
     assert points["x"]["field"] == "value" and points["x"]["sort"][0] == "loss"
     assert (bars["y"]["field"], bars["y2"]["field"]) == ("ci_low", "ci_high")
     data = spec["datasets"][spec["data"]["name"]]
-    mean = {r["value"]: r["median"] for r in data
+    mean = {r["value"]: r["geomean"] for r in data
             if r["impl"] == "static" and r["quantity"] == "mean step (s)"}
     assert mean == {"loss": pytest.approx(0.01), "hooks_cold": pytest.approx(0.11)}
     with pytest.raises(ValueError, match="does not vary swap_memory"):
@@ -142,7 +142,7 @@ def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
     assert points["x"]["field"] == "tf_version" and points["x"]["sort"] == ["2.9", "2.12", "2.21"]
     data = spec["datasets"][spec["data"]["name"]]
     assert len({r["panel"] for r in data}) == 1  # the version is not in the panel's label
-    step = {r["tf_version"]: r["median"] for r in data
+    step = {r["tf_version"]: r["geomean"] for r in data
             if r["impl"] == "static" and r["quantity"] == "median step (s)"}
     assert step == {"2.21": pytest.approx(0.01), "2.12": pytest.approx(0.03),
                     "2.9": pytest.approx(0.02)}

@@ -10,20 +10,32 @@ from conftest import REPO
 from rnnbench import grid
 
 
-def default_config(**overrides):
+def shipped_config():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config.update(overrides)
     grid.validate_config(config)
     return config
 
 
-def test_shipped_config_is_valid_and_meets_the_grid_requirements():
-    config = default_config()
-    assert len(config["max_len"]) >= 3
-    assert len(config["sequence_length"]) >= 2
-    # a cell where sequence_length is well below max_len, as in the seed (20 of 300)
-    assert any(isinstance(s, int) and s * 5 <= max(config["max_len"])
-               for s in config["sequence_length"])
+def default_config(**overrides):
+    """The schema's defaults at batch_size 32, num_units 64, input_dim 16, with ``overrides``."""
+    config = {"batch_size": [32], "num_units": [64], "input_dim": [16], **overrides}
+    grid.validate_config(config)
+    return config
+
+
+def test_shipped_config_is_the_main_job_the_answer_needs():
+    """A cell shaped like the seed's (batch_size = num_units, sequence_length at most a tenth
+    of max_len, as its 20 of 300), one with every sequence full length, the loop-bound
+    ablation that names the cause of the seed's per-step result, at least 5 fresh processes
+    per implementation, and Grappler alone off."""
+    config = shipped_config()
+    cells = grid.cells(config).values()
+    assert any(c["batch_size"] == c["num_units"] and isinstance(c["sequence_length"], int)
+               and 10 * c["sequence_length"] <= c["max_len"] for c in cells)
+    assert any(c["sequence_length"] == "max_len" for c in cells)
+    assert config["loop_bound"] == ["batch_max", "max_len"]
+    assert config["repeats"] >= 5 and not config["grappler_alone"]
+    assert config["steps"] >= 500
 
 
 def test_defaults_come_from_the_schema():
@@ -217,6 +229,52 @@ def test_config_warnings():
                            "axes' references only")
     assert "with hook_every 100 no measured step (steps 11 to 60)" in warnings[1]
     assert grid.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
+    assert grid.config_warnings(default_config(repeats=2)) == [
+        "repeats: 2 is below 3, the fewest at which the 95 % intervals cover 95 % "
+        "(rnnbench/intervals.py); verdicts from this grid are not to be trusted: use "
+        "repeats >= 3"]
+
+
+def test_one_implementation_ablations_reuse_the_reference_runs():
+    """loop_bound, parallel_iterations and swap_memory change dynamic_rnn only: their cells
+    take the reference's static runs; loop_bound max_len is left out at full length."""
+    config = default_config(max_len=[10], sequence_length=[2, "max_len"],
+                            loop_bound=["batch_max", "max_len"], parallel_iterations=["batch_size", 1],
+                            meta_optimizer=["on", "off"], ablation_design="one_at_a_time")
+    cells = grid.cells(config)
+    base = "basic_lstm_bs32_ml10_sl2_nu64_in16"
+    assert "basic_lstm_bs32_ml10_slfull_nu64_in16_lbmaxlen" not in cells
+    assert grid.shared_runs(cells) == {
+        (f"{base}_lbmaxlen", "static"): base,
+        (f"{base}_pi1", "static"): base,
+        ("basic_lstm_bs32_ml10_slfull_nu64_in16_pi1", "static"):
+            "basic_lstm_bs32_ml10_slfull_nu64_in16",
+    }
+    # Grappler off changes both: nothing shared
+    assert (f"{base}_nomo", "static") not in grid.shared_runs(cells)
+    # in a product design, the loop-bound twin of a Grappler-off cell takes that cell's runs
+    product = grid.cells(default_config(max_len=[10], sequence_length=[2],
+                                        loop_bound=["batch_max", "max_len"],
+                                        meta_optimizer=["on", "off"]))
+    assert grid.shared_runs(product) == {(f"{base}_lbmaxlen", "static"): base,
+                                         (f"{base}_lbmaxlen_nomo", "static"): f"{base}_nomo"}
+
+
+def test_jobs_run_repeat_by_repeat_with_static_and_dynamic_side_by_side():
+    config = default_config(max_len=[10], sequence_length=[2, "max_len"],
+                            loop_bound=["batch_max", "max_len"], repeats=3)
+    cells = grid.cells(config)
+    priorities = grid.job_priorities(cells, 3)
+    order = sorted(priorities, key=priorities.get, reverse=True)
+    a, b = "basic_lstm_bs32_ml10_sl2_nu64_in16", "basic_lstm_bs32_ml10_slfull_nu64_in16"
+    twin = f"{a}_lbmaxlen"
+    assert (twin, "static", 1) not in priorities  # measured once, in its reference
+    assert order[:5] == [(a, "static", 1), (a, "dynamic", 1), (twin, "dynamic", 1),
+                         (b, "static", 1), (b, "dynamic", 1)]
+    # the next repeat starts with dynamic, so neither side always runs second
+    assert order[5:8] == [(a, "dynamic", 2), (a, "static", 2), (twin, "dynamic", 2)]
+    assert [job[2] for job in order] == [1] * 5 + [2] * 5 + [3] * 5
+    assert min(priorities.values()) >= 1
 
 
 def test_an_axis_at_one_value_is_everyones_reference():
@@ -237,11 +295,12 @@ def test_an_axis_at_one_value_is_everyones_reference():
 def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
     seen = {grid.protocol_id(base)}
-    for key, value in [("steps", 51), ("warmup_steps", 3), ("hook_every", 7),
-                       ("device", "gpu"), ("seed", 1), ("num_samples", 500),
-                       ("grappler_alone", False)]:
+    for key, value in [("steps", 51), ("min_measure_s", 0.5), ("warmup_steps", 3),
+                       ("max_warmup_steps", 99),
+                       ("hook_every", 7), ("device", "gpu"), ("seed", 1), ("num_samples", 500),
+                       ("grappler_alone", True)]:
         seen.add(grid.protocol_id({**base, key: value}))
-    assert len(seen) == 8
+    assert len(seen) == 10
     assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)
     # runs in an image go to a folder of their own, named by the image
     in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")

@@ -123,6 +123,30 @@ def test_a_timed_run_returns_a_valid_result(impl, tiny_cell, tiny_protocol):
     assert np.isfinite(result["loss"]["first"]) and np.isfinite(result["loss"]["last"])
 
 
+def test_a_run_settles_its_warm_up_measures_long_enough_and_records_the_noise(
+        tiny_cell, tiny_protocol):
+    """The warm-up is tested for settling (two blocks of 20 steps at least), the measurement
+    runs past ``steps`` until it has lasted min_measure_s, and the result records the load,
+    steal time and CPU frequency around it (schema-valid)."""
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=12, seed=0)
+    protocol = {**tiny_protocol, "warmup_steps": 0, "max_warmup_steps": 200,
+                "min_measure_s": 0.3, "grappler_alone": False}
+    result = bench.run("dynamic", tiny_cell, arrays, protocol, WORKFLOW_META)
+    result.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
+    validate_result(result)
+    timings = result["timings"]
+    assert 40 <= len(timings["warmup_step_s"]) <= 200
+    assert timings["warmup_settled"] in (True, False)
+    assert len(timings["step_s"]) > 4 and sum(timings["step_s"]) >= 0.25
+    noise = result["noise"]
+    assert len(noise["load_average_before"]) == 3 and len(noise["load_average_after"]) == 3
+    assert 0 <= noise["steal_share"] < 1
+    # the measured steps' hook plan and work follow the steps actually run
+    assert timings["hook_steps"] == []
+    assert result["work"]["time_steps_per_step"] > 0
+
+
 def test_ablations_reach_the_run(tiny_cell, tiny_protocol):
     arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
                                num_classes=8, num_samples=12, seed=0)

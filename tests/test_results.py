@@ -32,22 +32,6 @@ def test_breakeven_is_where_totals_cross():
     assert static(n) < dynamic(n) and static(n - 1) >= dynamic(n - 1)
 
 
-def test_median_ci():
-    median, low, high = results.median_ci(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))
-    assert median == 3.0
-    assert 1.0 <= low <= median <= high <= 100.0
-    assert results.median_ci(np.array([2.0, 2.0, 2.0])) == (2.0, 2.0, 2.0)
-    median, low, high = results.median_ci(np.array([5.0]))
-    assert median == 5.0 and math.isnan(low) and math.isnan(high)
-
-
-def test_ratio_ci_brackets_the_ratio_of_medians():
-    ratio, low, high = results.ratio_ci(np.array([4.0, 4.2, 3.8]), np.array([2.0, 2.1, 1.9]))
-    assert ratio == pytest.approx(2.0)
-    assert low <= ratio <= high
-    assert low >= 3.8 / 2.1 - 1e-12 and high <= 4.2 / 1.9 + 1e-12
-
-
 def write_results(tmp_path, records):
     paths = []
     for i, record in enumerate(records):
@@ -111,9 +95,9 @@ def test_summarize_known_answers(tmp_path):
     # identical repeats: the interval is the point; never stays never
     assert (c1["breakeven_steps_ci_low"], c1["breakeven_steps_ci_high"]) == (301, 301)
     assert c2["breakeven_steps_ci_low"] == c2["breakeven_steps_ci_high"] == math.inf
-    # hand-made steps have IQR / median 0 and too few steps to detect a warm-up
-    assert not c1["unstable"] and not c1["warmup_too_short"]
-    assert pd.isna(c1["static_max_settled_after_step"])
+    # hand-made runs: too few steps for block spreads, no outlier, a quiet machine
+    assert not c1["unstable"] and not c1["busy"] and not c1["warmup_capped"]
+    assert c1["ratio_paired"]
 
 
 def test_fraction_of_peak(tmp_path):
@@ -142,47 +126,89 @@ def test_each_tensorflow_version_is_compared_with_its_own_peak(tmp_path):
         results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
 
 
-def test_a_spread_above_5_percent_flags_the_cell_unstable(tmp_path):
-    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
-               for repeat in (1, 2)]
-    records[3]["timings"]["step_iqr_over_median"] = 0.051  # one dynamic run spreads 5.1 %
-    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
-    assert summary["unstable"].tolist() == [True]
-    records[3]["timings"]["step_iqr_over_median"] = 0.05  # the threshold itself is stable
-    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
-    assert summary["unstable"].tolist() == [False]
+def test_what_flags_a_cell(tmp_path):
+    """unstable: leaving out one repeat moves a ratio's interval across 1; busy: steal over
+    2 % or a load above the CPUs; warmup_capped: a warm-up still falling at its cap; and the
+    counts of disturbed runs (50-step blocks differing by more than 15 %) and outliers (a
+    median step over 1.5x its cell's median run)."""
+    def summary_row(edit, repeats=6):
+        records = [make_result(impl, "c1", repeat, step_s=[0.01 if impl == "static" else 0.02] * 3)
+                   for impl in ("static", "dynamic") for repeat in range(1, repeats + 1)]
+        for record in records:  # every pair a little different: intervals of some width
+            record["timings"]["median_step_s"] *= 1 + 0.01 * record["repeat"]
+        edit(records)
+        return results.summarize(results.load_results(write_results(tmp_path, records))).iloc[0]
+
+    def flags(edit):
+        row = summary_row(edit)
+        return ({flag for flag in ("unstable", "busy", "warmup_capped") if row[flag]},
+                row["disturbed_runs"], row["outlier_runs"])
+
+    assert flags(lambda r: None) == (set(), 0, 0)
+    assert flags(lambda r: r[0]["timings"].update(block_spread=0.16)) == (set(), 1, 0)
+    assert flags(lambda r: r[0]["timings"].update(block_spread=0.15)) == (set(), 0, 0)
+    assert flags(lambda r: r[0]["timings"].update(median_step_s=0.0161)) == (set(), 0, 1)
+    assert flags(lambda r: r[1]["noise"].update(steal_share=0.03)) == ({"busy"}, 0, 0)
+    assert flags(lambda r: r[1]["noise"].update(load_average_after=[2.5, 1, 1])) == (
+        {"busy"}, 0, 0)
+    assert flags(lambda r: r[7]["timings"].update(warmup_settled=False)) == (
+        {"warmup_capped"}, 0, 0)
+
+    def one_pair_decides(records):
+        """static's steps slower than dynamic's in 5 pairs by 1-5 %, but 1.9x faster in one:
+        the ratio's interval lies across 1 with that pair and above 1 without it."""
+        for record in records:
+            timings = record["timings"]
+            if record["impl"] == "static":
+                timings["median_step_s"] = 0.0200 * (1.01 + 0.01 * record["repeat"])
+        records[5]["timings"]["median_step_s"] = 0.0105
+    row = summary_row(one_pair_decides)
+    assert row["unstable"] and row["fragile"] == "first_100_steps_s, median_step_s"
+
+
+def test_a_shared_reference_serves_its_twin(tmp_path):
+    """A loop_bound twin takes its reference's static runs (grid.shared_runs): its static
+    rows are those runs under the twin's id, and its ratios pair them with its own dynamic
+    runs by repeat."""
+    records = []
+    for repeat in (1, 2, 3):
+        records.append(make_result("static", "c1", repeat, step_s=[0.010] * 3))
+        records.append(make_result("dynamic", "c1", repeat, step_s=[0.020] * 3))
+        records.append(make_result("dynamic", "c1_lbmaxlen", repeat, step_s=[0.040] * 3,
+                                   loop_bound="max_len"))
+    runs = results.share_runs(results.load_results(write_results(tmp_path, records)),
+                              {("c1_lbmaxlen", "static"): "c1"})
+    twin = runs[runs["cell_id"] == "c1_lbmaxlen"]
+    assert sorted(twin["impl"]) == ["dynamic"] * 3 + ["static"] * 3
+    static = twin[twin["impl"] == "static"]
+    assert set(static["measured_in"]) == {"c1"} and set(static["loop_bound"]) == {"max_len"}
+    assert set(static["base_cell_id"]) == {"c1"} and set(static["ablations"]) == {
+        "dynamic loops to max_len"}
+    row = results.summarize(runs).set_index("cell_id").loc["c1_lbmaxlen"]
+    assert row["ratio_median_step_s"] == pytest.approx(0.25) and row["ratio_paired"]
+    assert row["static_measured_in"] == "c1" and row["dynamic_measured_in"] == "c1_lbmaxlen"
+    # a partial run without the twin's own runs adds nothing
+    alone = results.load_results(write_results(tmp_path, records[:2]))
+    assert len(results.share_runs(alone, {("c1_lbmaxlen", "static"): "c1"})) == 2
 
 
 def test_breakeven_interval_over_repeats():
     def runs(setups, steps):
-        return pd.DataFrame({"setup_s": setups, "median_step_s": steps})
+        return pd.DataFrame({"repeat": range(1, len(setups) + 1), "setup_s": setups,
+                             "median_step_s": steps})
 
-    # static: setup 10 s, steps 0.01 s; dynamic: setup 1 s, steps 0.02 s or 0.03 s by repeat.
+    # static: setup 10 s, steps 0.01 s; dynamic: setup 1 s, steps 0.019-0.021 s by repeat:
+    # mean gap 9 s, mean gain 0.01 s a step: equal at 900 steps, static ahead from the 901st
     static = runs([10.0, 10.0, 10.0], [0.01, 0.01, 0.01])
-    dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.02, 0.03])
-    point, low, high = results.breakeven_ci(static, dynamic)
-    assert point == 901  # medians: (10 - 1) / (0.02 - 0.01) = 900, equal there
-    # resampled dynamic medians are 0.02 or 0.03: break-even 901 or (10 - 1) / 0.02 + 1 = 451
-    assert (low, high) == (451, 901)
-    # where some resamples make static's steps slower, the interval reaches 'never'
+    dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.021, 0.019])
+    point, low, high = map(results.whole_steps, results.breakeven_of(static, dynamic))
+    assert point == 901 and 0 <= low < point < high < math.inf
+    # a step gain that may be nothing: the interval reaches 'never'
     dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.005, 0.02])
-    static = runs([10.0, 10.0, 10.0], [0.01, 0.01, 0.01])
-    point, low, high = results.breakeven_ci(static, dynamic)
-    assert point == 901 and high == math.inf
-    _, low, high = results.breakeven_ci(static.iloc[:1], dynamic)  # one repeat: no interval
+    point, low, high = results.breakeven_of(static, dynamic)
+    assert high == math.inf
+    _, low, high = results.breakeven_of(static.iloc[:1], dynamic.iloc[:1])  # one repeat
     assert math.isnan(low) and math.isnan(high)
-
-
-@pytest.mark.parametrize("steps, expected", [
-    ([1.0] * 20, 0),  # flat: nothing to settle
-    ([10.0] * 5 + [1.0] * 15, 5),  # 5 slow steps
-    ([10.0] * 8 + [1.0] * 16, 8),
-    ([1.0, 1.1] * 10, 0),  # steady noise within its own IQR
-    ([10.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 1.0, 1.0, 1.0], 0),  # lone outliers
-    ([1.0] * 9, None),  # fewer than 2 windows
-])
-def test_settled_after_step(steps, expected):
-    assert results.settled_after_step(steps) == expected
 
 
 def test_summarize_names_a_cell_missing_an_implementation(tmp_path):

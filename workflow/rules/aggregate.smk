@@ -23,7 +23,7 @@ rule aggregate:
         mem_mb=1024,
         runtime=10,
     params:
-        seed=config["seed"],
+        shared=SHARED_RUNS,
     script:
         "../scripts/aggregate.py"
 
@@ -35,7 +35,7 @@ rule aggregate:
 onerror:
     if attempted_but_missing():
         missing = write_partial(
-            result_paths(), result_paths(TRAIN_LOGS), "results/partial", seed=config["seed"]
+            result_paths(), result_paths(TRAIN_LOGS), "results/partial", shared=SHARED_RUNS
         )
         if len(missing):
             print(

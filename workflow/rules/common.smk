@@ -72,6 +72,10 @@ PROTOCOL = grid.protocol_id(
     config, image=f"apptainer-{FLAVOR}-{images.images_key(CONTAINERS, FLAVOR)}" if IMAGES else None
 )
 CELLS = grid.cells(config)
+# runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
+SHARED_RUNS = grid.shared_runs(CELLS)
+# static and dynamic runs of a repeat next to each other in time, repeat by repeat
+PRIORITIES = grid.job_priorities(CELLS, config["repeats"])
 for warning in grid.config_warnings(config):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)
@@ -123,13 +127,11 @@ wildcard_constraints:
 
 
 def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
-    """Every training result the grid asks for (or, given the log pattern, their logs)."""
-    return expand(
-        pattern,
-        cell=CELLS,
-        impl=grid.IMPLEMENTATIONS,
-        repeat=range(1, config["repeats"] + 1),
-    )
+    """Every training result the grid measures (or, given the log pattern, their logs): one
+    per job of PRIORITIES, so not the runs a cell shares with another (SHARED_RUNS)."""
+    return [
+        pattern.format(cell=cell, impl=impl, repeat=repeat) for cell, impl, repeat in PRIORITIES
+    ]
 
 
 TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
@@ -147,6 +149,12 @@ def dataset_of(wildcards):
     """The .npz and sidecar of the dataset a cell reads."""
     name = CELLS[wildcards.cell]["dataset"]
     return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}
+
+
+def priority_of(impl):
+    """priority of a training job (PRIORITIES); a run the grid does not measure cannot be
+    asked for (its cell takes it from another, SHARED_RUNS)."""
+    return lambda wildcards: PRIORITIES[(wildcards.cell, impl, int(wildcards.repeat))]
 
 
 def mem_mb_of(impl):

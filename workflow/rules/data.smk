@@ -4,6 +4,8 @@ rule make_data:
         sidecar="results/data/{dataset}.json",
     log:
         "results/logs/make_data/{dataset}.log",
+    # before every training job, so that the grid runs repeat by repeat (grid.job_priorities)
+    priority: max(PRIORITIES.values()) + 1
     conda:
         "../../envs/environment.yaml"
     threads: 1

@@ -1,4 +1,7 @@
-# One job per (cell, implementation, repeat): every measurement is a fresh process.
+# One job per (cell, implementation, repeat): every measurement is a fresh process. Jobs run
+# repeat by repeat through the grid, the static and dynamic runs of a cell and repeat next to
+# each other (priority: grid.job_priorities); an ablation that changes dynamic_rnn only
+# re-uses its reference's static runs (grid.shared_runs): no job for those.
 # The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
 # inter-op threads; Snakemake lowers it to --cores).
 # mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
@@ -11,6 +14,7 @@ rule train_static:
         TRAIN_LOGS.replace("{impl}", "static"),
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
+    priority: priority_of("static")
     conda:
         "../../envs/environment.yaml"
     container:
@@ -27,7 +31,9 @@ rule train_static:
             key: config[key]
             for key in (
                 "steps",
+                "min_measure_s",
                 "warmup_steps",
+                "max_warmup_steps",
                 "hook_every",
                 "device",
                 "seed",
@@ -45,6 +51,7 @@ use rule train_static as train_dynamic with:
         TRAIN_LOGS.replace("{impl}", "dynamic"),
     benchmark:
         f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"
+    priority: priority_of("dynamic")
     resources:
         mem_mb=mem_mb_of("dynamic"),
         runtime=runtime_of("dynamic"),

@@ -11,8 +11,12 @@ Phases, each timed with ``time.perf_counter``:
   and the input iterator's initialisation (which copies the dataset in).
 - ``first_step_s``: the first ``session.run`` of the timed fetch set. It includes Grappler's
   graph optimisation and executor creation for that fetch set, which dominate for static_rnn.
-- ``warmup_step_s``: the next ``warmup_steps`` steps.
-- ``step_s``: the ``steps`` measured steps; the steady state.
+- ``warmup_step_s``: the warm-up steps that follow: at least ``warmup_steps``, then on until
+  the step times have settled (steady.warm_up), at most ``max_warmup_steps``; the result
+  records whether they settled (``warmup_settled``).
+- ``step_s``: the measured steps, the steady state: at least ``steps``, and for at least
+  ``min_measure_s`` seconds. ``block_spread`` says how much
+  the medians of its 50-step blocks differ (steady.block_spread: a disturbed run).
 - ``graph_optimisation_s``: after all of the above, Grappler run alone
   (``tf_optimizer.OptimizeGraph``, bench.grappler) on the same graph, fetches and ConfigProto: an estimate of
   the part of ``first_step_s`` the session spent optimising the graph (the rest is executor
@@ -44,10 +48,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from rnnbench import metadata, roofline
+from rnnbench import metadata, roofline, steady
 from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 log = logging.getLogger("rnnbench")
 
 
@@ -96,50 +100,101 @@ def step_stats(step_s: list[float]) -> dict[str, float]:
 def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
     """Which steps fetch the hook set: one bool per step, the first step, then the
     ``warmup_steps`` warm-up steps, then the ``steps`` measured ones (True: the every-step
-    fetches plus the hook tensors).
-
-    - ``loss`` / ``train_op``: never (one fetch set throughout).
-    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
-      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
-      step k (0 = the first step) when k % hook_every == 0. The every-step set first runs in
-      the first warm-up step, so both sets are warmed up before the measurement.
-    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
-      measured step j (from 0) does when j % hook_every == 0, so the first measured step is
-      the hook set's first run.
+    fetches plus the hook tensors); hook_step of each.
 
     Raises:
         ValueError: for an unknown ``fetches`` (names it).
     """
-    first_and_warmup = 1 + warmup_steps
-    total = first_and_warmup + steps
+    return [hook_step(fetches, hook_every, warmup_steps, k)
+            for k in range(1 + warmup_steps + steps)]
+
+
+def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -> bool:
+    """Whether step k (0 = the first step, then the warm-up's, then the measured ones) fetches
+    the hook set, after a warm-up of ``warmup_steps`` steps (None: still warming up).
+
+    - ``loss`` / ``train_op``: never (one fetch set throughout).
+    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
+      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
+      when k % hook_every == 0. The every-step set first runs in the first warm-up step, so
+      both sets are warmed up before the measurement.
+    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
+      measured step j = k - 1 - warmup_steps does when j % hook_every == 0, so the first
+      measured step is the hook set's first run.
+
+    Raises:
+        ValueError: for an unknown ``fetches`` (names it).
+    """
     if fetches in ("loss", "train_op"):
-        return [False] * total
+        return False
     if fetches == "hooks":
-        return [k % hook_every == 0 for k in range(total)]
+        return k % hook_every == 0
     if fetches == "hooks_cold":
-        return [False] * first_and_warmup + [j % hook_every == 0 for j in range(steps)]
+        measured = None if warmup_steps is None else k - 1 - warmup_steps
+        return measured is not None and measured >= 0 and measured % hook_every == 0
     raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
-def timed_steps(step: Callable[[Any], Any], inputs: list, label: str,
-                log_every: int) -> tuple[list[float], Any]:
-    """Run ``step(x)``, one training step, for each ``x`` of ``inputs`` (compat_v1: the
-    step's fetches, for ``session.run``), each timed on its own with ``time.perf_counter``.
+def timed_steps(step: Callable[[bool], Any], is_hook: Callable[[int], bool], steps: int,
+                min_s: float, log_every: int) -> tuple[list[float], Any]:
+    """The measured steps: run ``step(is_hook(j))``, one training step (j from 0), each timed
+    on its own with ``time.perf_counter``, until at least ``steps`` steps have run and they
+    have taken at least ``min_s`` seconds in all (a cell of short steps measures more of
+    them, so its median spans the machine's slow spells of tens of milliseconds).
 
     Returns their seconds and the last step's return value (None when there is no step).
-    Logs '<label> step i/count, running N steps/s' every ``log_every`` steps and at the end.
+    Logs 'measured step i, running N steps/s' every ``log_every`` steps and at the end.
     """
     seconds, out = [], None
-    count = len(inputs)
     loop_start = time.perf_counter()
-    for i, x in enumerate(inputs, start=1):
+    while len(seconds) < steps or time.perf_counter() - loop_start < min_s:
         start = time.perf_counter()
-        out = step(x)
+        out = step(is_hook(len(seconds)))
         seconds.append(time.perf_counter() - start)
-        if i % log_every == 0 or i == count:
-            log.info("%s step %d/%d, running %.1f steps/s", label, i, count,
-                     i / (time.perf_counter() - loop_start))
+        if len(seconds) % log_every == 0:
+            log.info("measured step %d, running %.1f steps/s", len(seconds),
+                     len(seconds) / (time.perf_counter() - loop_start))
+    log.info("measured %d steps in %.2f s", len(seconds), time.perf_counter() - loop_start)
     return seconds, out
+
+
+def warm_and_measure(step: Callable[[bool], Any], hook_at: Callable[[int | None, int], bool],
+                     protocol: dict) -> dict[str, Any]:
+    """The warm-up (steady.warm_up: at least ``warmup_steps``, until settled, at most
+    ``max_warmup_steps``) and then the measured steps (timed_steps: at least ``steps``, for at
+    least ``min_measure_s`` seconds), each step timed on its own.
+
+    ``step(is_hook)`` runs one training step (fetching the hook set when ``is_hook``);
+    ``hook_at(warmup_steps, k)`` says whether step k does (hook_step of the cell's fetches:
+    warmup_steps None during the warm-up).
+
+    Returns ``warmup_step_s``, ``warmup_settled``, ``step_s`` (seconds), ``hook_steps`` (the
+    steps, 0 the first, that fetched the hook set) and ``last`` (the last step's return value).
+    """
+    loop_start = time.perf_counter()
+
+    def warm_step(k: int) -> float:
+        start = time.perf_counter()
+        step(hook_at(None, 1 + k))
+        seconds = time.perf_counter() - start
+        if (k + 1) % protocol["log_every"] == 0:
+            log.info("warm-up step %d, running %.1f steps/s", k + 1,
+                     (k + 1) / (time.perf_counter() - loop_start))
+        return seconds
+
+    warmup_step_s, settled = steady.warm_up(warm_step, protocol["warmup_steps"],
+                                            protocol["max_warmup_steps"])
+    warmup = len(warmup_step_s)
+    log.info("warm-up: %d steps, %s", warmup,
+             {True: "settled", False: "still warming at max_warmup_steps",
+              None: "fixed (no settle test)"}[settled])
+    step_s, last = timed_steps(step, lambda j: hook_at(warmup, 1 + warmup + j),
+                               protocol["steps"], protocol["min_measure_s"],
+                               protocol["log_every"])
+    total = 1 + warmup + len(step_s)
+    return {"warmup_step_s": warmup_step_s, "warmup_settled": settled, "step_s": step_s,
+            "hook_steps": [k for k in range(total) if hook_at(warmup if k > warmup else None, k)],
+            "last": last}
 
 
 def grappler(tf: ModuleType, graph: Any, fetches: list, config: Any) -> tuple[float, int]:
@@ -171,7 +226,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
             inter_op_parallelism_threads); sequence_length and dataset are recorded as given.
         arrays: ``inputs`` float32 [num_samples, max_len, input_dim], ``sequence_length`` int32
             [num_samples], ``labels`` int32 [num_samples] (see data.make_dataset).
-        protocol: steps, warmup_steps, hook_every, device ("cpu"/"gpu"), seed, log_every,
+        protocol: steps, min_measure_s, warmup_steps, max_warmup_steps, hook_every, device
+            ("cpu"/"gpu"), seed, log_every,
             grappler_alone (compat_v1: time Grappler alone after the steps, else None).
         workflow_meta: what the job cannot see itself, merged into the metadata: ``git``
             (the workflow's commit, metadata.git_commit) and ``image_sha256`` (the Apptainer
@@ -220,6 +276,7 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     """run() for api compat_v1: rnnbench.model in a TF1 Session, phases as in the module
     docstring."""
     rss_before_import_mb = metadata.peak_rss_mb()
+    noise_before = metadata.noise_probe()
     tf = import_tf()
     tf1 = tf.compat.v1
     check_tensorflow(tf, cell["tf_version"])
@@ -229,8 +286,6 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     batch_size = cell["batch_size"]
     parallel_iterations = (batch_size if cell["parallel_iterations"] == "batch_size"
                            else int(cell["parallel_iterations"]))
-    plan = fetch_plan(cell["fetches"], protocol["hook_every"], protocol["warmup_steps"],
-                      protocol["steps"])
     with_hooks = cell["fetches"] in ("hooks", "hooks_cold")
     log.info("%s %s: building the graph (max_len %d)", impl, cell.get("cell"), cell["max_len"])
 
@@ -263,7 +318,6 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
             init_op = tf1.global_variables_initializer()
         graph_construction_s = time.perf_counter() - start
     graph_def = graph.as_graph_def()
-    fetch_sets = [hook if is_hook else every_step for is_hook in plan]
     log.info("graph construction: %.2f s, %d nodes", graph_construction_s,
              graph_sizes(graph_def)["node_count"])
 
@@ -280,16 +334,18 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
 
     with heartbeat("first step"):
         start = time.perf_counter()
-        out = session.run(fetch_sets[0])
+        out = session.run(hook if hook_step(cell["fetches"], protocol["hook_every"], None, 0)
+                          else every_step)
         first_step_s = time.perf_counter() - start
     first_loss = float(out["loss"]) if "loss" in out else None
     log.info("first step: %.2f s", first_step_s)
 
-    measured_from = 1 + protocol["warmup_steps"]
-    warmup_step_s, _ = timed_steps(session.run, fetch_sets[1:measured_from], "warm-up",
-                                   protocol["log_every"])
-    step_s, out = timed_steps(session.run, fetch_sets[measured_from:], "measured",
-                              protocol["log_every"])
+    steps = warm_and_measure(
+        lambda is_hook: session.run(hook if is_hook else every_step),
+        lambda warmup, k: hook_step(cell["fetches"], protocol["hook_every"], warmup, k),
+        protocol)
+    noise_after = metadata.noise_probe()
+    out = steps["last"]
     last_loss = float(out["loss"]) if "loss" in out else None
     graph_optimisation_s = optimised_nodes = None
     if protocol["grappler_alone"]:
@@ -298,11 +354,12 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
                 tf, graph, list(every_step.values()), config)
         log.info("graph optimisation alone (Grappler, after the measurement): %.2f s",
                  graph_optimisation_s)
-    # the measured steps are steps 1 + warmup_steps ... (step 0 is the first step); without
+    # the measured steps are steps 1 + the warm-up's ... (step 0 is the first step); without
     # the batch bound (dynamic's max_len loop, or no sequence_length) every step computes all
     # max_len time steps
     time_steps = roofline.time_steps_per_step(arrays["sequence_length"], batch_size,
-                                              1 + protocol["warmup_steps"], protocol["steps"])
+                                              1 + len(steps["warmup_step_s"]),
+                                              len(steps["step_s"]))
     if (cell["loop_bound"] == "max_len" and impl == "dynamic") or not cell["pass_sequence_length"]:
         time_steps = float(cell["max_len"])
     record = _record(
@@ -311,12 +368,13 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
         workflow_meta,
         {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
          "first_step_s": first_step_s, "graph_optimisation_s": graph_optimisation_s,
-         "warmup_step_s": warmup_step_s, "step_s": step_s,
-         # the steps (0: the first step) that fetched the hook set (fetch_plan)
-         "hook_steps": [k for k, is_hook in enumerate(plan) if is_hook]},
+         "warmup_step_s": steps["warmup_step_s"], "warmup_settled": steps["warmup_settled"],
+         "step_s": steps["step_s"],
+         # the steps (0: the first step) that fetched the hook set (hook_step)
+         "hook_steps": steps["hook_steps"]},
         graph_sizes(graph_def) | {"optimised_node_count": optimised_nodes},
         time_steps, (first_loss, last_loss), weights,
-        (rss_before_import_mb, rss_after_import_mb))
+        (rss_before_import_mb, rss_after_import_mb), metadata.noise(noise_before, noise_after))
     session.close()
     return record
 
@@ -348,6 +406,7 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     from rnnbench import keras_model
 
     rss_before_import_mb = metadata.peak_rss_mb()
+    noise_before = metadata.noise_probe()
     tf, keras = keras_model.import_tf_keras()
     check_tensorflow(tf, cell["tf_version"])
     keras_model.configure(tf, protocol["device"], cell["intra_op_parallelism_threads"],
@@ -390,10 +449,8 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     def step(_: Any) -> float:  # the batch included, as compat_v1's get_next
         return float(train_step(*next(batches)).numpy())
 
-    warmup_step_s, _ = timed_steps(step, [None] * protocol["warmup_steps"], "warm-up",
-                                   protocol["log_every"])
-    step_s, last_loss = timed_steps(step, [None] * protocol["steps"], "measured",
-                                    protocol["log_every"])
+    steps = warm_and_measure(step, lambda warmup, k: False, protocol)
+    noise_after = metadata.noise_probe()
     weights = {f"{i}:0": w for i, w in enumerate(initial)}
     return _record(
         tf, impl, cell, {**protocol, "parallel_iterations": None,
@@ -401,10 +458,11 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
         workflow_meta,
         {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
          "first_step_s": first_step_s, "graph_optimisation_s": None,
-         "warmup_step_s": warmup_step_s, "step_s": step_s, "hook_steps": []},
+         "warmup_step_s": steps["warmup_step_s"], "warmup_settled": steps["warmup_settled"],
+         "step_s": steps["step_s"], "hook_steps": []},
         graph_sizes(graph_def) | {"optimised_node_count": None},
-        float(max_len), (first_loss, last_loss), weights,
-        (rss_before_import_mb, rss_after_import_mb))
+        float(max_len), (first_loss, steps["last"]), weights,
+        (rss_before_import_mb, rss_after_import_mb), metadata.noise(noise_before, noise_after))
 
 
 def graph_sizes(graph_def: Any) -> dict[str, int]:
@@ -418,12 +476,13 @@ def graph_sizes(graph_def: Any) -> dict[str, int]:
 
 def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta: dict,
             timings: dict, graph: dict, time_steps: float, losses: tuple, weights: dict,
-            rss_mb: tuple) -> dict[str, Any]:
+            rss_mb: tuple, noise: dict) -> dict[str, Any]:
     """The result record (result.schema.yaml) of a finished run: ``timings`` (seconds) get
     step_stats of their ``step_s``, the metadata what metadata.collect sees plus the
     workflow's ``workflow_meta`` and the cell's threads, ``work`` the FLOP of
     roofline.train_step_flop over ``time_steps``, ``weights`` (name -> initial array) their
-    sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF."""
+    sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF;
+    ``noise``: metadata.noise of the run."""
     peak_rss_mb = metadata.peak_rss_mb()  # before metadata.collect, which allocates too
     stats = step_stats(timings["step_s"])
     log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
@@ -444,7 +503,9 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
         "impl": impl,
         "cell": cell,
         "protocol": protocol,
-        "timings": {**timings, **stats},
+        "timings": {**timings, **stats,
+                    "block_spread": steady.block_spread(timings["step_s"])},
+        "noise": noise,
         "graph": graph,
         "work": {
             "time_steps_per_step": time_steps,

@@ -45,7 +45,7 @@ def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
             "max_len": summary["max_len"],
             "sequence_length": "sequence_length " + summary["sequence_length"].astype(str),
             "impl": impl,
-            "median": summary[f"{impl}_{metric}"],
+            "geomean": summary[f"{impl}_{metric}"],
             "ci_low": summary[f"{impl}_{metric}_ci_low"],
             "ci_high": summary[f"{impl}_{metric}_ci_high"],
         }))
@@ -55,15 +55,15 @@ def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 def _per_impl(cells: pd.DataFrame, metrics: dict[str, str], **columns) -> pd.DataFrame:
     """summary rows ``cells`` -> one row per cell, metric and implementation: ``columns``
     (each a Series or value over the cells), ``quantity`` (the metric's title, from
-    ``metrics``), ``impl``, and the metric's ``median``, ``ci_low`` and ``ci_high``."""
+    ``metrics``), ``impl``, and the metric's ``geomean`` (geometric mean over runs), ``ci_low`` and ``ci_high``."""
     return pd.concat([pd.DataFrame({
-        **columns, "quantity": title, "impl": impl, "median": cells[f"{impl}_{metric}"],
+        **columns, "quantity": title, "impl": impl, "geomean": cells[f"{impl}_{metric}"],
         "ci_low": cells[f"{impl}_{metric}_ci_low"], "ci_high": cells[f"{impl}_{metric}_ci_high"],
     }) for metric, title in metrics.items() for impl in ("static", "dynamic")],
         ignore_index=True)
 
 
-def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
+def _geomean_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
                           *extra: alt.Chart) -> alt.Chart:
     """Median line and interval bars against max_len per implementation (and ``extra``
     layers without data of their own), one panel per sequence_length and cell variant."""
@@ -73,8 +73,8 @@ def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
         color=IMPL_COLOR,
     )
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("median:Q", title=title, scale=scale),
-        tooltip=["variant", "sequence_length", "impl", "max_len", "median", "ci_low", "ci_high"],
+        y=alt.Y("geomean:Q", title=title, scale=scale),
+        tooltip=["variant", "sequence_length", "impl", "max_len", "geomean", "ci_low", "ci_high"],
     )
     bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
     return alt.layer(lines, bars, *extra, data=data).facet(
@@ -83,9 +83,9 @@ def _median_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
 
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
     """Median setup seconds (graph construction + session setup + first step) against max_len,
-    per implementation, with 95 % bootstrap intervals over repeats; log y axis."""
+    per implementation, with 95 % t-intervals over repeats (fresh processes); log y axis."""
     data = _long(summary, "setup_s")
-    return _median_with_interval(
+    return _geomean_with_interval(
         data, "graph construction + session setup + first step (s)", log_scale=True
     ).properties(title="Setup time before the second training step")
 
@@ -93,7 +93,7 @@ def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
 def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
     """Median steady-state steps/s against max_len, per implementation and sequence_length."""
     data = _long(summary, "steps_per_s")
-    return _median_with_interval(data, "steady-state steps/s", log_scale=False).properties(
+    return _geomean_with_interval(data, "steady-state steps/s", log_scale=False).properties(
         title="Steady-state training speed"
     )
 
@@ -101,7 +101,7 @@ def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
 def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
     """Total wall time against training steps per implementation, one panel per cell, with
     the break-even step (where static's total drops below dynamic's for good) as a rule and
-    its 95 % bootstrap interval over repeats as a grey band (to the panel's edge: up to never)."""
+    its 95 % Fieller interval over repeats as a grey band (to the panel's edge: up to never)."""
     horizon = cumulative.groupby("cell_id")["steps"].transform("max")
     data = cumulative.assign(
         panel=_variant(cumulative) + ", sequence_length " + cumulative["sequence_length"].astype(str),
@@ -136,13 +136,13 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
     implementation, with 95 % intervals, and the device's matmul rate (rule peak) as a
     dashed line: how far each implementation is from what the device's matmuls can do."""
     data = _long(summary, "achieved_flop_per_s")
-    data[["median", "ci_low", "ci_high"]] /= 1e9
+    data[["geomean", "ci_low", "ci_high"]] /= 1e9
     # each cell's peak: rule peak's at its intra-op threads (one line per panel)
     data["peak"] = pd.concat([summary["peak_flop_per_s"]] * 2, ignore_index=True) / 1e9
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
         y=alt.Y("max(peak):Q", scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
-    return _median_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
+    return _geomean_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
                        "matmul rate")
 
 
@@ -184,7 +184,7 @@ ABLATION_METRICS = {**SETUP_AND_STEP, "mean_step_s": "mean step (s)"}
 def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
     """One ablation axis (a key of grid.ABLATION_DEFAULTS): median setup, median step and
     mean step seconds (total / steps: what a loop timed as a whole reports) against the
-    axis's values, per implementation, with 95 % bootstrap intervals over repeats; one row
+    axis's values, per implementation, with 95 % t-intervals over repeats (fresh processes); one row
     per base cell, only the cells that differ from it in this axis alone.
 
     Raises:
@@ -209,8 +209,8 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
     base = alt.Chart().encode(x=alt.X("value:N", title=axis, sort=order), color=IMPL_COLOR,
                               xOffset=alt.XOffset("impl:N", sort=["static", "dynamic"]))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y("median:Q", title="seconds (log)", scale=alt.Scale(type="log")),
-        tooltip=["panel", "quantity", "impl", "value", "median", "ci_low", "ci_high"])
+        y=alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "quantity", "impl", "value", "geomean", "ci_low", "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     return alt.layer(points, bars, data=data).facet(
@@ -223,7 +223,7 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
 def api_chart(summary: pd.DataFrame) -> alt.Chart:
     """Per api (line dash) and implementation (colour): median setup seconds (for the keras
     apis: tracing, the first call's compilation and step, and model setup) and median step
-    seconds against max_len, with 95 % bootstrap intervals; one row per cell variant and
+    seconds against max_len, with 95 % t-intervals over repeats; one row per cell variant and
     sequence_length. Cells with ablations are left out.
 
     Raises:
@@ -240,8 +240,8 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
                               color=IMPL_COLOR,
                               strokeDash=alt.StrokeDash("api:N", sort=list(grid.API_SUFFIXES)))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("median:Q", title="seconds (log)", scale=alt.Scale(type="log")),
-        tooltip=["panel", "api", "impl", "quantity", "max_len", "median", "ci_low", "ci_high"])
+        y=alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low", "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     return alt.layer(lines, bars, data=data).facet(
@@ -253,7 +253,7 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
 def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
     """The same cells in each TensorFlow version: per implementation (colour), median setup
     seconds, median step seconds and the static / dynamic step-time ratio against tf_version,
-    with 95 % bootstrap intervals; one row per cell (without its version) and column per
+    with 95 % t-intervals over repeats; one row per cell (without its version) and column per
     quantity. Cells with ablations are left out.
 
     Raises:
@@ -271,7 +271,7 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
         _per_impl(plain, SETUP_AND_STEP, panel=panel, tf_version=version),
         pd.DataFrame({
             "panel": panel, "tf_version": version, "quantity": "step ratio static / dynamic",
-            "impl": "static / dynamic", "median": plain["ratio_median_step_s"],
+            "impl": "static / dynamic", "geomean": plain["ratio_median_step_s"],
             "ci_low": plain["ratio_median_step_s_ci_low"],
             "ci_high": plain["ratio_median_step_s_ci_high"]}),
     ], ignore_index=True)
@@ -280,8 +280,8 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
     base = alt.Chart().encode(x=alt.X("tf_version:O", title="TensorFlow", sort=versions),
                               color=color)
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("median:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
-        tooltip=["panel", "tf_version", "impl", "quantity", "median", "ci_low", "ci_high"])
+        y=alt.Y("geomean:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "tf_version", "impl", "quantity", "geomean", "ci_low", "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
         y2="ci_high:Q")

@@ -4,9 +4,10 @@ measurements.csv, nothing is written by hand.
 
 A claim says which implementation is larger on a quantity ("static > dynamic": the
 static/dynamic ratio exceeds 1) and may give the seed's own ratio. Per grid cell, the
-verdict compares the ratio's 95 % bootstrap interval with 1: it **holds** when the whole
-interval lies on the claimed side, **does not hold** when it lies on the other side, and is
-**inconclusive** when it contains 1 (or could not be computed).
+verdict compares the ratio's 95 % interval (rnnbench/intervals.py: a paired t-interval on
+the log ratio over fresh processes) with 1: it **holds** when the whole interval lies on the
+claimed side, **does not hold** when it lies on the other side, and is **inconclusive** when
+it contains 1 (or could not be computed).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_key, tf_version_suffix
-from rnnbench.results import ratio_ci
+from rnnbench.intervals import MIN_REPEATS
+from rnnbench.results import ratio_of
+from rnnbench.steady import DISTURBED_BLOCK_SPREAD
 
 QUANTITIES = {
     "graph_construction_s": "graph construction time",
@@ -134,14 +137,17 @@ EFFECT_METRICS = {"setup_s": "setup", "median_step_s": "median step",
 """What ablation_effects compares between a twin and its base cell (measurements columns)."""
 
 
-def ablation_effects(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def ablation_effects(runs: pd.DataFrame) -> pd.DataFrame:
     """What each ablation does to each implementation on its own: per twin cell (a cell
     whose reference cell, ``base_cell_id``, is in ``runs``), implementation and
-    EFFECT_METRICS column, the ratio twin / base of the medians over repeats with its 95 %
-    two-sample bootstrap interval (results.ratio_ci).
+    EFFECT_METRICS column, the ratio twin / base of the geometric means over processes with
+    its 95 % interval (results.ratio_of, paired by repeat). ``shared`` is True where the twin
+    took the reference's runs of that implementation (grid.shared_runs): the ratio is then 1
+    by construction.
 
-    ``runs``: results.load_results's table. Returns columns cell_id, base_cell_id,
-    ablations, impl, metric, ratio, ci_low, ci_high; empty without twins.
+    ``runs``: results.load_results's table (after share_runs). Returns columns cell_id,
+    base_cell_id, ablations, impl, metric, ratio, ci_low, ci_high, shared; empty without
+    twins.
     """
     rows = []
     twins = runs[(runs["ablations"] != "") & runs["base_cell_id"].isin(set(runs["cell_id"]))]
@@ -150,14 +156,14 @@ def ablation_effects(runs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         for impl in ("static", "dynamic"):
             ablated = twin[twin["impl"] == impl]
             base = runs[(runs["cell_id"] == stem) & (runs["impl"] == impl)]
+            shared = bool((ablated["measured_in"] == stem).all())
             for metric in EFFECT_METRICS:
-                ratio, low, high = ratio_ci(ablated[metric].to_numpy(), base[metric].to_numpy(),
-                                            seed)
+                ratio, low, high = ratio_of(ablated, base, metric)
                 rows.append({"cell_id": cell_id, "base_cell_id": stem, "ablations": ablations,
                              "impl": impl, "metric": metric, "ratio": ratio, "ci_low": low,
-                             "ci_high": high})
+                             "ci_high": high, "shared": shared})
     return pd.DataFrame(rows, columns=["cell_id", "base_cell_id", "ablations", "impl", "metric",
-                                       "ratio", "ci_low", "ci_high"])
+                                       "ratio", "ci_low", "ci_high", "shared"])
 
 
 def _effects_section(effects: pd.DataFrame) -> list[str]:
@@ -167,16 +173,19 @@ def _effects_section(effects: pd.DataFrame) -> list[str]:
                 "nothing to compare.", ""]
     header = " | ".join(f"{impl} {label}" for impl in ("static", "dynamic")
                         for label in EFFECT_METRICS.values())
-    out = ["Each figure is the ablated cell's median over its reference cell's (the same cell "
+    out = ["Each figure is the ablated cell's geometric mean over its reference cell's (the same cell "
            "with every ablation axis the grid varies at its reference), per implementation, "
            "with its 95 % interval; "
-           "'mean step' is total time / steps, what a loop timed as a whole reports.", "",
+           "'mean step' is total time / steps, what a loop timed as a whole reports; "
+           "'same runs': the ablation leaves that implementation unchanged, and the cell "
+           "reuses its reference's runs.", "",
            f"| cell | ablation | {header} |",
            "|---|---|" + "---|" * (2 * len(EFFECT_METRICS))]
     for (cell_id, ablations), group in effects.groupby(["cell_id", "ablations"], sort=False):
         values = group.set_index(["impl", "metric"])
-        cells = [_ratio(values.loc[(impl, metric)]) for impl in ("static", "dynamic")
-                 for metric in EFFECT_METRICS]
+        cells = ["same runs" if values.loc[(impl, metric)]["shared"]
+                 else _ratio(values.loc[(impl, metric)])
+                 for impl in ("static", "dynamic") for metric in EFFECT_METRICS]
         out.append(f"| `{cell_id}` | {ablations} | " + " | ".join(cells) + " |")
     return out + [""]
 
@@ -268,7 +277,7 @@ def _breakeven_text(cell: pd.Series) -> str:
 SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
 
 
-def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = 0) -> list[str]:
+def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
     """'For Keras users': per keras / keras_xla cell without ablations, unroll=True (static)
     against unroll=False (dynamic): setup and step ratios with 95 % intervals and break-even;
     and, where the grid has the same cell in compat_v1, Keras's unroll=False step against
@@ -292,12 +301,39 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = 0) -> lis
         ours = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["impl"] == "dynamic")]
         theirs = runs[(runs["cell_id"] == stem) & (runs["impl"] == "dynamic")]
         if not theirs.empty:
-            ratio, low, high = ratio_ci(ours["median_step_s"].to_numpy(),
-                                        theirs["median_step_s"].to_numpy(), seed)
+            ratio, low, high = ratio_of(ours, theirs, "median_step_s")
             line += (f" Its unroll=False step takes {ratio:.2f} [{low:.2f}, {high:.2f}] times "
                      f"dynamic_rnn's (compat_v1) in the same cell.")
         lines.append(line)
     return lines
+
+
+def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
+    """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
+    disturbed and outlier runs, each with its basis (results.summarize)."""
+    def cells(flag: str) -> str:
+        flagged = summary[summary[flag]]
+        return f"{len(flagged)} of {len(summary)} cells" + (
+            ": " + ", ".join(f"`{c}`" + (f" ({f})" if flag == "unstable" else "")
+                             for c, f in zip(flagged["cell_id"], flagged["fragile"]))
+            if len(flagged) else "")
+
+    own = runs[runs["measured_in"] == runs["cell_id"]]
+    return [
+        f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
+        f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
+        f"- Measured on a busy machine (the hypervisor stole over 2 % of the CPU time, or the "
+        f"1-minute load average exceeded the CPUs): {cells('busy')}.",
+        f"- Warm-up: each run's went on until its step times had settled (the longest took "
+        f"{int(runs['warmup_steps_run'].max())} steps); still warming up at the cap: "
+        f"{cells('warmup_capped')}.",
+        f"- {int(own['disturbed'].sum())} of {len(own)} runs had a disturbed stretch (50-step "
+        f"block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % apart; undisturbed "
+        f"processes here differ by 2-7 %): a run's median step is robust to slow stretches "
+        f"shorter than half its steps, and the intervals carry the spread between runs. "
+        f"{int(summary['outlier_runs'].sum())} runs were outliers (median step over 1.5x or "
+        f"under 1/1.5 of their cell's median run).",
+    ]
 
 
 def _software(runs: pd.DataFrame) -> str:
@@ -361,8 +397,22 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
         f"{_threads(runs)}, Python {first['python_version']}, host {first['hostname']}"
         f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
-        f"{config['steps']} measured steps after {config['warmup_steps']} warm-up steps; "
-        "ratios are static / dynamic medians with 95 % bootstrap intervals over repeats.",
+        f"each a fresh process measuring {config['steps']} steps after a warm-up of at least "
+        f"{config['warmup_steps']} steps that went on until the step times had settled "
+        f"(at most {config['max_warmup_steps']}; the longest needed "
+        f"{int(runs['warmup_steps_run'].max())}).",
+        "",
+        "How to read the numbers: each run gives one value (its setup seconds, the median of "
+        "its measured step times, its peak RSS); a cell's figure is the geometric mean of its "
+        "runs' values, and a static / dynamic ratio the ratio of geometric means, each with a "
+        "95 % t-interval on the log scale over processes, paired by repeat (the static and "
+        "dynamic runs of a repeat ran next to each other, which cancels the machine's drift); "
+        "break-even intervals invert the paired t-test (Fieller). The method and its source "
+        "(Kalibera and Jones, ISMM 2013; Welch 1947; Fieller 1954) are in "
+        "`workflow/scripts/rnnbench/intervals.py`, and a simulation test shows its 95 % "
+        "intervals cover 95 % at these repeats"
+        + ("" if config["repeats"] >= MIN_REPEATS else
+           f"; with {config['repeats']} repeats, below {MIN_REPEATS}, they do not") + ".",
         "",
         "## Claims",
         "",
@@ -423,17 +473,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
         out += cold + [""]
     out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs))
-    unstable = summary[summary["unstable"]]["cell_id"].tolist()
-    short = summary[summary["warmup_too_short"]]["cell_id"].tolist()
+    out += ["## Stability", ""] + stability_lines(summary, runs) + [""]
     out += [
-        "## Stability",
-        "",
-        f"{len(unstable)} of {len(summary)} cells are unstable (a run's measured step times "
-        f"spread over 5 %, IQR / median)" + (": " + ", ".join(f"`{c}`" for c in unstable)
-                                              if unstable else "") + ".",
-        f"{len(short)} of {len(summary)} cells had a run whose step times settled only after "
-        "the warm-up steps" + (": " + ", ".join(f"`{c}`" for c in short) if short else "") + ".",
-        "",
         "## Break-even",
         "",
         "| cell | steps after which static's total time stays below dynamic's [95 % interval] |",

@@ -43,6 +43,10 @@ CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "i
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla), and their id suffixes (compat_v1, the original, adds none).
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla"}
+# Ablation axes that change dynamic_rnn only: static_rnn's graph and steps are the same at
+# every value (it has no while loop), so a cell away from its reference in these axes alone
+# reuses the reference cell's static runs (shared_runs) instead of measuring them again.
+STATIC_INVARIANT_AXES = ("loop_bound", "parallel_iterations", "swap_memory")
 # Ablations that only tf.compat.v1's static_rnn / dynamic_rnn and Session have: a keras cell
 # away from these defaults is left out of the grid (cells()).
 COMPAT_V1_ONLY = ("loop_bound", "fetches", "parallel_iterations", "swap_memory")
@@ -125,7 +129,7 @@ def check_config(config: dict) -> None:
             MAX_DATASET_BYTES, or it has no cell (cells() left every combination out).
     """
     for key, value in config.items():
-        if key == "claims":  # the seeds' figures are ratios
+        if key in ("claims", "min_measure_s"):  # the seeds' figures are ratios; seconds
             continue
         for where, number in _floats(value, key):
             raise ValueError(f"{where}: {number!r} is not an integer")
@@ -225,12 +229,12 @@ def protocol_id(config: dict, image: str | None = None) -> str:
         [
             config["device"],
             f"n{config['num_samples']}",
-            f"steps{config['steps']}",
-            f"warmup{config['warmup_steps']}",
+            f"steps{config['steps']}-{config['min_measure_s']:g}s",
+            f"warmup{config['warmup_steps']}-{config['max_warmup_steps']}",
             f"hooks{config['hook_every']}",
             f"seed{config['seed']}",
         ]
-        + ([] if config["grappler_alone"] else ["nograppleralone"])
+        + (["grappleralone"] if config["grappler_alone"] else [])
         + ([image] if image else [])
     )
 
@@ -366,7 +370,9 @@ def cells(config: dict) -> dict[str, dict]:
 
     Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
     loop_bound max_len and pass_sequence_length false are left out: without sequence_length
-    every step runs anyway (the same runs as loop_bound batch_max). With ``ablation_design``
+    every step runs anyway (the same runs as loop_bound batch_max); so are cells with
+    loop_bound max_len whose every sequence is max_len long (the batch's longest sequence_length
+    is max_len: the same loop bound). With ``ablation_design``
     one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
@@ -377,7 +383,10 @@ def cells(config: dict) -> dict[str, dict]:
     varied = {axis for axis in ABLATION_DEFAULTS if len(config[axis]) > 1}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
-        if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
+        if cell["loop_bound"] == "max_len" and (
+                not cell["pass_sequence_length"]
+                or sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
+                == cell["max_len"]):
             continue
         if one_at_a_time and len(ablated_axes(cell, varied)) > 1:
             continue
@@ -391,11 +400,63 @@ def cells(config: dict) -> dict[str, dict]:
     return out
 
 
+def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
+    """The runs a cell takes from another cell instead of measuring them: (cell_id, impl) ->
+    the id of the cell whose runs of impl serve it. A cell away from its reference in some
+    STATIC_INVARIANT_AXES (among the grid's varied axes) takes the static runs of the same cell
+    with those axes at their references (when the grid has it), so an ablation that changes
+    dynamic_rnn alone does not re-measure static_rnn unchanged.
+
+    ``cells``: the grid (cells()). Planning (which jobs run) and aggregation (which rows a cell
+    gets) both read this one mapping."""
+    varied = varied_axes(cells.values())
+    out = {}
+    for name, cell in cells.items():
+        axes = [axis for axis in ablated_axes(cell, varied) if axis in STATIC_INVARIANT_AXES]
+        if axes:
+            reference = cell_id({**cell, **{axis: ABLATION_DEFAULTS[axis] for axis in axes}})
+            if reference in cells:
+                out[(name, "static")] = reference
+    return out
+
+
+def job_priorities(cells: dict[str, dict], repeats: int) -> dict[tuple[str, str, int], int]:
+    """Snakemake priorities of the training jobs (higher runs first), (cell_id, impl, repeat)
+    -> priority, for the jobs that run (not the shared_runs).
+
+    Jobs run repeat by repeat through the grid (repeat 1 of every cell, then repeat 2, ...),
+    so a slow spell of the machine spreads over cells instead of spoiling one; within a
+    repeat, the static and dynamic runs of a cell, and the dynamic runs of the cells that
+    share its static run, are next to each other in time (the pair that intervals.ratio_ci
+    analyses paired). Static runs first in odd repeats and dynamic first in even ones, so
+    neither side always follows the other. All priorities are >= 1 (other rules: 0)."""
+    shared = shared_runs(cells)
+    groups = {g: i for i, g in enumerate(dict.fromkeys(shared.get((name, "static"), name)
+                                                      for name in cells))}
+    out = {}
+    for repeat in range(1, repeats + 1):
+        for name in cells:
+            group = shared.get((name, "static"), name)
+            top = 3 * (len(groups) * (repeats - repeat + 1) - groups[group])
+            odd = repeat % 2 == 1
+            if (name, "static") not in shared:
+                out[(name, "static", repeat)] = top if odd else top - 1
+            out[(name, "dynamic", repeat)] = ((top - 1 if odd else top) if group == name
+                                              else top - 2)
+    return out
+
+
 def config_warnings(config: dict) -> list[str]:
-    """What a valid config does that its user may not expect, one sentence each: keras cells
-    left out for a compat_v1-only ablation; hook fetches that never run in the measured
-    steps."""
+    """What a valid config does that its user may not expect, one sentence each: fewer repeats
+    than the intervals need; keras cells left out for a compat_v1-only ablation; hook fetches
+    that never run in the measured steps."""
+    from rnnbench.intervals import MIN_REPEATS
+
     out = []
+    if config["repeats"] < MIN_REPEATS:
+        out.append(f"repeats: {config['repeats']} is below {MIN_REPEATS}, the fewest at which "
+                   "the 95 % intervals cover 95 % (rnnbench/intervals.py); verdicts from this "
+                   f"grid are not to be trusted: use repeats >= {MIN_REPEATS}")
     if set(config["api"]) - {"compat_v1"}:
         ablated = [axis for axis in COMPAT_V1_ONLY
                    if set(map(str, config[axis])) != {str(ABLATION_DEFAULTS[axis])}]

@@ -118,3 +118,66 @@ def collect(tf: ModuleType, device: str) -> dict[str, Any]:
     }
     meta.update(tensorflow_info(tf, device))
     return meta
+
+
+def noise_probe() -> dict[str, Any]:
+    """A snapshot of what can slow a run down from outside it, as pyperf's metadata records:
+    the 1-, 5- and 15-minute load averages (``os.getloadavg``), the CPU time counters of
+    /proc/stat's ``cpu`` line (in USER_HZ ticks: ``total`` and ``steal``, the time a
+    hypervisor gave this machine's CPUs to others), and the first CPU's frequency scaling
+    governor and current frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``).
+    Each is None where it cannot be read (no /proc, a VM without cpufreq)."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    ticks = None
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        if fields[0] == "cpu":
+            values = [int(x) for x in fields[1:]]
+            # user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
+            ticks = {"total": sum(values[:8]), "steal": values[7] if len(values) > 7 else 0}
+    except (OSError, IndexError, ValueError):
+        pass
+    cpufreq = Path("/sys/devices/system/cpu/cpu0/cpufreq")
+    governor = _read(cpufreq / "scaling_governor")
+    khz = _read(cpufreq / "scaling_cur_freq")
+    mhz = float(khz) / 1000 if khz and khz.isdigit() else _cpuinfo_mhz()
+    return {"load_average": load, "ticks": ticks, "cpu_governor": governor, "cpu_mhz": mhz}
+
+
+def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The result's ``noise`` record from two noise_probe snapshots, taken when the run started
+    and after its measured steps: both load averages, both CPU frequencies, the governor, and
+    ``steal_share``, the share of all CPU time in between that the hypervisor stole (None
+    without /proc/stat)."""
+    steal = None
+    if before["ticks"] and after["ticks"]:
+        total = after["ticks"]["total"] - before["ticks"]["total"]
+        steal = (after["ticks"]["steal"] - before["ticks"]["steal"]) / total if total > 0 else 0.0
+    return {
+        "load_average_before": before["load_average"],
+        "load_average_after": after["load_average"],
+        "steal_share": steal,
+        "cpu_governor": after["cpu_governor"] or before["cpu_governor"],
+        "cpu_mhz_before": before["cpu_mhz"],
+        "cpu_mhz_after": after["cpu_mhz"],
+    }
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _cpuinfo_mhz() -> float | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("cpu MHz"):
+                return float(line.split(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None

@@ -10,11 +10,12 @@ from typing import Iterable
 import jsonschema
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from rnnbench import intervals
 from rnnbench.grid import (ABLATION_DEFAULTS, ablation_label, base_cell_id,
                            sequence_length_id, varied_axes)
 from rnnbench.schema import validate_result
+from rnnbench.steady import DISTURBED_BLOCK_SPREAD
 
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "graph_optimisation_s",
@@ -27,10 +28,15 @@ RATIO_METRICS = ("graph_construction_s", "first_step_s", "graph_optimisation_s",
 # A cell's id, axes, the id of the cell it ablates and its ablations in words ('' for none).
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
                 "input_dim", "api", "tf_version", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
-# A run whose measured step times spread more than this (IQR / median) is flagged unstable.
-UNSTABLE_IQR_OVER_MEDIAN = 0.05
-# Rolling window (steps) of settled_after_step.
-SETTLE_WINDOW = 5
+# A process whose median step is this many times slower or faster than the median process of
+# its cell and implementation is an outlier: 1.5x is over 3 times the 7-16 % by which fresh
+# processes differ here (rnnbench/steady.py), and what two of three repeats at 330 ms against
+# one at 131 ms would show.
+OUTLIER_FACTOR = 1.5
+# A run is measured on a busy machine when the hypervisor stole more than this share of the
+# CPU time during it, or the 1-minute load average before or after it exceeds the CPUs it may
+# use (more runnable threads than CPUs: the job's own thread plus others').
+BUSY_STEAL_SHARE = 0.02
 
 
 def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -46,7 +52,12 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     ``tf_version`` is the cell's (major.minor, as in the config), ``tensorflow_version`` the
     release that ran (e.g. 2.21.0), ``keras_version`` the Keras of a keras api run.
     ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
-    counts the steps that fetched the hook set (bench.fetch_plan).
+    counts the steps that fetched the hook set (bench.fetch_plan). ``measured_in`` is the
+    cell whose job measured the run (itself here; share_runs adds runs of other cells).
+    ``warmup_steps_run`` and ``warmup_settled`` say how long the warm-up was and whether it
+    ended settled (steady.warm_up); ``disturbed`` flags a run whose measured steps' 50-step
+    block medians differ by more than steady.DISTURBED_BLOCK_SPREAD; ``busy`` one measured on
+    a busy machine (BUSY_STEAL_SHARE, load averages; the noise columns).
 
     Raises:
         ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
@@ -59,9 +70,13 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         except jsonschema.ValidationError as error:
             raise ValueError(f"{path}: not a valid result: {error.message}") from error
         cell, timings, meta = result["cell"], result["timings"], result["metadata"]
+        noise = result["noise"]
         cells.append(cell)
+        cpus = meta.get("cpu_affinity") or meta["cpu_count"]
+        loads = [x[0] for x in (noise["load_average_before"], noise["load_average_after"]) if x]
         rows.append({
             "cell_id": result["cell_id"],
+            "measured_in": result["cell_id"],
             "impl": result["impl"],
             "repeat": result["repeat"],
             "cell": cell["cell"],
@@ -93,7 +108,19 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "step_iqr_over_median": timings["step_iqr_over_median"],
             "max_step_s": max(timings["step_s"]),
             "n_steps": len(timings["step_s"]),
-            "settled_after_step": settled_after_step(timings["warmup_step_s"] + timings["step_s"]),
+            "warmup_steps_run": len(timings["warmup_step_s"]),
+            "warmup_settled": timings["warmup_settled"],
+            "block_spread": _or_nan(timings["block_spread"]),
+            "disturbed": bool((timings["block_spread"] or 0) > DISTURBED_BLOCK_SPREAD),
+            "load_before": noise["load_average_before"][0] if noise["load_average_before"]
+            else math.nan,
+            "load_after": noise["load_average_after"][0] if noise["load_average_after"]
+            else math.nan,
+            "steal_share": _or_nan(noise["steal_share"]),
+            "cpu_governor": noise["cpu_governor"],
+            "cpu_mhz": _or_nan(noise["cpu_mhz_before"]),
+            "busy": bool((noise["steal_share"] or 0) > BUSY_STEAL_SHARE
+                         or any(load > cpus for load in loads)),
             "time_steps_per_step": result["work"]["time_steps_per_step"],
             "train_step_flop": result["work"]["train_step_flop"],
             "achieved_flop_per_s": result["work"]["train_step_flop"] / timings["median_step_s"],
@@ -126,169 +153,149 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     for row, cell in zip(rows, cells):
         row["base_cell_id"] = base_cell_id(row["cell_id"], cell, varied)
         row["ablations"] = ablation_label(cell, varied)
+    return _sorted(pd.DataFrame(rows))
+
+
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
     order = [c for c in CELL_COLUMNS if c != "cell_id"] + ["impl", "repeat"]
-    table = pd.DataFrame(rows).sort_values(order, ignore_index=True)
-    table["settled_after_step"] = table["settled_after_step"].astype("Int64")
-    return table
+    return table.sort_values(order, ignore_index=True)
+
+
+def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """``runs`` (load_results) plus, for every (cell_id, impl) that grid.shared_runs says is
+    measured in another cell, that cell's runs of impl under cell_id: the cell's axes, its
+    ``base_cell_id`` and ``ablations`` (from its own runs of the other implementation),
+    ``measured_in`` the cell that ran them. An entry whose source or own runs are absent (a
+    partial run) adds nothing."""
+    added = []
+    for (name, impl), source in shared.items():
+        rows = runs[(runs["cell_id"] == source) & (runs["impl"] == impl)].copy()
+        own = runs[runs["cell_id"] == name]
+        if rows.empty or own.empty:
+            continue
+        for column in CELL_COLUMNS:
+            rows[column] = own[column].iloc[0]
+        added.append(rows)
+    return _sorted(pd.concat([runs, *added], ignore_index=True)) if added else runs
 
 
 def _or_nan(value: float | None) -> float:
     return math.nan if value is None else value
 
 
-def settled_after_step(step_s: list[float], window: int = SETTLE_WINDOW) -> int | None:
-    """How many steps a run needed to settle: the warm-up it actually needed, detected.
-
-    ``step_s``: the steps after the first, in order (warm-up then measured), in seconds. The
-    steady band is Tukey's fences of the second half of the steps, [Q1 - 1.5 IQR, Q3 + 1.5
-    IQR] (Tukey, "Exploratory Data Analysis", 1977), which the median of a few steady steps
-    almost never leaves. The rolling median of ``window`` consecutive steps is computed; when
-    the last window whose median lies outside the band starts at step i, the run settled
-    after i + (window + 1) // 2 steps (a warm-up of L slow steps leaves windows up to
-    L - (window + 1) // 2 outside); 0 when no window does. None when fewer than 2 x
-    ``window`` steps were recorded. Robust to isolated slow steps on a noisy machine; a
-    warm-up shorter than (window + 1) // 2 steps, or within the fences, is not detected.
-    """
-    steps = np.asarray(step_s, dtype=float)
-    if len(steps) < 2 * window:
-        return None
-    q1, q3 = np.percentile(steps[len(steps) // 2:], [25, 75])
-    low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
-    rolling = pd.Series(steps).rolling(window).median().to_numpy()[window - 1:]
-    outside = np.flatnonzero((rolling < low) | (rolling > high))
-    return 0 if len(outside) == 0 else int(outside[-1]) + (window + 1) // 2
+def sides(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The per-process values of ``column`` of two sets of runs (rows of load_results), in
+    repeat order, and whether they pair up: the same repeats on both sides (the workflow runs
+    the static and dynamic runs of a repeat next to each other, grid.job_priorities)."""
+    a, b = a.sort_values("repeat"), b.sort_values("repeat")
+    paired = a["repeat"].tolist() == b["repeat"].tolist()
+    return a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float), paired
 
 
-def median_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Median of ``values`` and its percentile-bootstrap interval (scipy.stats.bootstrap).
-
-    With fewer than 2 values, or all values equal, the interval is (median, median) for
-    equal values and (nan, nan) for a single value; any NaN value (a quantity not measured)
-    gives (nan, nan, nan). Intervals from 3 repeats are crude: the bootstrap can only
-    resample those 3 values.
-    """
-    values = np.asarray(values, dtype=float)
-    if np.isnan(values).any():
-        return math.nan, math.nan, math.nan
-    median = float(np.median(values))
-    if len(values) < 2:
-        return median, math.nan, math.nan
-    if np.all(values == values[0]):
-        return median, median, median
-    res = stats.bootstrap((values,), np.median, confidence_level=confidence,
-                          method="percentile", n_resamples=2000, rng=np.random.default_rng(seed))
-    return median, float(res.confidence_interval.low), float(res.confidence_interval.high)
+def ratio_of(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[float, float, float]:
+    """The ratio of ``column``'s geometric means over the runs ``a`` and ``b`` (rows of
+    load_results) and its 95 % interval: intervals.ratio_ci, paired by repeat when the
+    repeats match (sides), else Welch's."""
+    x, y, paired = sides(a, b, column)
+    return intervals.ratio_ci(x, y, paired)
 
 
-def ratio_ci(static: np.ndarray, dynamic: np.ndarray, seed: int = 0,
-             confidence: float = 0.95) -> tuple[float, float, float]:
-    """median(static) / median(dynamic) and its two-sample percentile-bootstrap interval.
+def breakeven_of(static: pd.DataFrame, dynamic: pd.DataFrame) -> tuple[float, float, float]:
+    """Break-even steps (intervals.breakeven_ci) of a cell's runs, from per-repeat pairs of
+    ``setup_s`` and ``median_step_s``; unpaired sides (other repeats on each) are paired in
+    repeat order over the repeats both have as many of, which keeps the interval valid."""
+    s_setup, d_setup, paired = sides(static, dynamic, "setup_s")
+    s_step, d_step, _ = sides(static, dynamic, "median_step_s")
+    count = min(len(s_setup), len(d_setup))
+    return intervals.breakeven_ci(s_setup[:count] - d_setup[:count],
+                                  d_step[:count] - s_step[:count])
 
-    Returns (ratio, nan, nan) when either side has fewer than 2 values, and (nan, nan, nan)
-    when a value is NaN (a quantity not measured).
-    """
-    static = np.asarray(static, dtype=float)
-    dynamic = np.asarray(dynamic, dtype=float)
-    if np.isnan(static).any() or np.isnan(dynamic).any():
-        return math.nan, math.nan, math.nan
-    ratio = float(np.median(static) / np.median(dynamic))
-    if len(static) < 2 or len(dynamic) < 2:
-        return ratio, math.nan, math.nan
 
-    def statistic(s: np.ndarray, d: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.median(s, axis=axis) / np.median(d, axis=axis)
+def outlier_runs(runs: pd.DataFrame) -> pd.Series:
+    """True for each run whose median step is more than OUTLIER_FACTOR times slower or faster
+    than the median over the runs of its cell and implementation."""
+    centre = runs.groupby(["cell_id", "impl"])["median_step_s"].transform("median")
+    return (np.log(runs["median_step_s"] / centre)).abs() > math.log(OUTLIER_FACTOR)
 
-    res = stats.bootstrap((static, dynamic), statistic, confidence_level=confidence,
-                          method="percentile", n_resamples=2000, vectorized=True,
-                          rng=np.random.default_rng(seed))
-    low, high = res.confidence_interval
-    return ratio, float(low), float(high)
+
+VERDICT_METRICS = ("first_100_steps_s", "setup_s", "median_step_s", "peak_rss_mb")
+"""The ratios that claims are judged on most (findings.QUANTITIES): their fragility makes a
+cell unstable."""
+
+
+def side_of_one(low: float, high: float) -> str:
+    """Where an interval lies against 1: 'above', 'below' or 'across' (also for NaN)."""
+    return "above" if low > 1 else "below" if high < 1 else "across"
+
+
+def fragile_metrics(static: pd.DataFrame, dynamic: pd.DataFrame) -> list[str]:
+    """The VERDICT_METRICS whose static / dynamic interval (ratio_of) moves to another side of
+    1 when any one repeat is left out (both of its runs, when paired): a verdict that one
+    process decides. Empty with fewer than 3 repeats on a side (nothing to leave out)."""
+    if min(len(static), len(dynamic)) < 3:
+        return []
+    out = []
+    for metric in VERDICT_METRICS:
+        whole = side_of_one(*ratio_of(static, dynamic, metric)[1:])
+        for repeat in sorted(set(static["repeat"]) | set(dynamic["repeat"])):
+            left = ratio_of(static[static["repeat"] != repeat], dynamic[dynamic["repeat"] != repeat],
+                            metric)
+            if side_of_one(*left[1:]) != whole:
+                out.append(metric)
+                break
+    return out
+
+
+def whole_steps(value: float) -> float:
+    """A break-even in steps as a whole step count: the first step at which static's total
+    time is below dynamic's (the totals are equal at the real-valued break-even, so 8.0 gives
+    9 and 4.25 gives 5); 0 stays 0 (from the start), inf (never) and nan stay."""
+    if not math.isfinite(value) or value == 0:
+        return value
+    return float(math.floor(round(value, 6)) + 1)
 
 
 def breakeven_steps(static_setup_s: float, static_step_s: float, dynamic_setup_s: float,
                     dynamic_step_s: float) -> int | None:
-    """Training steps after which static's total time stays below dynamic's; None for never.
-
-    Total time after n steps beyond the first is ``setup_s + n * step_s`` (setup_s =
-    graph construction + session setup + first step). Returns the smallest n >= 0 with
-    static_total(m) < dynamic_total(m) for every m >= n, or None when no such n exists
-    (static's step is not faster and its setup is not cheaper).
-    """
-    def static_ahead(n: int) -> bool:
-        return static_setup_s + n * static_step_s < dynamic_setup_s + n * dynamic_step_s
-
-    step_gain = dynamic_step_s - static_step_s
-    if step_gain <= 0:
-        return 0 if step_gain == 0 and static_ahead(0) else None
-    n = max(0, math.floor((static_setup_s - dynamic_setup_s) / step_gain) + 1)
-    # The division can land one off at an exact tie; settle it with the totals themselves.
-    while not static_ahead(n):
-        n += 1
-    while n > 0 and static_ahead(n - 1):
-        n -= 1
-    return n
+    """Training steps after which static's total time (setup_s + n step_s) stays below
+    dynamic's, from one pair of setups and step times (seconds); None for never (its step is
+    not faster and its setup dearer, or it is ahead at first and overtaken later). The same
+    point as breakeven_of's estimate (intervals.breakeven_ci), in whole steps."""
+    steps = whole_steps(intervals.breakeven_ci(np.array([static_setup_s - dynamic_setup_s]),
+                                               np.array([dynamic_step_s - static_step_s]))[0])
+    return None if math.isinf(steps) else int(steps)
 
 
-def breakeven_ci(static: pd.DataFrame, dynamic: pd.DataFrame, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float, float]:
-    """Break-even steps from the medians over repeats, with a percentile-bootstrap interval.
-
-    ``static`` and ``dynamic`` hold one row per repeat with ``setup_s`` and ``median_step_s``
-    (seconds). Each of 2000 bootstrap resamples draws whole repeats (a run's setup with its
-    own step time) on each side, with replacement, and computes breakeven_steps of the
-    resampled medians; the interval is the 2.5 and 97.5 % quantiles of those (percentile
-    bootstrap, as scipy.stats.bootstrap's method="percentile"). 'Never' counts as +inf, which
-    scipy's interpolated quantiles would turn into nan (inf - inf), hence this loop and
-    quantiles that are draws. Returns (steps, low, high) as floats, inf for never;
-    (steps, nan, nan) with fewer than two repeats on a side.
-    """
-    s_setup, s_step = static["setup_s"].to_numpy(), static["median_step_s"].to_numpy()
-    d_setup, d_step = dynamic["setup_s"].to_numpy(), dynamic["median_step_s"].to_numpy()
-
-    def point(s_idx: np.ndarray, d_idx: np.ndarray) -> float:
-        steps = breakeven_steps(
-            float(np.median(s_setup[s_idx])), float(np.median(s_step[s_idx])),
-            float(np.median(d_setup[d_idx])), float(np.median(d_step[d_idx])),
-        )
-        return math.inf if steps is None else float(steps)
-
-    s_all, d_all = np.arange(len(static)), np.arange(len(dynamic))
-    estimate = point(s_all, d_all)
-    if len(static) < 2 or len(dynamic) < 2:
-        return estimate, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    draws = np.array([point(rng.choice(s_all, len(s_all)), rng.choice(d_all, len(d_all)))
-                      for _ in range(2000)])
-    alpha = (1 - confidence) / 2
-    # method="lower"/"higher": quantiles that are draws, so +inf stays +inf (no inf - inf)
-    low = float(np.quantile(draws, alpha, method="lower"))
-    high = float(np.quantile(draws, 1 - alpha, method="higher"))
-    return estimate, low, high
-
-
-def summarize(runs: pd.DataFrame, seed: int = 0,
+def summarize(runs: pd.DataFrame,
               peak_flop_per_s: dict[tuple[int, str], float] | None = None) -> pd.DataFrame:
-    """One row per cell: per implementation the median and 95 % interval of each METRICS
-    column over repeats (``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same for
-    dynamic), the static/dynamic ratio of each RATIO_METRICS column with its interval
-    (``ratio_<m>``...), the largest step-time spread (IQR / median) of any run, and
-    ``breakeven_steps`` from the medians (empty when static never catches up) with its
-    bootstrap interval over repeats (``breakeven_steps_ci_low``/``_high``, inf for never).
-    ``unstable`` flags a cell where any run's measured steps spread more than
-    UNSTABLE_IQR_OVER_MEDIAN (IQR / median); ``<impl>_max_settled_after_step`` is the largest
-    warm-up a run needed (settled_after_step) and ``warmup_too_short`` flags a cell where a
-    run's steps settled only after the measurement had begun (after more than warmup_steps).
+    """One row per cell (runs: load_results, after share_runs), per implementation the
+    geometric mean over processes of each METRICS column with its 95 % t-interval
+    (intervals.geomean_ci: ``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same
+    for dynamic); the static/dynamic ratio of each RATIO_METRICS column with its interval
+    (ratio_of: paired by repeat; ``ratio_<m>``..., ``ratio_paired`` says whether it was);
+    ``breakeven_steps`` (breakeven_of, empty when static never catches up) with its Fieller
+    interval (``breakeven_steps_ci_low``/``_high``, inf for never).
+
+    Flags, each with its basis: ``unstable``, leaving out one repeat moves a ratio's interval
+    to another side of 1 (``fragile`` names those ratios: fragile_metrics), so that one
+    process decides a verdict; ``busy``, a run was measured on a busy machine (load_results);
+    ``warmup_capped``, a run's warm-up reached max_warmup_steps still warming up. Counts:
+    ``disturbed_runs`` (runs whose 50-step block medians differ by more than
+    steady.DISTURBED_BLOCK_SPREAD) and ``outlier_runs`` (outlier_runs).
+    ``<impl>_max_warmup_steps_run`` is the longest warm-up a run needed,
+    ``<impl>_max_block_spread`` the largest block spread, ``<impl>_measured_in`` the cell
+    whose jobs measured the runs (another cell's for a shared reference, grid.shared_runs).
     With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count and
     tf_version), ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads
-    and tf_version and
-    ``<impl>_fraction_of_peak`` the median achieved FLOP/s (roofline.train_step_flop /
-    median step) over it.
+    and tf_version and ``<impl>_fraction_of_peak`` the achieved FLOP/s (roofline.train_step_flop
+    / median step) over it.
 
     Raises:
         ValueError: if a cell lacks runs of either implementation (names the cell), or
             ``peak_flop_per_s`` lacks a cell's thread count and version.
     """
     rows = []
+    runs = runs.assign(outlier=outlier_runs(runs))
     for cell_values, group in runs.groupby(CELL_COLUMNS, sort=False):
         row = dict(zip(CELL_COLUMNS, cell_values))
         by_impl = {impl: group[group["impl"] == impl] for impl in ("static", "dynamic")}
@@ -296,31 +303,30 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
             if sub.empty:
                 raise ValueError(f"cell {row['cell_id']}: no {impl} runs")
             row[f"{impl}_repeats"] = len(sub)
+            row[f"{impl}_measured_in"] = sub["measured_in"].iloc[0]
             for metric in METRICS:
-                median, low, high = median_ci(sub[metric].to_numpy(), seed)
-                row[f"{impl}_{metric}"] = median
+                estimate, low, high = intervals.geomean_ci(sub[metric].to_numpy(dtype=float))
+                row[f"{impl}_{metric}"] = estimate
                 row[f"{impl}_{metric}_ci_low"] = low
                 row[f"{impl}_{metric}_ci_high"] = high
-            row[f"{impl}_max_step_iqr_over_median"] = float(sub["step_iqr_over_median"].max())
-            settled = sub["settled_after_step"].dropna()
-            row[f"{impl}_max_settled_after_step"] = (
-                int(settled.max()) if len(settled) else None)
+            row[f"{impl}_max_block_spread"] = float(sub["block_spread"].max())
+            row[f"{impl}_max_warmup_steps_run"] = int(sub["warmup_steps_run"].max())
         for metric in RATIO_METRICS:
-            ratio, low, high = ratio_ci(by_impl["static"][metric].to_numpy(),
-                                        by_impl["dynamic"][metric].to_numpy(), seed)
+            ratio, low, high = ratio_of(by_impl["static"], by_impl["dynamic"], metric)
             row[f"ratio_{metric}"] = ratio
             row[f"ratio_{metric}_ci_low"] = low
             row[f"ratio_{metric}_ci_high"] = high
-        row["breakeven_steps"] = breakeven_steps(
-            row["static_setup_s"], row["static_median_step_s"],
-            row["dynamic_setup_s"], row["dynamic_median_step_s"],
-        )
-        _, row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = breakeven_ci(
-            by_impl["static"], by_impl["dynamic"], seed)
-        row["unstable"] = bool(group["step_iqr_over_median"].max() > UNSTABLE_IQR_OVER_MEDIAN)
-        # the measured steps start after warmup_steps (counted from the second step)
-        row["warmup_too_short"] = bool(
-            (group["settled_after_step"] > group["warmup_steps"]).any())
+        row["ratio_paired"] = sides(by_impl["static"], by_impl["dynamic"], "setup_s")[2]
+        steps, low, high = map(whole_steps, breakeven_of(by_impl["static"], by_impl["dynamic"]))
+        row["breakeven_steps"] = None if math.isinf(steps) else steps
+        row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = low, high
+        fragile = fragile_metrics(by_impl["static"], by_impl["dynamic"])
+        row["fragile"] = ", ".join(fragile)
+        row["unstable"] = bool(fragile)
+        row["disturbed_runs"] = int(group["disturbed"].sum())
+        row["outlier_runs"] = int(group["outlier"].sum())
+        row["busy"] = bool(group["busy"].any())
+        row["warmup_capped"] = bool((group["warmup_settled"] == False).any())  # noqa: E712
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
@@ -334,9 +340,6 @@ def summarize(runs: pd.DataFrame, seed: int = 0,
         for impl in ("static", "dynamic"):
             summary[f"{impl}_fraction_of_peak"] = (
                 summary[f"{impl}_achieved_flop_per_s"] / summary["peak_flop_per_s"])
-    for impl in ("static", "dynamic"):
-        column = f"{impl}_max_settled_after_step"
-        summary[column] = summary[column].astype("Int64")
     return summary
 
 
@@ -369,19 +372,19 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
     sequence_length, parallel_iterations and tf_version as text (``10``, ``full``, ``u5-20``;
     ``batch_size``, ``16``; ``2.10``), ablations as text ('' for none), breakeven_steps (empty: never)
-    and the settled_after_step columns as nullable integers."""
+    as a nullable integer."""
     table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
-                                     "ablations": str, "tf_version": str})
-    if "ablations" in table:  # a cell without ablations: '' (written as an empty field)
-        table["ablations"] = table["ablations"].fillna("")
-    for column in table.columns:
-        if column == "breakeven_steps" or column.endswith("settled_after_step"):
-            table[column] = table[column].astype("Int64")
+                                     "ablations": str, "fragile": str, "tf_version": str})
+    for column in ("ablations", "fragile"):  # none: '' (written as an empty field)
+        if column in table:
+            table[column] = table[column].fillna("")
+    if "breakeven_steps" in table:
+        table["breakeven_steps"] = table["breakeven_steps"].astype("Int64")
     return table
 
 
 def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
-                  seed: int = 0) -> pd.DataFrame:
+                  shared: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
 
     Args:
@@ -391,6 +394,7 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
         outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
             log's last line: usually the error) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
+        shared: grid.shared_runs of the grid (runs a cell takes from another).
 
     Returns the missing rows.
     """
@@ -409,9 +413,9 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
                                           "last_log_line"])
     missing.to_csv(outdir / "missing.csv", index=False)
     if present:
-        runs = load_results(present)
+        runs = share_runs(load_results(present), shared or {})
         runs.to_csv(outdir / "measurements.csv", index=False)
         complete = runs.groupby("cell_id")["impl"].transform("nunique") == 2
         if complete.any():
-            summarize(runs[complete], seed=seed).to_csv(outdir / "summary.csv", index=False)
+            summarize(runs[complete]).to_csv(outdir / "summary.csv", index=False)
     return missing

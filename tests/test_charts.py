@@ -63,11 +63,15 @@ def test_steps_per_s_chart(tables):
 
 def test_cumulative_time_chart_marks_breakeven(tables):
     spec = charts.build_chart("cumulative_time", *tables).to_dict()
-    line, rule, band = encodings(spec)
+    band, line, rule = encodings(spec)  # the band behind the lines
     assert (line["x"]["field"], line["y"]["field"]) == ("steps", "total_s")
     assert rule["x"]["field"] == "breakeven_steps"
-    assert layers(spec)[1]["mark"]["type"] == "rule"
+    assert layers(spec)[2]["mark"]["type"] == "rule"
     assert (band["x"]["field"], band["x2"]["field"]) == ("band_low", "band_high")
+    # one translucent rectangle per panel, not one per row (which would stack into an
+    # opaque block that hides the lines)
+    assert layers(spec)[0]["mark"]["opacity"] < 0.5
+    assert "datum.steps == 0 && datum.impl == 'static'" in layers(spec)[0]["transform"][0]["filter"]
     data = spec["datasets"][spec["data"]["name"]]
     assert {r["breakeven_steps"] for r in data if r["cell_id"] == "c1"} == {301}
     # c1's repeats are identical: the band is the break-even step itself

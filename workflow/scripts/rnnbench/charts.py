@@ -119,10 +119,13 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
         x="breakeven_steps:Q",
         tooltip=["cell_id", "breakeven_steps", "breakeven_steps_ci_low", "breakeven_steps_ci_high"],
     ).transform_filter("isValid(datum.breakeven_steps)")
+    # one translucent rectangle per panel (drawn from one row, not from every row of the
+    # cell, which would stack into an opaque block), behind the lines
     band = alt.Chart().mark_rect(opacity=0.15, color="gray").encode(
         x="band_low:Q", x2="band_high:Q",
-    ).transform_filter("isValid(datum.breakeven_steps) && isValid(datum.band_low)")
-    return alt.layer(lines, rule, band, data=data).facet(
+    ).transform_filter("isValid(datum.breakeven_steps) && isValid(datum.band_low) "
+                       "&& datum.steps == 0 && datum.impl == 'static'")
+    return alt.layer(band, lines, rule, data=data).facet(
         column=alt.Column("max_len:O", title="max_len"),
         row=alt.Row("panel:N", title=None),
     ).resolve_scale(x="independent", y="independent").properties(
@@ -173,7 +176,11 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     text = base.mark_text(baseline="middle").encode(text=alt.Text("ratio:Q", format=".2f"))
     cells = alt.layer(rects, text, data=data).properties(width={"step": 60}, height={"step": 36})
     return cells.facet(
-        column=alt.Column("quantity:N", title=None), row=alt.Row("variant:N", title=None),
+        column=alt.Column("quantity:N", title=None),
+        # row labels horizontal, left of the panels: rotated, they ran into the axis titles
+        row=alt.Row("variant:N", title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top",
+                                      labelFontWeight="bold")),
     ).properties(title="static_rnn / dynamic_rnn (above 1: static slower)")
 
 

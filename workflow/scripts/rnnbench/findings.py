@@ -331,8 +331,8 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
         f"block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % apart; undisturbed "
         f"processes here differ by 2-7 %): a run's median step is robust to slow stretches "
         f"shorter than half its steps, and the intervals carry the spread between runs. "
-        f"{int(summary['outlier_runs'].sum())} runs were outliers (median step over 1.5x or "
-        f"under 1/1.5 of their cell's median run).",
+        f"Outliers (a median step over 1.5x or under 1/1.5 of its cell's median run): "
+        f"{int(summary['outlier_runs'].sum())} runs.",
     ]
 
 

@@ -282,7 +282,8 @@ def summarize(runs: pd.DataFrame,
     ``warmup_capped``, a run's warm-up reached max_warmup_steps still warming up. Counts:
     ``disturbed_runs`` (runs whose 50-step block medians differ by more than
     steady.DISTURBED_BLOCK_SPREAD) and ``outlier_runs`` (outlier_runs).
-    ``<impl>_max_warmup_steps_run`` is the longest warm-up a run needed,
+    ``<impl>_setup_s_amean`` and ``<impl>_median_step_s_amean`` are arithmetic means (the
+    break-even's). ``<impl>_max_warmup_steps_run`` is the longest warm-up a run needed,
     ``<impl>_max_block_spread`` the largest block spread, ``<impl>_measured_in`` the cell
     whose jobs measured the runs (another cell's for a shared reference, grid.shared_runs).
     With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count and
@@ -309,6 +310,10 @@ def summarize(runs: pd.DataFrame,
                 row[f"{impl}_{metric}"] = estimate
                 row[f"{impl}_{metric}_ci_low"] = low
                 row[f"{impl}_{metric}_ci_high"] = high
+            # arithmetic means: the break-even (breakeven_of) is where setup + n step of these
+            # cross, so cumulative_time draws them
+            row[f"{impl}_setup_s_amean"] = float(sub["setup_s"].mean())
+            row[f"{impl}_median_step_s_amean"] = float(sub["median_step_s"].mean())
             row[f"{impl}_max_block_spread"] = float(sub["block_spread"].max())
             row[f"{impl}_max_warmup_steps_run"] = int(sub["warmup_steps_run"].max())
         for metric in RATIO_METRICS:
@@ -346,7 +351,9 @@ def summarize(runs: pd.DataFrame,
 def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
     """Total wall time after n training steps, per cell and implementation, from the medians.
 
-    ``total_s = setup_s + n * median_step_s`` for n from 0 to a horizon of twice the
+    ``total_s = setup_s + n * median_step_s``, from the arithmetic means over runs
+    (``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``: the lines cross at the
+    break-even, intervals.breakeven_ci), for n from 0 to a horizon of twice the
     break-even step count (or 100 steps when there is none, or it is 0). Long format:
     the CELL_COLUMNS, impl, steps, total_s, breakeven_steps and its interval.
     """
@@ -360,7 +367,8 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
                     **{column: cell[column] for column in CELL_COLUMNS},
                     "impl": impl,
                     "steps": int(n),
-                    "total_s": cell[f"{impl}_setup_s"] + n * cell[f"{impl}_median_step_s"],
+                    "total_s": cell[f"{impl}_setup_s_amean"]
+                    + n * cell[f"{impl}_median_step_s_amean"],
                     "breakeven_steps": breakeven,
                     "breakeven_steps_ci_low": cell["breakeven_steps_ci_low"],
                     "breakeven_steps_ci_high": cell["breakeven_steps_ci_high"],

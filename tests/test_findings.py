@@ -60,8 +60,8 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "### steps: static trains faster" in text
-    assert ("Without ablations (or with no cell without them to compare with) it holds in 1, "
-            "does not hold in 1, inconclusive in 0 of 2 cells; the seed's ratio lies inside "
+    assert ("Over the 2 reference cell(s) (no ablation, or every cell ablated alike) it "
+            "holds in 1, does not hold in 1, inconclusive in 0; the seed's ratio lies inside "
             "our interval in 0 of them.") in text
     assert "| `c2` | - | 2.00 [2.00, 2.00] | does not hold |" in text
     share = (math.log(0.25) - math.log(0.5)) / (math.log(0.266) - math.log(0.5))
@@ -100,7 +100,8 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
     assert findings.ablation_effects(runs).empty
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert "holds in 1, does not hold in 0, inconclusive in 0 of 1 cells" in text
+    assert ("Over the 1 reference cell(s) (no ablation, or every cell ablated alike) it holds "
+            "in 1, does not hold in 0, inconclusive in 0;") in text
     assert "No cell of this grid ablates another" in text
     assert "so the first step's graph optimisation is not isolated" in text
 
@@ -165,3 +166,30 @@ def test_no_claims_and_an_unknown_quantity(tmp_path):
     assert "The config lists no claims" in text
     with pytest.raises(ValueError, match="quantity 'speed'"):
         findings.claim_table(summary, [{**CLAIM, "quantity": "speed"}])
+
+
+def test_interval_text_shows_an_interval_that_is_not_a_point():
+    assert findings.interval_text(1.4851, 1.1606, 1.9003) == "1.49 [1.16, 1.90]"
+    assert findings.interval_text(1.2224, 1.2218, 1.2231) == "1.222 [1.222, 1.223]"
+    assert findings.interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
+
+
+def test_a_verdict_one_process_decides_is_marked(tmp_path):
+    """Static's steps slower by 2-7 % in five pairs, 1.9x faster in one: the cell is
+    unstable, and its step-time claim row says one process decides it."""
+    records = []
+    for repeat in range(1, 7):
+        records.append(make_result("static", "c1", repeat,
+                                   step_s=(0.0200 * (1.01 + 0.01 * repeat),) * 3))
+        records.append(make_result("dynamic", "c1", repeat, step_s=(0.0200,) * 3))
+    records[10]["timings"]["median_step_s"] = 0.0105  # static, repeat 6
+    runs = results.load_results(write_results(tmp_path, records))
+    summary = results.summarize(runs)
+    table = findings.claim_table(summary, [CLAIM, {**CLAIM, "id": "memory",
+                                                   "quantity": "peak_rss_mb"}])
+    assert table.set_index("claim").loc["steps", "fragile"]
+    assert not table.set_index("claim").loc["memory", "fragile"]
+    text = findings.findings_markdown(summary, runs, [CLAIM], {
+        "repeats": 6, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert "| inconclusive (one process decides it) |" in text
+    assert "*One process decides it*: leaving out one repeat" in text

@@ -52,15 +52,16 @@ def verdict(direction: str, low: float, high: float) -> str:
 
 
 CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
-                 "verdict", "figure", "figure_in_interval", "ablations", "base_cell_id",
-                 "reference"]
+                 "verdict", "fragile", "figure", "figure_in_interval", "ablations",
+                 "base_cell_id", "reference"]
 
 
 def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     """One row per claim and compat_v1 cell (the seeds' claims are about static_rnn and
     dynamic_rnn; the keras apis have their own section): the ratio, its interval, the
-    verdict, the seed's figure and whether our interval contains it (None without a figure),
-    the cell's ablations.
+    verdict, ``fragile`` (one process decides it: the quantity is among the cell's
+    results.fragile_metrics), the seed's figure and whether our interval contains it (None
+    without a figure), the cell's ablations.
 
     Raises:
         ValueError: for a claim whose quantity is not in QUANTITIES.
@@ -80,6 +81,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "direction": claim["direction"], "ratio": cell[f"ratio_{quantity}"],
                 "ci_low": low, "ci_high": high,
                 "verdict": verdict(claim["direction"], low, high),
+                "fragile": quantity in str(cell.get("fragile", "")).split(", "),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),
                 "ablations": cell["ablations"],
@@ -92,8 +94,19 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
+def interval_text(estimate: float, low: float, high: float) -> str:
+    """'1.49 [1.16, 1.90]': two decimals, or as many more (up to 5) as it takes to show that
+    an interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
+    1.22]')."""
+    digits = 2
+    point = math.isnan(low) or math.isclose(low, high, rel_tol=1e-9)
+    while digits < 5 and not point and f"{low:.{digits}f}" == f"{high:.{digits}f}":
+        digits += 1
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def _ratio(row: pd.Series) -> str:
-    return f"{row['ratio']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    return interval_text(row["ratio"], row["ci_low"], row["ci_high"])
 
 
 def _threads(runs: pd.DataFrame) -> str:
@@ -318,7 +331,8 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
                              for c, f in zip(flagged["cell_id"], flagged["fragile"]))
             if len(flagged) else "")
 
-    own = runs[runs["measured_in"] == runs["cell_id"]]
+    own = runs[runs["measured_in"] == runs["cell_id"]]  # a shared run counts once
+    outliers = int(summary["outlier_runs"].sum())
     return [
         f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
@@ -327,12 +341,13 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
         f"- Warm-up: each run's went on until its step times had settled (the longest took "
         f"{int(runs['warmup_steps_run'].max())} steps); still warming up at the cap: "
         f"{cells('warmup_capped')}.",
-        f"- {int(own['disturbed'].sum())} of {len(own)} runs had a disturbed stretch (50-step "
-        f"block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % apart; undisturbed "
-        f"processes here differ by 2-7 %): a run's median step is robust to slow stretches "
-        f"shorter than half its steps, and the intervals carry the spread between runs. "
-        f"Outliers (a median step over 1.5x or under 1/1.5 of its cell's median run): "
-        f"{int(summary['outlier_runs'].sum())} runs.",
+        f"- {int(own['disturbed'].sum())} of the {len(own)} runs measured had a disturbed "
+        f"stretch (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "
+        f"apart; on the development machine an undisturbed process's blocks differed by 2-7 "
+        f"%, rnnbench/steady.py): a run's median step is robust to slow stretches shorter than "
+        f"half its steps, and the intervals carry the spread between runs. Outliers (a median "
+        f"step over 1.5x or under 1/1.5 of its cell's median run): {outliers} "
+        f"run{'' if outliers == 1 else 's'}.",
     ]
 
 
@@ -397,7 +412,9 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
         f"{_threads(runs)}, Python {first['python_version']}, host {first['hostname']}"
         f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
-        f"each a fresh process measuring {config['steps']} steps after a warm-up of at least "
+        f"each a fresh process measuring at least {config['steps']} steps and at least "
+        f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
+        f"{int(runs['n_steps'].max())} steps) after a warm-up of at least "
         f"{config['warmup_steps']} steps that went on until the step times had settled "
         f"(at most {config['max_warmup_steps']}; the longest needed "
         f"{int(runs['warmup_steps_run'].max())}).",
@@ -436,8 +453,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
             + (f"; the seed's ratio {figure:.2f}" if figure is not None else "") + ".",
             "",
-            f"Without ablations (or with no cell without them to compare with) it "
-            f"{_count(base['verdict'])} of {len(base)} cells"
+            f"Over the {len(base)} reference cell(s) (no ablation, or every cell ablated "
+            f"alike) it {_count(base['verdict'])}"
             + (f"; the seed's ratio lies inside our interval in "
                f"{int(base['figure_in_interval'].sum())} of them" if figure is not None else "")
             + ".",
@@ -445,8 +462,13 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             "| cell | ablations | static / dynamic [95 % interval] | verdict |",
             "|---|---|---|---|",
         ]
-        out += [f"| `{r['cell_id']}` | {r['ablations'] or '-'} | {_ratio(r)} | {r['verdict']} |"
+        out += [f"| `{r['cell_id']}` | {r['ablations'] or '-'} | {_ratio(r)} | {r['verdict']}"
+                + (" (one process decides it)" if r["fragile"] else "") + " |"
                 for _, r in rows.iterrows()]
+        if rows["fragile"].any():
+            out += ["", "*One process decides it*: leaving out one repeat moves the interval "
+                    "across 1 or onto it, so another run of the job may give another verdict "
+                    "for that cell."]
         lines = causes(rows)
         out += ["", "What the ablations change:" if lines else
                 "This grid has no cell that ablates another (the ablation axes "

@@ -70,9 +70,11 @@ def targets(table: pd.DataFrame) -> dict[str, bool]:
 
 def report(table: pd.DataFrame, wall_s: list[float]) -> str:
     """compare's table and its totals as Markdown (DataFrame.to_markdown)."""
+    from rnnbench.findings import interval_text
+
     def interval(run: int) -> pd.Series:
-        return table.apply(lambda r: f"{r[f'ratio_{run}']:.2f} [{r[f'ci_low_{run}']:.2f}, "
-                                     f"{r[f'ci_high_{run}']:.2f}]", axis=1)
+        return table.apply(lambda r: interval_text(r[f"ratio_{run}"], r[f"ci_low_{run}"],
+                                                   r[f"ci_high_{run}"]), axis=1)
 
     shown = pd.DataFrame({
         "claim": table["claim"], "cell": table["cell_id"],
@@ -115,11 +117,18 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("outdir", type=Path)
-    parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
-    parser.add_argument("--cores", type=int, default=1)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("outdir", type=Path,
+                        help="folder for the two runs (run1/, run2/) and reproducibility.md/.csv")
+    parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml",
+                        help="the grid to run twice, with its claims (default: %(default)s, the "
+                             "main job: about 4 minutes a run on 2 cores)")
+    parser.add_argument("--cores", type=int, default=1,
+                        help="Snakemake's --cores for each run (default: %(default)s)")
     args = parser.parse_args(argv)
+    if not args.configfile.is_file():
+        parser.error(f"--configfile: {str(args.configfile)!r} is not a file")
     sys.path.insert(0, str(REPO / "workflow" / "scripts"))
     from rnnbench.findings import claim_table
     from rnnbench.results import read_table

@@ -193,3 +193,14 @@ def test_a_verdict_one_process_decides_is_marked(tmp_path):
         "repeats": 6, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "| inconclusive (one process decides it) |" in text
     assert "*One process decides it*: leaving out one repeat" in text
+
+
+def test_a_fixed_warm_up_is_not_called_settled(tmp_path):
+    """With max_warmup_steps below 40 no settle test runs (warmup_settled empty): FINDINGS
+    says the warm-up was fixed."""
+    runs = results.load_results(hand_made_runs(tmp_path))
+    text = findings.findings_markdown(results.summarize(runs), runs, [], {
+        "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert "a fixed warm-up of 1 steps (max_warmup_steps 1 leaves no room for the settle " \
+           "test, which needs 40)" in text
+    assert "went on until the step times had settled" not in text

@@ -235,6 +235,24 @@ def test_config_warnings():
         "repeats >= 3"]
 
 
+@pytest.mark.parametrize("override, fragment", [
+    ({"warmup_steps": 5, "max_warmup_steps": 3}, "max_warmup_steps: 3 is below warmup_steps 5"),
+    ({"min_measure_s": float("inf")}, "min_measure_s: inf is not a finite number"),
+    ({"min_measure_s": float("nan")}, "min_measure_s: nan is not a finite number"),
+])
+def test_measurement_settings_that_cannot_run_are_refused(override, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        default_config(**override)
+
+
+def test_loop_bound_max_len_alone_keeps_the_full_length_cells():
+    """Only with loop_bound batch_max in the grid is the full-length max_len cell redundant."""
+    cells = grid.cells(default_config(max_len=[10], sequence_length=[2, "max_len"],
+                                      loop_bound=["max_len"]))
+    assert sorted(cells) == ["basic_lstm_bs32_ml10_sl2_nu64_in16_lbmaxlen",
+                             "basic_lstm_bs32_ml10_slfull_nu64_in16_lbmaxlen"]
+
+
 def test_one_implementation_ablations_reuse_the_reference_runs():
     """loop_bound, parallel_iterations and swap_memory change dynamic_rnn only: their cells
     take the reference's static runs; loop_bound max_len is left out at full length."""

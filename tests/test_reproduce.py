@@ -47,3 +47,29 @@ def test_a_contradiction_and_a_changed_setup_verdict_fail_their_targets():
 def test_runs_of_different_grids_are_not_compared():
     with pytest.raises(ValueError, match=r"\('steps', 'c2'\)"):
         reproduce.compare(FIRST, FIRST.iloc[:3])
+
+
+def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp_path):
+    grid_file = tmp_path / "grid.yaml"
+    grid_file.write_text("repeats: 3\n")
+    folder = tmp_path / "run1"
+    (folder / "results").mkdir(parents=True)
+    (folder / "results" / "FINDINGS.md").write_text("# Findings\n")
+    (folder / "config.yaml").write_bytes((reproduce.REPO / "config.yaml").read_bytes())
+    (folder / "grid.yaml").write_text("repeats: 3\n")
+    assert reproduce.run_once(folder, grid_file, 1) == 0.0  # finished, same configs: reused
+    grid_file.write_text("repeats: 4\n")
+    with pytest.raises(RuntimeError, match="holds a run of another config"):
+        reproduce.run_once(folder, grid_file, 1)
+
+
+def test_bad_input_is_refused_in_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        reproduce.main([str(tmp_path / "out"), "--configfile", str(tmp_path / "missing.yaml")])
+    assert stop.value.code == 2 and "is not a file" in capsys.readouterr().err
+    no_claims = tmp_path / "no-claims.yaml"
+    no_claims.write_text("claims: []\n")
+    with pytest.raises(SystemExit) as stop:
+        reproduce.main([str(tmp_path / "out"), "--configfile", str(no_claims)])
+    assert stop.value.code == 2 and "lists no claims" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # refused before any run

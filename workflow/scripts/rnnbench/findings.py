@@ -20,7 +20,7 @@ import pandas as pd
 from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_key, tf_version_suffix
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import ratio_of
-from rnnbench.steady import DISTURBED_BLOCK_SPREAD
+from rnnbench.steady import DISTURBED_BLOCK_SPREAD, SETTLE_BLOCK
 
 QUANTITIES = {
     "graph_construction_s": "graph construction time",
@@ -321,6 +321,18 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _warmup_text(config: dict, runs: pd.DataFrame) -> str:
+    """How the runs warmed up: detected (steady.warm_up) or, without room for the settle test,
+    a fixed number of steps."""
+    if runs["warmup_settled"].isna().all():
+        return (f"a fixed warm-up of {config['warmup_steps']} steps (max_warmup_steps "
+                f"{config['max_warmup_steps']} leaves no room for the settle test, which needs "
+                f"{2 * SETTLE_BLOCK})")
+    return (f"a warm-up of at least {config['warmup_steps']} steps that went on until the step "
+            f"times had settled (at most {config['max_warmup_steps']}; the longest needed "
+            f"{int(runs['warmup_steps_run'].max())})")
+
+
 def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
     """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
     disturbed and outlier runs, each with its basis (results.summarize)."""
@@ -338,9 +350,8 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
         f"- Measured on a busy machine (the hypervisor stole over 2 % of the CPU time, or the "
         f"1-minute load average exceeded the CPUs): {cells('busy')}.",
-        f"- Warm-up: each run's went on until its step times had settled (the longest took "
-        f"{int(runs['warmup_steps_run'].max())} steps); still warming up at the cap: "
-        f"{cells('warmup_capped')}.",
+        f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
+        + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
         f"- {int(own['disturbed'].sum())} of the {len(own)} runs measured had a disturbed "
         f"stretch (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "
         f"apart; on the development machine an undisturbed process's blocks differed by 2-7 "
@@ -414,16 +425,15 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"each a fresh process measuring at least {config['steps']} steps and at least "
         f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
-        f"{int(runs['n_steps'].max())} steps) after a warm-up of at least "
-        f"{config['warmup_steps']} steps that went on until the step times had settled "
-        f"(at most {config['max_warmup_steps']}; the longest needed "
-        f"{int(runs['warmup_steps_run'].max())}).",
+        f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",
         "",
         "How to read the numbers: each run gives one value (its setup seconds, the median of "
         "its measured step times, its peak RSS); a cell's figure is the geometric mean of its "
         "runs' values, and a static / dynamic ratio the ratio of geometric means, each with a "
-        "95 % t-interval on the log scale over processes, paired by repeat (the static and "
-        "dynamic runs of a repeat ran next to each other, which cancels the machine's drift); "
+        "95 % t-interval on the log scale over processes, paired by repeat (the workflow runs "
+        "the static and dynamic runs of a repeat next to each other, which cancels the "
+        "machine's drift; a resumed run, or one a cell shares with its reference, is paired "
+        "by its repeat all the same); "
         "break-even intervals invert the paired t-test (Fieller). The method and its source "
         "(Kalibera and Jones, ISMM 2013; Welch 1947; Fieller 1954) are in "
         "`workflow/scripts/rnnbench/intervals.py`, and a simulation test shows its 95 % "

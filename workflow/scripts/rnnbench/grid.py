@@ -125,7 +125,9 @@ def check_config(config: dict) -> None:
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
             duplicate sequence_length settings, fetches hooks comes without a warm-up step,
             an ablation axis with several values lacks its reference (ABLATION_DEFAULTS),
-            the grid asks for more than MAX_TRAINING_JOBS jobs or a dataset above
+            max_warmup_steps < warmup_steps, min_measure_s is not finite (JSON-Schema's
+            minimum admits NaN and infinity), the grid asks for more than MAX_TRAINING_JOBS
+            jobs or a dataset above
             MAX_DATASET_BYTES, or it has no cell (cells() left every combination out).
     """
     for key, value in config.items():
@@ -144,6 +146,13 @@ def check_config(config: dict) -> None:
                 f"{axis}: an ablation axis with several values must list its reference "
                 f"{default!r} (each cell is compared with the cell at the reference), not "
                 f"{config[axis]!r}")
+    if config["max_warmup_steps"] < config["warmup_steps"]:
+        raise ValueError(f"max_warmup_steps: {config['max_warmup_steps']} is below warmup_steps "
+                         f"{config['warmup_steps']} (the warm-up runs at least warmup_steps and "
+                         "at most max_warmup_steps)")
+    if not math.isfinite(config["min_measure_s"]):
+        raise ValueError(f"min_measure_s: {config['min_measure_s']!r} is not a finite number of "
+                         "seconds")
     if "hooks" in config["fetches"] and config["warmup_steps"] < 1:
         raise ValueError("fetches: hooks needs warmup_steps >= 1 (its every-step fetch set "
                          f"first runs in the first warm-up step), not {config['warmup_steps']}")
@@ -229,7 +238,7 @@ def protocol_id(config: dict, image: str | None = None) -> str:
         [
             config["device"],
             f"n{config['num_samples']}",
-            f"steps{config['steps']}-{config['min_measure_s']:g}s",
+            f"steps{config['steps']}-{float(config['min_measure_s'])!r}s",
             f"warmup{config['warmup_steps']}-{config['max_warmup_steps']}",
             f"hooks{config['hook_every']}",
             f"seed{config['seed']}",
@@ -371,8 +380,8 @@ def cells(config: dict) -> dict[str, dict]:
     Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
     loop_bound max_len and pass_sequence_length false are left out: without sequence_length
     every step runs anyway (the same runs as loop_bound batch_max); so are cells with
-    loop_bound max_len whose every sequence is max_len long (the batch's longest sequence_length
-    is max_len: the same loop bound). With ``ablation_design``
+    loop_bound max_len whose every sequence is max_len long when the grid also has loop_bound
+    batch_max (the batch's longest sequence_length is max_len: the same loop bound). With ``ablation_design``
     one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
@@ -383,11 +392,12 @@ def cells(config: dict) -> dict[str, dict]:
     varied = {axis for axis in ABLATION_DEFAULTS if len(config[axis]) > 1}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
-        if cell["loop_bound"] == "max_len" and (
-                not cell["pass_sequence_length"]
-                or sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
-                == cell["max_len"]):
+        if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
             continue
+        if (cell["loop_bound"] == "max_len" and "batch_max" in config["loop_bound"]
+                and sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
+                == cell["max_len"]):
+            continue  # the batch_max cell is the same measurement
         if one_at_a_time and len(ablated_axes(cell, varied)) > 1:
             continue
         if cell["api"] != "compat_v1" and set(ablated_axes(cell)) & set(COMPAT_V1_ONLY):

@@ -4,19 +4,22 @@ and compare the verdicts.
     .venv/bin/python workflow/scripts/rnnbench/reproduce.py [--configfile F] [--cores N] OUTDIR
 
 Each run is the workflow (Snakefile) in a folder of its own (``OUTDIR/run1``, ``OUTDIR/run2``,
-with a copy of the config), so nothing is shared between them but the machine. Afterwards it
+with copies of the repository's config.yaml and of the given config, which replaces its keys
+one by one, as ``snakemake --configfile F`` does), so nothing is shared between them but the
+machine; the config must list claims. Afterwards it
 prints, per cell and claim, both verdicts, both ratios with their 95 % intervals, whether each
 interval covers the other run's estimate, and the totals, and checks the targets: no
 contradictory verdict (holds in one run, does not hold in the other), at least 90 % of the
 (cell, claim) verdicts identical, every setup and memory verdict identical. The table also
 goes to ``OUTDIR/reproducibility.md`` and ``.csv``. Exit status 0 when the targets are met,
-1 when not. A folder whose run finished is not run again (delete it to re-measure).
+1 when not, 2 when a run fails or the input is wrong (a one-line message says why). A folder
+whose run finished with the same configs is not run again (delete it to re-measure); one that
+holds another config's run is refused.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import time
@@ -95,21 +98,31 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
 
 
 def run_once(folder: Path, configfile: Path, cores: int) -> float:
-    """Run the workflow in ``folder`` with a copy of ``configfile``; return its wall seconds
-    (0 when the folder holds a finished run already).
+    """Run the workflow in ``folder`` with copies of the repository's config.yaml and of
+    ``configfile`` (``--configfile``: its keys replace config.yaml's); return its wall seconds
+    (0 when the folder holds a finished run of the same configs already).
 
     Raises:
-        RuntimeError: if Snakemake fails (names its log file).
+        RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
+            its log file).
     """
+    configs = {"config.yaml": (REPO / "config.yaml").read_bytes(),
+               "grid.yaml": configfile.read_bytes()}
     if (folder / "results" / "FINDINGS.md").exists():
-        return 0.0
+        if all((folder / name).is_file() and (folder / name).read_bytes() == content
+               for name, content in configs.items()):
+            return 0.0
+        raise RuntimeError(f"{folder} holds a run of another config: give another OUTDIR, or "
+                           "delete it to measure again")
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(configfile, folder / "config.yaml")
+    for name, content in configs.items():
+        (folder / name).write_bytes(content)
     log = folder / "snakemake.log"
     start = time.perf_counter()
     with open(log, "w") as handle:
         proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-                               "--directory", str(folder), "--cores", str(cores)],
+                               "--directory", str(folder), "--cores", str(cores),
+                               "--configfile", "grid.yaml"],
                               stdout=handle, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"the run in {folder} failed: see {log}")
@@ -133,11 +146,23 @@ def main(argv: list[str] | None = None) -> int:
     from rnnbench.findings import claim_table
     from rnnbench.results import read_table
 
-    claims = yaml.safe_load(args.configfile.read_text()).get("claims", [])
+    try:
+        config = {**yaml.safe_load((REPO / "config.yaml").read_text()),
+                  **(yaml.safe_load(args.configfile.read_text()) or {})}
+    except yaml.YAMLError as error:
+        parser.error(f"--configfile: {args.configfile} is not valid YAML: {error}")
+    claims = config.get("claims")
+    if not claims or not isinstance(claims, list):
+        parser.error(f"--configfile: {args.configfile} (with config.yaml) lists no claims "
+                     f"({claims!r}): there are no verdicts to compare")
     tables, wall = [], []
     for run in ("run1", "run2"):
         folder = args.outdir / run
-        wall.append(run_once(folder, args.configfile, args.cores))
+        try:
+            wall.append(run_once(folder, args.configfile.resolve(), args.cores))
+        except RuntimeError as error:
+            print(f"reproduce.py: {error}", file=sys.stderr)
+            return 2
         tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims))
     table = compare(*tables)
     text = report(table, wall)

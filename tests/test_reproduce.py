@@ -57,7 +57,8 @@ def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp
     (folder / "results" / "FINDINGS.md").write_text("# Findings\n")
     (folder / "config.yaml").write_bytes((reproduce.REPO / "config.yaml").read_bytes())
     (folder / "grid.yaml").write_text("repeats: 3\n")
-    assert reproduce.run_once(folder, grid_file, 1) == 0.0  # finished, same configs: reused
+    (folder / "wall_s").write_text("241.5\n")
+    assert reproduce.run_once(folder, grid_file, 1) == 241.5  # finished, same configs: reused
     grid_file.write_text("repeats: 4\n")
     with pytest.raises(RuntimeError, match="holds a run of another config"):
         reproduce.run_once(folder, grid_file, 1)

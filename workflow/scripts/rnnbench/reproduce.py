@@ -92,15 +92,16 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
              f"{int(table['contradictory'].sum())}; intervals covering the other run's "
              f"estimate: {int(table['covers_1'].sum() + table['covers_2'].sum())} of "
              f"{2 * len(table)}. Wall time of the runs: "
-             + ", ".join(f"{s:.0f} s" for s in wall_s) + ".", ""]
+             + ", ".join("not recorded" if s != s else f"{s:.0f} s" for s in wall_s) + ".", ""]
     lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in met.items()]
     return "\n".join(lines) + "\n"
 
 
 def run_once(folder: Path, configfile: Path, cores: int) -> float:
     """Run the workflow in ``folder`` with copies of the repository's config.yaml and of
-    ``configfile`` (``--configfile``: its keys replace config.yaml's); return its wall seconds
-    (0 when the folder holds a finished run of the same configs already).
+    ``configfile`` (``--configfile``: its keys replace config.yaml's); return its wall seconds,
+    kept in ``folder/wall_s`` (when the folder holds a finished run of the same configs, that
+    run's, or NaN if it was not recorded).
 
     Raises:
         RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
@@ -111,7 +112,8 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
     if (folder / "results" / "FINDINGS.md").exists():
         if all((folder / name).is_file() and (folder / name).read_bytes() == content
                for name, content in configs.items()):
-            return 0.0
+            kept = folder / "wall_s"
+            return float(kept.read_text()) if kept.is_file() else float("nan")
         raise RuntimeError(f"{folder} holds a run of another config: give another OUTDIR, or "
                            "delete it to measure again")
     folder.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,9 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
                               stdout=handle, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"the run in {folder} failed: see {log}")
-    return time.perf_counter() - start
+    wall_s = time.perf_counter() - start
+    (folder / "wall_s").write_text(f"{wall_s:.1f}\n")
+    return wall_s
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,14 +55,20 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
                 path = runs / cell / impl / f"repeat{repeat}.json"
                 expected.append(str(path))
                 logs.append(str(tmp_path / f"{cell}-{impl}-{repeat}.log"))
-                (tmp_path / f"{cell}-{impl}-{repeat}.log").write_text("start\nValueError: boom\n")
+                # a TensorFlow error: the message, then more stack frames
+                (tmp_path / f"{cell}-{impl}-{repeat}.log").write_text(
+                    "start\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+                    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when "
+                    "allocating tensor\n\n  File \".../ops.py\", line 1221, in from_node_def\n")
                 if (cell, impl) != ("c2", "static"):  # c2's static runs failed
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(make_result(impl, cell, repeat)))
     missing = results.write_partial(expected, logs, tmp_path / "partial")
     assert missing[["cell_id", "impl", "repeat"]].values.tolist() == [["c2", "static", 1],
                                                                        ["c2", "static", 2]]
-    assert missing["last_log_line"].tolist() == ["ValueError: boom"] * 2
+    assert missing["error_line"].tolist() == [
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+        "tensor"] * 2
     assert pd.read_csv(tmp_path / "partial/missing.csv")["cell_id"].tolist() == ["c2", "c2"]
     assert len(pd.read_csv(tmp_path / "partial/measurements.csv")) == 6
     assert pd.read_csv(tmp_path / "partial/summary.csv")["cell_id"].tolist() == ["c1"]
@@ -71,5 +77,6 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
 def test_write_partial_with_nothing_measured(tmp_path):
     missing = results.write_partial([str(tmp_path / "c" / "static" / "repeat1.json")],
                                     [str(tmp_path / "no.log")], tmp_path / "partial")
-    assert len(missing) == 1 and missing["last_log_line"].tolist() == [""]
+    assert len(missing) == 1 and missing["error_line"].tolist() == [""]
+    assert results.error_line(["starting", "no exception here"]) == "no exception here"
     assert not (tmp_path / "partial/summary.csv").exists()

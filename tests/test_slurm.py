@@ -136,7 +136,7 @@ def test_grid_on_slurm_with_one_failing_cell(scenarios):
     log = next((workdir / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
     assert "does not match" in log  # the checksum check caught the corrupted data
     assert f"{bad_cell} static repeat 1: ValueError" in output  # and the terminal says why
-    assert missing["last_log_line"].str.contains("does not match").all()
+    assert missing["error_line"].str.contains("does not match").all()
 
 
 @needs_image

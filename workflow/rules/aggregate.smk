@@ -44,7 +44,7 @@ onerror:
             )
             for row in missing.itertuples():
                 print(
-                    f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.last_log_line}",
+                    f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.error_line}",
                     file=sys.stderr,
                 )
             print(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -391,6 +392,21 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return table
 
 
+ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
+"""The first line of a Python exception message in a log: ``ValueError: ...``,
+``tensorflow.python.framework.errors_impl.ResourceExhaustedError: ...``."""
+
+
+def error_line(lines: list[str]) -> str:
+    """What a failed job's log says went wrong: its last exception message line (a
+    TensorFlow error is followed by more stack frames, so the last line is no message), else
+    its last line; '' for an empty log."""
+    for line in reversed(lines):
+        if ERROR_LINE.match(line.strip()):
+            return line.strip()
+    return lines[-1].strip() if lines else ""
+
+
 def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
                   shared: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
@@ -402,6 +418,7 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
         outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
             log's last line: usually the error) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
+            ``missing.csv``'s ``error_line`` is error_line of the log.
         shared: grid.shared_runs of the grid (runs a cell takes from another).
 
     Returns the missing rows.
@@ -416,9 +433,9 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
             lines = log.read_text().strip().splitlines() if log.exists() else []
             rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
                          "repeat": int(path.stem.removeprefix("repeat")), "path": str(path),
-                         "log": str(log), "last_log_line": lines[-1] if lines else ""})
+                         "log": str(log), "error_line": error_line(lines)})
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
-                                          "last_log_line"])
+                                          "error_line"])
     missing.to_csv(outdir / "missing.csv", index=False)
     if present:
         runs = share_runs(load_results(present), shared or {})

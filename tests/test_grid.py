@@ -253,6 +253,15 @@ def test_loop_bound_max_len_alone_keeps_the_full_length_cells():
                              "basic_lstm_bs32_ml10_slfull_nu64_in16_lbmaxlen"]
 
 
+def test_the_api_chart_is_planned_as_the_chart_counts_cells_without_ablations():
+    """Every cell at 2 intra-op threads is no ablation: the api chart is still planned."""
+    two_apis = default_config(max_len=[4], sequence_length=[2], api=["compat_v1", "keras"],
+                              intra_op_parallelism_threads=[2])
+    assert grid.charts_apis(list(grid.cells(two_apis).values()))
+    one_api = default_config(max_len=[4], sequence_length=[2], intra_op_parallelism_threads=[2])
+    assert not grid.charts_apis(list(grid.cells(one_api).values()))
+
+
 def test_one_implementation_ablations_reuse_the_reference_runs():
     """loop_bound, parallel_iterations and swap_memory change dynamic_rnn only: their cells
     take the reference's static runs; loop_bound max_len is left out at full length."""

@@ -86,7 +86,7 @@ TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
 PLOTS = (
     list(CHARTS)
     + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
-    + (["api"] if len({c["api"] for c in CELLS.values() if not grid.ablated_axes(c)}) > 1 else [])
+    + (["api"] if grid.charts_apis(list(CELLS.values())) else [])
     + (["tf_version"] if len(config["tf_version"]) > 1 else [])
 )
 PEAKS = expand(

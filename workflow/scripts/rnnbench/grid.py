@@ -368,6 +368,14 @@ def on_axis(cell: Any, axis: str, varied: Iterable[str]) -> bool:
             and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1"))
 
 
+def charts_apis(cells: list) -> bool:
+    """Whether the grid gets an api chart (charts.api_chart): its cells without ablations
+    (among the grid's varied axes, as the summary's ``ablations``) are in two apis or more."""
+    varied = varied_axes(cells)
+    return len({cell.get("api", "compat_v1") for cell in cells
+                if not ablated_axes(cell, varied)}) > 1
+
+
 def job_threads(cell: dict) -> int:
     """Snakemake threads of a cell's training job: the most TensorFlow threads it asks for."""
     return max(cell.get("intra_op_parallelism_threads", 1),

@@ -80,7 +80,9 @@ for warning in grid.config_warnings(config):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"
-TOTAL_STEPS = 1 + config["warmup_steps"] + config["steps"]
+# the most steps a training job can take: the first, the longest warm-up, the measured ones
+# (and, for short steps, more of them until min_measure_s: resources.training_runtime_min)
+TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
 # A chart per ablation axis the grid varies (charts.ablation_chart), one for the apis,
 # one for the TensorFlow versions.
 PLOTS = (
@@ -164,4 +166,6 @@ def mem_mb_of(impl):
 
 def runtime_of(impl):
     """runtime (minutes) of a training job, from its cell (see rnnbench/resources.py)."""
-    return lambda wildcards: training_runtime_min(CELLS[wildcards.cell], impl, TOTAL_STEPS)
+    return lambda wildcards: training_runtime_min(
+        CELLS[wildcards.cell], impl, TOTAL_STEPS, config["min_measure_s"]
+    )

@@ -357,11 +357,9 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
     # the measured steps are steps 1 + the warm-up's ... (step 0 is the first step); without
     # the batch bound (dynamic's max_len loop, or no sequence_length) every step computes all
     # max_len time steps
-    time_steps = roofline.time_steps_per_step(arrays["sequence_length"], batch_size,
-                                              1 + len(steps["warmup_step_s"]),
-                                              len(steps["step_s"]))
-    if (cell["loop_bound"] == "max_len" and impl == "dynamic") or not cell["pass_sequence_length"]:
-        time_steps = float(cell["max_len"])
+    time_steps = roofline.computed_time_steps(cell, impl, roofline.time_steps_per_step(
+        arrays["sequence_length"], batch_size, 1 + len(steps["warmup_step_s"]),
+        len(steps["step_s"])))
     record = _record(
         tf, impl, cell, {**protocol, "parallel_iterations": parallel_iterations,
                          "fetches": list(every_step), "hook_fetches": list(hook)},
@@ -461,7 +459,7 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
          "warmup_step_s": steps["warmup_step_s"], "warmup_settled": steps["warmup_settled"],
          "step_s": steps["step_s"], "hook_steps": []},
         graph_sizes(graph_def) | {"optimised_node_count": None},
-        float(max_len), (first_loss, steps["last"]), weights,
+        roofline.computed_time_steps(cell, impl, max_len), (first_loss, steps["last"]), weights,
         (rss_before_import_mb, rss_after_import_mb), metadata.noise(noise_before, noise_after))
 
 

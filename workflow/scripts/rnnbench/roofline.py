@@ -51,6 +51,19 @@ def train_step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
     return 3.0 * time_steps * cell_step_flop(cell, batch_size, input_dim, num_units)
 
 
+def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
+    """Time steps a training step of ``impl`` in ``cell`` computes, given its batch's longest
+    sequence_length ``batch_longest``: every padded step (max_len) where the loop runs the
+    padded length - the keras apis (Keras masks), a cell without sequence_length, dynamic_rnn
+    with loop_bound max_len (as up to TF 1.5) - else ``batch_longest`` (static_rnn's conds
+    and dynamic_rnn's loop stop there). One fact for bench (the work recorded) and resources
+    (a cluster job's runtime)."""
+    padded = (cell.get("api", "compat_v1") != "compat_v1"
+              or not cell.get("pass_sequence_length", True)
+              or (impl == "dynamic" and cell.get("loop_bound", "batch_max") == "max_len"))
+    return float(cell["max_len"]) if padded else float(batch_longest)
+
+
 def time_steps_per_step(sequence_length: np.ndarray, batch_size: int, first: int,
                         count: int) -> float:
     """Mean, over training steps ``first`` .. ``first + count - 1``, of the batch's longest

@@ -2,6 +2,7 @@
 temporary directory; plus lint, config rejections before any job, and no overwriting."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -170,6 +171,26 @@ def test_bad_config_stops_before_any_job(tmp_path, override, fragment):
     assert proc.returncode != 0
     assert fragment in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_clone_under_a_path_with_a_space_plans_a_bare_run(tmp_path):
+    """Snakemake refuses an image path with whitespace even where no image is used: a bare run
+    declares none. With --use-singularity such a path is named, with the fix, before any job."""
+    clone = tmp_path / "with space" / "repo"
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in files:
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_bytes((REPO / name).read_bytes())
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1"]
+    bare = subprocess.run(cmd, cwd=clone, capture_output=True, text=True, env=env)
+    assert bare.returncode == 0, bare.stderr
+    image = subprocess.run(cmd + ["--use-singularity"], cwd=clone, capture_output=True,
+                           text=True, env=env)
+    assert image.returncode != 0
+    assert "Apptainer cannot take an image path with whitespace" in image.stdout + image.stderr
+    assert "clone the repository to a path without spaces" in image.stdout + image.stderr
 
 
 def test_lint_is_clean(tmp_path):

@@ -105,11 +105,13 @@ def workflow_meta(tf_version):
 
 
 def image_of(tf_version):
-    """container: of a job at tf_version (the wildcard of rule peak, a cell's for training)."""
-    return str(IMAGES.get(tf_version, IMAGE))
+    """container: of a job at tf_version (the wildcard of rule peak, a cell's for training);
+    None without --use-singularity (Snakemake refuses an image path with whitespace even when
+    no image is used: a clone under such a path must still run bare)."""
+    return str(IMAGES.get(tf_version, IMAGE)) if IMAGES else None
 
 
-container: str(IMAGE)
+container: image_of(images.DEFAULT_TF_VERSION)
 
 
 # Short jobs run in the main Snakemake process, never on a cluster node.

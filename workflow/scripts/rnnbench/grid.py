@@ -226,8 +226,36 @@ def validate_config(config: dict) -> None:
         if isinstance(version, str) and not re.fullmatch(r"[0-9]+\.[0-9]+", version):
             raise ValueError(f"tf_version: {version!r} is not a TensorFlow major.minor version "
                              "such as \"2.12\"")
+    _schema_error(config)
     validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
     check_config(config)
+
+
+def _schema_error(config: dict) -> None:
+    """Raise the schema's most relevant complaint about ``config`` in one line, naming the key
+    (its path) and the value; Snakemake's own message adds the whole schema (hundreds of
+    lines).
+
+    Raises:
+        ValueError: '<key path>: <what is wrong>', when the config fails the schema.
+    """
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is None:
+        return
+    where = ".".join(str(part) for part in error.absolute_path)
+    hint = ""
+    if error.validator == "additionalProperties" and not where:
+        import difflib
+
+        for key in sorted(set(config) - set(schema["properties"])):
+            close = difflib.get_close_matches(key, schema["properties"], n=1)
+            hint += f"; {key!r}: did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"{where + ': ' if where else ''}{error.message}{hint}")
 
 
 def protocol_id(config: dict, image: str | None = None) -> str:

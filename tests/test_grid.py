@@ -236,6 +236,29 @@ def test_config_warnings():
         "repeats >= 3"]
 
 
+@pytest.mark.parametrize("text, fragment", [
+    ("repeats: 3\nsteps: 500\nrepeats: 4\n", "line 3: the key 'repeats' appears twice"),
+    ("max_len: [07, 12]\n", "line 1: '07' is read by YAML 1.1 as 7"),
+    ("max_len: [010]\n", "'010' is read by YAML 1.1 as 8"),
+    ("steps: 1:30\n", "'1:30' is read by YAML 1.1 as 90"),
+])
+def test_yaml_that_reads_other_than_it_looks_is_refused(tmp_path, text, fragment):
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=fragment):
+        grid.check_config_file(path)
+
+
+def test_plain_config_files_pass_the_yaml_checks():
+    for path in [REPO / "config.yaml", *(REPO / "presets").glob("*.yaml")]:
+        grid.check_config_file(path)
+
+
+def test_a_seed_numpy_cannot_take_is_refused():
+    with pytest.raises(ValueError, match="seed: 4294967296 is greater than the maximum"):
+        default_config(seed=2**32)
+
+
 @pytest.mark.parametrize("override, fragment", [
     ({"warmup_steps": 5, "max_warmup_steps": 3}, "max_warmup_steps: 3 is below warmup_steps 5"),
     ({"min_measure_s": float("inf")}, "min_measure_s: inf is not a finite number"),

@@ -22,6 +22,8 @@ from rnnbench.results import write_partial  # noqa: E402
 # Validate once, before any job: the schema fills in defaults and rejects bad values and
 # unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
 try:
+    for path in workflow.configfiles:
+        grid.check_config_file(path)
     grid.validate_config(config)
 except ValueError as error:
     raise WorkflowError(f"config: {error}")

@@ -198,6 +198,46 @@ RENAMED_KEYS = {
 }
 
 
+def check_config_file(path: str | Path) -> None:
+    """Refuse what YAML reads silently otherwise in a config file: a key given twice in one
+    mapping (YAML keeps the last), and a plain number that YAML 1.1 reads other than it looks:
+    a leading zero (``07``, ``010`` = 8 as an octal) or a sexagesimal ``1:30`` (= 90). Quoted,
+    such a value is a string (and the schema says what it must be).
+
+    Raises:
+        ValueError: naming the file, the line and the value, and the fix.
+    """
+    import yaml
+
+    class Strict(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ValueError(f"{path}, line {key_node.start_mark.line + 1}: the key {key!r} "
+                                 "appears twice in one mapping (YAML would keep the last): "
+                                 "keep one")
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    def integer(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+        text = node.value.replace("_", "")
+        if re.fullmatch(r"[-+]?0[0-9]+", text) or ":" in text:
+            raise ValueError(f"{path}, line {node.start_mark.line + 1}: {node.value!r} is read "
+                             f"by YAML 1.1 as {loader.construct_yaml_int(node)!r} (a leading "
+                             "zero is octal, a colon sexagesimal): write the number as meant, "
+                             "or quote it")
+        return loader.construct_yaml_int(node)
+
+    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    Strict.add_constructor("tag:yaml.org,2002:int", integer)
+    with open(path) as handle:
+        yaml.load(handle, Loader=Strict)
+
+
 def validate_config(config: dict) -> None:
     """Validate ``config`` in place: JSON-Schema (filling in defaults), then check_config.
 

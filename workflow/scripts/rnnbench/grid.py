@@ -59,6 +59,12 @@ FETCHES = {
 """The fetches axis: what each training step fetches (bench.fetch_plan), in words."""
 
 
+def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
+    """Bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim] (data.py): the
+    one count check_config and the memory requests (resources.py) use."""
+    return 4 * num_samples * max_len * input_dim
+
+
 def sequence_length_id(spec: Any) -> str:
     """Short, path-safe name of a sequence_length setting: ``20``, ``full``, ``u5-20``.
 
@@ -170,7 +176,8 @@ def check_config(config: dict) -> None:
     if jobs > MAX_TRAINING_JOBS:
         raise ValueError(f"the grid asks for {jobs} training jobs (repeats {config['repeats']}), "
                          f"above {MAX_TRAINING_JOBS}: split it into several configs")
-    dataset_bytes = 4 * config["num_samples"] * max(config["max_len"]) * max(config["input_dim"])
+    dataset_bytes = inputs_bytes(config["num_samples"], max(config["max_len"]),
+                                 max(config["input_dim"]))
     if dataset_bytes > MAX_DATASET_BYTES:
         raise ValueError(
             f"num_samples: {config['num_samples']} sequences of max_len {max(config['max_len'])} x "

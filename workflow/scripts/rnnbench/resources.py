@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from rnnbench import roofline
-from rnnbench.grid import sequence_length_bounds
+from rnnbench.grid import inputs_bytes, sequence_length_bounds
 
 BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
 STATIC_MB_PER_STEP = 8  # static graph: about 5.7 MiB per unrolled time step seen (64 units)
@@ -34,7 +34,7 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
         impl: "static" or "dynamic".
         num_samples: sequences in the dataset.
     """
-    data = 2 * 4 * num_samples * cell["max_len"] * cell["input_dim"]
+    data = 2 * inputs_bytes(num_samples, cell["max_len"], cell["input_dim"])
     activations = (BYTES_PER_ACTIVATION * cell["batch_size"] * cell["max_len"]
                    * (cell["input_dim"] + 8 * cell["num_units"]))
     graph_mb = STATIC_MB_PER_STEP * cell["max_len"] if impl == "static" else 0
@@ -45,7 +45,7 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
 def dataset_mem_mb(params: dict) -> int:
     """Memory to request for rule make_data, in MiB: 512 + the inputs array twice (numpy's
     float32 [num_samples, max_len, input_dim] and its write buffer), rounded up to 256."""
-    inputs = 4 * params["num_samples"] * params["max_len"] * params["input_dim"]
+    inputs = inputs_bytes(params["num_samples"], params["max_len"], params["input_dim"])
     return 256 * math.ceil((512 + 2 * inputs / 2**20) / 256)
 
 

@@ -195,6 +195,17 @@ def test_a_verdict_one_process_decides_is_marked(tmp_path):
     assert "*One process decides it*: leaving out one repeat" in text
 
 
+def test_findings_name_every_environment_and_host(tmp_path):
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2)]
+    records[1]["metadata"]["hostname"] = "node2"
+    runs = results.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(results.summarize(runs), runs, [], {
+        "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert ("environments (each cell's runs come from one; never pooled): cpu (2 CPUs), CPU, "
+            "TensorFlow 2.21.0 (CPU build), Python 3.11, bare, host(s) h, node2: 4 runs") in text
+
+
 def test_a_fixed_warm_up_is_not_called_settled(tmp_path):
     """With max_warmup_steps below 40 no settle test runs (warmup_settled empty): FINDINGS
     says the warm-up was fixed."""

@@ -192,6 +192,24 @@ def test_a_shared_reference_serves_its_twin(tmp_path):
     assert len(results.share_runs(alone, {("c1_lbmaxlen", "static"): "c1"})) == 2
 
 
+def test_runs_of_different_environments_are_never_pooled(tmp_path):
+    """A result copied in from a machine with another CPU (its metadata edited): the cell is
+    refused, naming both environments and a file of each; another host with the same
+    fingerprint (a cluster's identical nodes) pools."""
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2, 3)]
+    records[1]["metadata"]["hostname"] = "node2"  # same kind of machine: pooled
+    (tmp_path / "ours").mkdir()
+    results.summarize(results.load_results(write_results(tmp_path / "ours", records)))
+    records[4]["metadata"]["cpu_model"] = "Another CPU"
+    (tmp_path / "theirs").mkdir()
+    paths = write_results(tmp_path / "theirs", records)
+    with pytest.raises(ValueError, match=r"cell c1: its runs come from 2 environments, which "
+                                         r"are never pooled: Another CPU \(2 CPUs\).*r4\.json.*"
+                                         r"cpu \(2 CPUs\).*r[0-35]\.json"):
+        results.summarize(results.load_results(paths))
+
+
 def test_breakeven_interval_over_repeats():
     def runs(setups, steps):
         return pd.DataFrame({"repeat": range(1, len(setups) + 1), "setup_s": setups,

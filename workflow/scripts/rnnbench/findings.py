@@ -362,6 +362,17 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
     ]
 
 
+def _hosts(runs: pd.DataFrame) -> str:
+    """'host vm', or, where runs came from several environments or hosts, each environment
+    (results.environment) with its hosts and run count."""
+    own = runs.drop_duplicates("path") if "path" in runs else runs
+    if own["environment"].nunique() == 1 and own["hostname"].nunique() == 1:
+        return f"host {own['hostname'].iloc[0]}"
+    return "environments (each cell's runs come from one; never pooled): " + "; ".join(
+        f"{env}, host(s) {', '.join(sorted(set(group['hostname'])))}: {len(group)} runs"
+        for env, group in own.groupby("environment", sort=True))
+
+
 def _software(runs: pd.DataFrame) -> str:
     """'TensorFlow 2.21.0 (Keras 3.15.1)', one entry per release the runs used, and the
     Apptainer images' sha256 (or 'no container')."""
@@ -421,8 +432,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         "## Where this was measured",
         "",
         f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
-        f"{_threads(runs)}, Python {first['python_version']}, host {first['hostname']}"
-        f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
+        f"{_threads(runs)}, Python {first['python_version']}, "
+        + _hosts(runs) + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"each a fresh process measuring at least {config['steps']} steps and at least "
         f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
         f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",

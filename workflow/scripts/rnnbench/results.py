@@ -146,6 +146,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "hostname": meta["hostname"],
             "utc_time": meta["utc_time"],
             "git_commit": meta["git"]["commit"],
+            "environment": environment(meta),
+            "path": str(path),
         })
     if not rows:
         raise ValueError("load_results: no result files given")
@@ -155,6 +157,38 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         row["base_cell_id"] = base_cell_id(row["cell_id"], cell, varied)
         row["ablations"] = ablation_label(cell, varied)
     return _sorted(pd.DataFrame(rows))
+
+
+def environment(meta: dict) -> str:
+    """What a run's timings depend on beyond the cell, in words (its fingerprint): CPU model and
+    the CPUs it may use, device, TensorFlow release and build, Python, and the Apptainer image
+    (or bare). Runs of one cell with different fingerprints are never pooled (summarize).
+    The host name is left out on purpose, unlike pyperf's check: identical nodes of a cluster
+    partition may share a grid; a machine of another kind, or other software, may not."""
+    cpus = meta.get("cpu_affinity") or meta["cpu_count"]
+    build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"
+             if meta["is_cuda_build"] else "CPU build")
+    device = meta["device_name"] if meta["device"] == "gpu" else "CPU"
+    image = f"image {meta['image_sha256'][:12]}" if meta["image_sha256"] else "bare"
+    return (f"{meta['cpu_model']} ({cpus} CPUs), {device}, TensorFlow {meta['tf_version']} "
+            f"({build}), Python {meta['python_version']}, {image}")
+
+
+def check_one_environment(runs: pd.DataFrame) -> None:
+    """Refuse to pool: every cell's runs (both implementations, shared runs included) must
+    come from one environment (fingerprint).
+
+    Raises:
+        ValueError: naming the cell, each environment and a file measured in it.
+    """
+    for cell_id, group in runs.groupby("cell_id", sort=False):
+        if group["environment"].nunique() > 1:
+            where = "; ".join(f"{env} (e.g. {files.iloc[0]})" for env, files
+                              in group.groupby("environment", sort=True)["path"])
+            raise ValueError(
+                f"cell {cell_id}: its runs come from {group['environment'].nunique()} "
+                f"environments, which are never pooled: {where}. Keep one environment's "
+                "results in this folder (move the others to a folder of their own)")
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:
@@ -293,9 +327,11 @@ def summarize(runs: pd.DataFrame,
     / median step) over it.
 
     Raises:
-        ValueError: if a cell lacks runs of either implementation (names the cell), or
-            ``peak_flop_per_s`` lacks a cell's thread count and version.
+        ValueError: if a cell's runs come from more than one environment
+            (check_one_environment), a cell lacks runs of either implementation (names the
+            cell), or ``peak_flop_per_s`` lacks a cell's thread count and version.
     """
+    check_one_environment(runs)
     rows = []
     runs = runs.assign(outlier=outlier_runs(runs))
     for cell_values, group in runs.groupby(CELL_COLUMNS, sort=False):

@@ -128,6 +128,23 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     assert after == before
 
 
+def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run, tmp_path):
+    """Snakemake alone says "Nothing to be done" when a result is deleted after aggregation;
+    the workflow sets the tables aside, so the run re-measures it and re-aggregates."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(finished_run, copy, symlinks=True)
+    result = next((copy / "results/runs").rglob("static/repeat2.json"))
+    result.unlink()
+    proc = snakemake(copy, "-n", "--cores", "1")
+    planned = proc.stdout + proc.stderr
+    assert "1 result(s) of this grid are missing" in planned
+    assert not (copy / "results/measurements.csv").exists()  # no table lists the missing run
+    assert (copy / "results/stale/measurements.csv").exists()
+    assert re.search(r"train_static\s+1\n", planned) and re.search(r"aggregate\s+1\n", planned)
+
+
 def _validated(config):
     config = dict(config)
     grid.validate_config(config)

@@ -143,6 +143,38 @@ def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
 TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
 
 
+STALE_TABLES = (
+    "results/measurements.csv",
+    "results/summary.csv",
+    "results/cumulative_time.csv",
+    "results/FINDINGS.md",
+)
+
+
+def set_aside_stale_tables(folder="results/stale"):
+    """The tables must never report a run that is not on disk: when they exist while a result
+    of the grid is missing (deleted by hand, say), Snakemake alone would say "Nothing to be
+    done" (a missing input of an up-to-date job is not rebuilt, even when the job's outputs are
+    older), so the tables are moved to ``folder``: the run measures what is missing and
+    aggregates again."""
+    missing = [path for path in result_paths() if not Path(path).exists()]
+    present = [table for table in STALE_TABLES if Path(table).exists()]
+    if present and missing:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        for table in present:
+            shutil.move(table, Path(folder) / Path(table).name)
+        print(
+            f"results: {len(missing)} result(s) of this grid are missing (e.g. {missing[0]}): "
+            f"the tables built without them are moved to {folder}/; the missing runs are "
+            "measured and the tables rebuilt",
+            file=sys.stderr,
+        )
+
+
+if workflow.is_main_process:  # not again in each job's own Snakemake process
+    set_aside_stale_tables()
+
+
 def attempted_but_missing():
     """True when some result of the grid is missing and its training job left a log."""
     return any(

@@ -136,13 +136,21 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     copy = tmp_path / "copy"
     shutil.copytree(finished_run, copy, symlinks=True)
     result = next((copy / "results/runs").rglob("static/repeat2.json"))
+    kept = result.read_bytes()
     result.unlink()
     proc = snakemake(copy, "-n", "--cores", "1")
     planned = proc.stdout + proc.stderr
-    assert "1 result(s) of this grid are missing" in planned
+    assert "lists 1 result(s) that are gone" in planned
     assert not (copy / "results/measurements.csv").exists()  # no table lists the missing run
     assert (copy / "results/stale/measurements.csv").exists()
     assert re.search(r"train_static\s+1\n", planned) and re.search(r"aggregate\s+1\n", planned)
+    # a dry run of another grid leaves the tables alone (a run of that grid rewrites them)
+    (copy / "results/stale").rename(copy / "results/stale-seen")
+    for table in (copy / "results/stale-seen").iterdir():
+        table.rename(copy / "results" / table.name)
+    result.write_bytes(kept)
+    snakemake(copy, "-n", "--cores", "1", "--config", "steps=6")
+    assert (copy / "results/measurements.csv").exists()
 
 
 def _validated(config):

@@ -152,23 +152,35 @@ STALE_TABLES = (
 
 
 def set_aside_stale_tables(folder="results/stale"):
-    """The tables must never report a run that is not on disk: when they exist while a result
-    of the grid is missing (deleted by hand, say), Snakemake alone would say "Nothing to be
-    done" (a missing input of an up-to-date job is not rebuilt, even when the job's outputs are
-    older), so the tables are moved to ``folder``: the run measures what is missing and
-    aggregates again."""
-    missing = [path for path in result_paths() if not Path(path).exists()]
-    present = [table for table in STALE_TABLES if Path(table).exists()]
-    if present and missing:
+    """The tables must never report a run that is not on disk: when measurements.csv lists a
+    result file (its ``path`` column) that is gone (deleted by hand, say), Snakemake alone
+    would say "Nothing to be done" (a missing input of an up-to-date job is not rebuilt, even
+    when the job's outputs are older), so the tables are moved to ``folder``: the run measures
+    what is missing and aggregates again. Tables of another grid are left alone (a run of
+    this grid rewrites them)."""
+    missing = [path for path in stale_paths(STALE_TABLES[0]) if not Path(path).exists()]
+    if missing:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        for table in present:
-            shutil.move(table, Path(folder) / Path(table).name)
+        for table in STALE_TABLES:
+            if Path(table).exists():
+                shutil.move(table, Path(folder) / Path(table).name)
         print(
-            f"results: {len(missing)} result(s) of this grid are missing (e.g. {missing[0]}): "
-            f"the tables built without them are moved to {folder}/; the missing runs are "
-            "measured and the tables rebuilt",
+            f"results: {STALE_TABLES[0]} lists {len(missing)} result(s) that are gone (e.g. "
+            f"{missing[0]}): the tables are moved to {folder}/; the missing runs are measured "
+            "again and the tables rebuilt",
             file=sys.stderr,
         )
+
+
+def stale_paths(table):
+    """The result files a measurements.csv was built from (its ``path`` column); none when it
+    does not exist or predates that column."""
+    import csv
+
+    if not Path(table).exists():
+        return []
+    with open(table, newline="") as handle:
+        return [row["path"] for row in csv.DictReader(handle) if row.get("path")]
 
 
 if workflow.is_main_process:  # not again in each job's own Snakemake process

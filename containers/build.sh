@@ -39,8 +39,8 @@ if [ ! -f "$image" ]; then
         exit 1
     fi
     mirror=$("$repo/containers/debian-mirror")
+    # the index this machine's pip is configured with, or none: then pip's own default
     index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
-    index=${index:-https://pypi.org/simple}
     ca=${RNNBENCH_CA_BUNDLE:-${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}}
     if [ ! -r "$ca" ]; then
         echo "build.sh: cannot read the CA bundle '$ca' (from RNNBENCH_CA_BUNDLE, PIP_CERT or" \
@@ -55,7 +55,8 @@ if [ ! -f "$image" ]; then
     mkdir -p "$cache"
     tmp=$(mktemp "$image.XXXXXX.tmp")
     trap 'rm -f "$tmp"' EXIT
-    echo "build.sh: building $image (Debian from $mirror, Python packages from $index," \
+    echo "build.sh: building $image (Debian from $mirror, Python packages from" \
+         "${index:-the default index of pip}," \
          "CA bundle $ca)" >&2
     # zstd, not the default gzip: gzip took 106 s of a 188 s CPU build here and made every
     # `import tensorflow` in the image ~4.6 s (against ~2.8 s).

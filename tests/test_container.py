@@ -330,3 +330,14 @@ def test_the_tiny_grid_runs_inside_the_cpu_images(scenarios):
         ours = pd.read_csv(tmp_path / "results" / table)
         assert list(ours.columns) == columns
         assert set(ours["cell_id"]) < set(grid.cells(tiny))
+
+
+def test_the_repository_names_no_package_index():
+    """build.sh and lock.sh pass an index only where this machine's pip has one configured;
+    otherwise pip and uv use their own default, so no file names an index's host."""
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()
+    named = [name for name in files
+             if any(host in (REPO / name).read_text(errors="ignore")
+                    for host in ("pypi" + ".org", "pythonhosted" + ".org"))]  # not named here either
+    assert named == [], named

@@ -315,7 +315,7 @@ def test_jobs_run_repeat_by_repeat_with_static_and_dynamic_side_by_side():
     config = default_config(max_len=[10], sequence_length=[2, "max_len"],
                             loop_bound=["batch_max", "max_len"], repeats=3)
     cells = grid.cells(config)
-    priorities = grid.job_priorities(cells, 3)
+    priorities = grid.job_priorities(cells, 3, grid.shared_runs(cells))
     order = sorted(priorities, key=priorities.get, reverse=True)
     a, b = "basic_lstm_bs32_ml10_sl2_nu64_in16", "basic_lstm_bs32_ml10_slfull_nu64_in16"
     twin = f"{a}_lbmaxlen"

@@ -77,7 +77,7 @@ CELLS = grid.cells(config)
 # runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
 SHARED_RUNS = grid.shared_runs(CELLS)
 # static and dynamic runs of a repeat next to each other in time, repeat by repeat
-PRIORITIES = grid.job_priorities(CELLS, config["repeats"])
+PRIORITIES = grid.job_priorities(CELLS, config["repeats"], SHARED_RUNS)
 for warning in grid.config_warnings(config):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)

@@ -55,7 +55,8 @@ def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 def _per_impl(cells: pd.DataFrame, metrics: dict[str, str], **columns) -> pd.DataFrame:
     """summary rows ``cells`` -> one row per cell, metric and implementation: ``columns``
     (each a Series or value over the cells), ``quantity`` (the metric's title, from
-    ``metrics``), ``impl``, and the metric's ``geomean`` (geometric mean over runs), ``ci_low`` and ``ci_high``."""
+    ``metrics``), ``impl``, and the metric's ``geomean`` (geometric mean over runs),
+    ``ci_low`` and ``ci_high``."""
     return pd.concat([pd.DataFrame({
         **columns, "quantity": title, "impl": impl, "geomean": cells[f"{impl}_{metric}"],
         "ci_low": cells[f"{impl}_{metric}_ci_low"], "ci_high": cells[f"{impl}_{metric}_ci_high"],

@@ -206,7 +206,8 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
         ValueError: naming the problem and what to do.
     """
     repo = Path(repo_dir)
-    spaced = sorted({str(image) for image in images.values() if any(c.isspace() for c in str(image))})
+    spaced = sorted({str(image) for image in images.values()
+                     if any(c.isspace() for c in str(image))})
     if spaced:
         raise ValueError(f"--use-singularity: Apptainer cannot take an image path with whitespace "
                          f"({spaced[0]!r}): clone the repository to a path without spaces, or run "

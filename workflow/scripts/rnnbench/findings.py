@@ -19,7 +19,7 @@ import pandas as pd
 
 from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_key, tf_version_suffix
 from rnnbench.intervals import MIN_REPEATS
-from rnnbench.results import ratio_of
+from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD, SETTLE_BLOCK
 
 QUANTITIES = {
@@ -186,8 +186,9 @@ def _effects_section(effects: pd.DataFrame) -> list[str]:
                 "nothing to compare.", ""]
     header = " | ".join(f"{impl} {label}" for impl in ("static", "dynamic")
                         for label in EFFECT_METRICS.values())
-    out = ["Each figure is the ablated cell's geometric mean over its reference cell's (the same cell "
-           "with every ablation axis the grid varies at its reference), per implementation, "
+    out = ["Each figure is the ablated cell's geometric mean over its reference cell's (the "
+           "same cell with every ablation axis the grid varies at its reference), per "
+           "implementation, "
            "with its 95 % interval; "
            "'mean step' is total time / steps, what a loop timed as a whole reports; "
            "'same runs': the ablation leaves that implementation unchanged, and the cell "
@@ -348,8 +349,8 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
     return [
         f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
-        f"- Measured on a busy machine (the hypervisor stole over 2 % of the CPU time, or the "
-        f"1-minute load average exceeded the CPUs): {cells('busy')}.",
+        f"- Measured on a busy machine (the hypervisor stole over {100 * BUSY_STEAL_SHARE:g} % "
+        f"of the CPU time, or the 1-minute load average exceeded the CPUs): {cells('busy')}.",
         f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
         + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
         f"- {int(own['disturbed'].sum())} of the {len(own)} runs measured had a disturbed "
@@ -357,7 +358,8 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
         f"apart; on the development machine an undisturbed process's blocks differed by 2-7 "
         f"%, rnnbench/steady.py): a run's median step is robust to slow stretches shorter than "
         f"half its steps, and the intervals carry the spread between runs. Outliers (a median "
-        f"step over 1.5x or under 1/1.5 of its cell's median run): {outliers} "
+        f"step over {OUTLIER_FACTOR:g}x or under 1/{OUTLIER_FACTOR:g} of its cell's median "
+        f"run): {outliers} "
         f"run{'' if outliers == 1 else 's'}.",
     ]
 
@@ -432,8 +434,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         "## Where this was measured",
         "",
         f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
-        f"{_threads(runs)}, Python {first['python_version']}, "
-        + _hosts(runs) + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
+        f"{_threads(runs)}, Python {first['python_version']}, " + _hosts(runs)
+        + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"each a fresh process measuring at least {config['steps']} steps and at least "
         f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
         f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",

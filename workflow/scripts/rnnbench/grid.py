@@ -464,7 +464,8 @@ def cells(config: dict) -> dict[str, dict]:
     loop_bound max_len and pass_sequence_length false are left out: without sequence_length
     every step runs anyway (the same runs as loop_bound batch_max); so are cells with
     loop_bound max_len whose every sequence is max_len long when the grid also has loop_bound
-    batch_max (the batch's longest sequence_length is max_len: the same loop bound). With ``ablation_design``
+    batch_max (the batch's longest sequence_length is max_len: the same loop bound). With
+    ``ablation_design``
     one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
@@ -513,9 +514,10 @@ def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
     return out
 
 
-def job_priorities(cells: dict[str, dict], repeats: int) -> dict[tuple[str, str, int], int]:
+def job_priorities(cells: dict[str, dict], repeats: int,
+                   shared: dict[tuple[str, str], str]) -> dict[tuple[str, str, int], int]:
     """Snakemake priorities of the training jobs (higher runs first), (cell_id, impl, repeat)
-    -> priority, for the jobs that run (not the shared_runs).
+    -> priority, for the jobs that run (not the ``shared`` runs: shared_runs of ``cells``).
 
     Jobs run repeat by repeat through the grid (repeat 1 of every cell, then repeat 2, ...),
     so a slow spell of the machine spreads over cells instead of spoiling one; within a
@@ -523,7 +525,6 @@ def job_priorities(cells: dict[str, dict], repeats: int) -> dict[tuple[str, str,
     share its static run, are next to each other in time (the pair that intervals.ratio_ci
     analyses paired). Static runs first in odd repeats and dynamic first in even ones, so
     neither side always follows the other. All priorities are >= 1 (other rules: 0)."""
-    shared = shared_runs(cells)
     groups = {g: i for i, g in enumerate(dict.fromkeys(shared.get((name, "static"), name)
                                                       for name in cells))}
     out = {}

@@ -55,8 +55,9 @@ def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     both["same"] = both["verdict_1"] == both["verdict_2"]
     both["contradictory"] = verdicts.isin(["holds"]).any(axis=1) & verdicts.isin(
         ["does not hold"]).any(axis=1)
-    both["covers_1"] = (both["ci_low_1"] <= both["ratio_2"]) & (both["ratio_2"] <= both["ci_high_1"])
-    both["covers_2"] = (both["ci_low_2"] <= both["ratio_1"]) & (both["ratio_1"] <= both["ci_high_2"])
+    for run, other in ((1, 2), (2, 1)):
+        both[f"covers_{run}"] = both[f"ratio_{other}"].between(both[f"ci_low_{run}"],
+                                                               both[f"ci_high_{run}"])
     return both
 
 

@@ -73,8 +73,8 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         cell, timings, meta = result["cell"], result["timings"], result["metadata"]
         noise = result["noise"]
         cells.append(cell)
-        cpus = meta.get("cpu_affinity") or meta["cpu_count"]
-        loads = [x[0] for x in (noise["load_average_before"], noise["load_average_after"]) if x]
+        load_before, load_after = (_or_nan(loads[0] if loads else None) for loads in
+                                   (noise["load_average_before"], noise["load_average_after"]))
         rows.append({
             "cell_id": result["cell_id"],
             "measured_in": result["cell_id"],
@@ -113,15 +113,14 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "warmup_settled": timings["warmup_settled"],
             "block_spread": _or_nan(timings["block_spread"]),
             "disturbed": bool((timings["block_spread"] or 0) > DISTURBED_BLOCK_SPREAD),
-            "load_before": noise["load_average_before"][0] if noise["load_average_before"]
-            else math.nan,
-            "load_after": noise["load_average_after"][0] if noise["load_average_after"]
-            else math.nan,
+            "load_before": load_before,
+            "load_after": load_after,
             "steal_share": _or_nan(noise["steal_share"]),
             "cpu_governor": noise["cpu_governor"],
             "cpu_mhz": _or_nan(noise["cpu_mhz_before"]),
+            # NaN (no load average) compares False
             "busy": bool((noise["steal_share"] or 0) > BUSY_STEAL_SHARE
-                         or any(load > cpus for load in loads)),
+                         or any(load > _cpus(meta) for load in (load_before, load_after))),
             "time_steps_per_step": result["work"]["time_steps_per_step"],
             "train_step_flop": result["work"]["train_step_flop"],
             "achieved_flop_per_s": result["work"]["train_step_flop"] / timings["median_step_s"],
@@ -165,13 +164,17 @@ def environment(meta: dict) -> str:
     (or bare). Runs of one cell with different fingerprints are never pooled (summarize).
     The host name is left out on purpose, unlike pyperf's check: identical nodes of a cluster
     partition may share a grid; a machine of another kind, or other software, may not."""
-    cpus = meta.get("cpu_affinity") or meta["cpu_count"]
     build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"
              if meta["is_cuda_build"] else "CPU build")
     device = meta["device_name"] if meta["device"] == "gpu" else "CPU"
     image = f"image {meta['image_sha256'][:12]}" if meta["image_sha256"] else "bare"
-    return (f"{meta['cpu_model']} ({cpus} CPUs), {device}, TensorFlow {meta['tf_version']} "
+    return (f"{meta['cpu_model']} ({_cpus(meta)} CPUs), {device}, TensorFlow {meta['tf_version']} "
             f"({build}), Python {meta['python_version']}, {image}")
+
+
+def _cpus(meta: dict) -> int:
+    """The CPUs a run's process may use (its affinity), else the machine's."""
+    return meta.get("cpu_affinity") or meta["cpu_count"]
 
 
 def check_one_environment(runs: pd.DataFrame) -> None:
@@ -239,7 +242,7 @@ def breakeven_of(static: pd.DataFrame, dynamic: pd.DataFrame) -> tuple[float, fl
     """Break-even steps (intervals.breakeven_ci) of a cell's runs, from per-repeat pairs of
     ``setup_s`` and ``median_step_s``; unpaired sides (other repeats on each) are paired in
     repeat order over the repeats both have as many of, which keeps the interval valid."""
-    s_setup, d_setup, paired = sides(static, dynamic, "setup_s")
+    s_setup, d_setup, _ = sides(static, dynamic, "setup_s")
     s_step, d_step, _ = sides(static, dynamic, "median_step_s")
     count = min(len(s_setup), len(d_setup))
     return intervals.breakeven_ci(s_setup[:count] - d_setup[:count],
@@ -273,8 +276,8 @@ def fragile_metrics(static: pd.DataFrame, dynamic: pd.DataFrame) -> list[str]:
     for metric in VERDICT_METRICS:
         whole = side_of_one(*ratio_of(static, dynamic, metric)[1:])
         for repeat in sorted(set(static["repeat"]) | set(dynamic["repeat"])):
-            left = ratio_of(static[static["repeat"] != repeat], dynamic[dynamic["repeat"] != repeat],
-                            metric)
+            left = ratio_of(static[static["repeat"] != repeat],
+                            dynamic[dynamic["repeat"] != repeat], metric)
             if side_of_one(*left[1:]) != whole:
                 out.append(metric)
                 break
@@ -386,7 +389,7 @@ def summarize(runs: pd.DataFrame,
 
 
 def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
-    """Total wall time after n training steps, per cell and implementation, from the medians.
+    """Total wall time after n training steps, per cell and implementation.
 
     ``total_s = setup_s + n * median_step_s``, from the arithmetic means over runs
     (``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``: the lines cross at the
@@ -452,9 +455,8 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
             ``.../<cell_id>/<impl>/repeat<N>.json``.
         logs: the rule log of each of those results, in the same order.
         outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
-            log's last line: usually the error) and, when some results exist,
+            log's error_line) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
-            ``missing.csv``'s ``error_line`` is error_line of the log.
         shared: grid.shared_runs of the grid (runs a cell takes from another).
 
     Returns the missing rows.

@@ -24,7 +24,4 @@ include: "workflow/rules/check.smk"
 rule all:
     default_target: True
     input:
-        "results/measurements.csv",
-        "results/summary.csv",
-        "results/FINDINGS.md",
-        expand("results/plots/{chart}.{ext}", chart=PLOTS, ext=["html", "svg"]),
+        targets(),

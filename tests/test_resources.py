@@ -88,3 +88,21 @@ def test_write_partial_with_nothing_measured(tmp_path):
     assert len(missing) == 1 and missing["error_line"].tolist() == [""]
     assert results.error_line(["starting", "no exception here"]) == "no exception here"
     assert not (tmp_path / "partial/summary.csv").exists()
+
+
+def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "cell").write_text("")  # a plain file named like a cell's folder
+    (tmp_path / "summary.csv").mkdir()  # a folder where a table goes
+    paths = [str(tmp_path / "runs/cell/static/repeat1.json"), str(tmp_path / "runs/ok/x.json"),
+             str(tmp_path / "summary.csv"), str(tmp_path / "new/deeper/y.json")]
+    assert results.obstacles(paths) == {
+        paths[0]: f"{tmp_path / 'runs/cell'} is a file where a folder must be",
+        paths[2]: f"{tmp_path / 'summary.csv'} is a folder where a file must be"}
+
+
+def test_write_partial_names_what_blocked_a_job(tmp_path):
+    result = str(tmp_path / "c" / "static" / "repeat1.json")
+    missing = results.write_partial([result], [str(tmp_path / "c")], tmp_path / "partial",
+                                    blocked={result: "c is a file where a folder must be"})
+    assert missing["error_line"].tolist() == ["c is a file where a folder must be"]

@@ -199,6 +199,34 @@ def test_bad_config_stops_before_any_job(tmp_path, override, fragment):
     assert not (tmp_path / "results").exists()
 
 
+def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(tmp_path):
+    """Snakemake alone stops with a NotADirectoryError traceback, even with --keep-going."""
+    config = {**TINY, "api": ["compat_v1"], "repeats": 3}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(tmp_path, "-n", "--cores", "1").stdout
+    blocked = next(re.finditer(r"results/runs/\S+_ml8_\S+?_in4", plan)).group()
+    (tmp_path / blocked).parent.mkdir(parents=True)
+    (tmp_path / blocked).write_text("")
+    proc = snakemake(tmp_path, "--cores", "2", "--keep-going", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in out
+    assert f"6 training job(s) cannot write their result, log or benchmark and are left " \
+           f"out, e.g. {blocked}/static/repeat1.json ({blocked} is a file where a folder " \
+           "must be)" in out.replace("\n", " ")
+    assert len(list((tmp_path / "results/runs").rglob("*_ml4_*/*/repeat*.json"))) == 6
+    missing = pd.read_csv(tmp_path / "results/partial/missing.csv")
+    assert len(missing) == 6 and set(missing["error_line"]) == {
+        f"{blocked} is a file where a folder must be"}
+    assert (tmp_path / "results/partial/summary.csv").exists()
+    # a blocked table stops the run before any job, named
+    (tmp_path / blocked).unlink()
+    (tmp_path / "results/FINDINGS.md").mkdir()
+    proc = snakemake(tmp_path, "-n", "--cores", "1", check=False)
+    assert proc.returncode == 1
+    assert "results/FINDINGS.md: results/FINDINGS.md is a folder where a file must be; " \
+           "move that file away" in proc.stdout + proc.stderr
+
+
 def test_a_clone_under_a_path_with_a_space_plans_a_bare_run(tmp_path):
     """Snakemake refuses an image path with whitespace even where no image is used: a bare run
     declares none. With --use-singularity such a path is named, with the fix, before any job."""

@@ -33,28 +33,19 @@ rule aggregate:
 # results/partial/ (removed once every result exists). Not when no missing run was ever
 # attempted (no log): e.g. a failed check_gpu or make_data (attempted_but_missing, common.smk).
 onerror:
-    if attempted_but_missing():
-        missing = write_partial(
-            result_paths(), result_paths(TRAIN_LOGS), "results/partial", shared=SHARED_RUNS
-        )
-        if len(missing):
-            print(
-                f"{len(missing)} of {len(result_paths())} training results are missing:",
-                file=sys.stderr,
-            )
-            for row in missing.itertuples():
-                print(
-                    f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.error_line}",
-                    file=sys.stderr,
-                )
-            print(
-                "Listed in results/partial/missing.csv, with the logs; cells that completed are "
-                "summarised in results/partial/summary.csv.",
-                file=sys.stderr,
-            )
+    interrupt.remove_owner(".snakemake")  # the run ends: its locks go (common.smk)
+    if attempted_but_missing() or BLOCKED:
+        report_missing(BLOCKED)
 
 
 onsuccess:
+    interrupt.remove_owner(".snakemake")  # the run ends: its locks go (common.smk)
+    if BLOCKED:  # the rest of the grid is measured; what could not be written is named
+        report_missing(BLOCKED)
+        raise WorkflowError(
+            f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
+            "folder must be (results/partial/missing.csv says which); move it away and run again"
+        )
     if all(Path(result).exists() for result in result_paths()):
         shutil.rmtree("results/partial", ignore_errors=True)
     # results/plots/ shows the current config's charts: drop those an earlier config asked for

@@ -10,6 +10,7 @@ from snakemake.settings.types import DeploymentMethod
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench import container as images  # noqa: E402
 from rnnbench import grid  # noqa: E402
+from rnnbench import interrupt  # noqa: E402
 from rnnbench.charts import ABLATION_CHARTS, CHARTS  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
     dataset_mem_mb,
@@ -17,7 +18,7 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.results import write_partial  # noqa: E402
+from rnnbench.results import obstacles, write_partial  # noqa: E402
 
 # Validate once, before any job: the schema fills in defaults and rejects bad values and
 # unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
@@ -141,14 +142,62 @@ def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
 
 
 TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
+TRAIN_BENCHMARKS = f"results/benchmarks/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.tsv"
+TABLES = {
+    "measurements": "results/measurements.csv",
+    "summary": "results/summary.csv",
+    "cumulative": "results/cumulative_time.csv",
+    "findings": "results/FINDINGS.md",
+}
+CHART_FILES = expand("results/plots/{chart}.{ext}", chart=PLOTS, ext=["html", "svg"])
 
 
-STALE_TABLES = (
-    "results/measurements.csv",
-    "results/summary.csv",
-    "results/cumulative_time.csv",
-    "results/FINDINGS.md",
-)
+def blocked_results():
+    """Filesystem obstacles (a plain file where an output folder must be), found before any
+    job: Snakemake itself stops with a traceback on one, even with --keep-going. A training
+    job whose result, log or benchmark is blocked is left out, and named: the rest of the
+    grid is measured, and the run ends with a partial report (onsuccess, aggregate.smk).
+    Any other blocked output stops the run here. Returns {result: why}."""
+    jobs = list(zip(result_paths(), result_paths(TRAIN_LOGS), result_paths(TRAIN_BENCHMARKS)))
+    others = [
+        *TABLES.values(),
+        *CHART_FILES,
+        *PEAKS,
+        *(f"results/data/{name}.{ext}" for name in DATASETS for ext in ("npz", "json")),
+        "results/logs/aggregate.log",
+        "results/partial/missing.csv",
+    ]
+    found = obstacles([path for job in jobs for path in job] + others)
+    stopped = [f"{path}: {found[path]}" for path in others if path in found]
+    if stopped:
+        raise WorkflowError(
+            f"results: {len(stopped)} output(s) cannot be written, e.g. {stopped[0]}; "
+            "move that file away and run again"
+        )
+    return {
+        result: next(found[path] for path in (result, log, bench) if path in found)
+        for result, log, bench in jobs
+        if {result, log, bench} & set(found)
+    }
+
+
+BLOCKED = blocked_results() if workflow.is_main_process else {}
+if BLOCKED:
+    first, why = next(iter(BLOCKED.items()))
+    print(
+        f"results: {len(BLOCKED)} training job(s) cannot write their result, log or benchmark "
+        f"and are left out, e.g. {first} ({why}); the rest of the grid is measured, then "
+        "results/partial/ lists what is missing. Move that file away and run again.",
+        file=sys.stderr,
+    )
+
+
+def targets():
+    """What rule all asks for: the tables and charts; or, when some training jobs are
+    blocked (BLOCKED), every other training result (aggregation needs them all)."""
+    if BLOCKED:
+        return [result for result in result_paths() if result not in BLOCKED]
+    return [*TABLES.values(), *CHART_FILES]
 
 
 def set_aside_stale_tables(folder="results/stale"):
@@ -158,14 +207,14 @@ def set_aside_stale_tables(folder="results/stale"):
     when the job's outputs are older), so the tables are moved to ``folder``: the run measures
     what is missing and aggregates again. Tables of another grid are left alone (a run of
     this grid rewrites them)."""
-    missing = [path for path in stale_paths(STALE_TABLES[0]) if not Path(path).exists()]
+    missing = [path for path in stale_paths(TABLES["measurements"]) if not Path(path).exists()]
     if missing:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        for table in STALE_TABLES:
+        for table in TABLES.values():
             if Path(table).exists():
                 shutil.move(table, Path(folder) / Path(table).name)
         print(
-            f"results: {STALE_TABLES[0]} lists {len(missing)} result(s) that are gone (e.g. "
+            f"results: {TABLES['measurements']} lists {len(missing)} result(s) that are gone (e.g. "
             f"{missing[0]}): the tables are moved to {folder}/; the missing runs are measured "
             "again and the tables rebuilt",
             file=sys.stderr,
@@ -185,6 +234,39 @@ def stale_paths(table):
 
 if workflow.is_main_process:  # not again in each job's own Snakemake process
     set_aside_stale_tables()
+    # One command resumes after any interruption: the locks of a Snakemake that was killed
+    # (and so could not remove them) are removed here, before Snakemake checks them; those of
+    # a run that may be alive are kept (rnnbench/interrupt.py). Hooks onerror and onsuccess
+    # (aggregate.smk) remove the record when the run ends.
+    if not workflow.dryrun:
+        interrupt.remove_stale_locks(".snakemake", log=lambda line: print(line, file=sys.stderr))
+
+
+onstart:
+    interrupt.write_owner(".snakemake")
+
+
+def report_missing(blocked):
+    """After a run that could not measure every result (failed or blocked jobs): write
+    results/partial/ (rnnbench.results.write_partial) and say on stderr which runs are
+    missing and why (the job's error, or what blocked it)."""
+    missing = write_partial(
+        result_paths(), result_paths(TRAIN_LOGS), "results/partial", SHARED_RUNS, blocked
+    )
+    if len(missing):
+        print(
+            f"{len(missing)} of {len(result_paths())} training results are missing:",
+            file=sys.stderr,
+        )
+        for row in missing.itertuples():
+            print(
+                f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.error_line}", file=sys.stderr
+            )
+        print(
+            "Listed in results/partial/missing.csv, with the logs; cells that completed are "
+            "summarised in results/partial/summary.csv.",
+            file=sys.stderr,
+        )
 
 
 def attempted_but_missing():

@@ -6,9 +6,11 @@ import sys
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from rnnbench import metadata, roofline  # noqa: E402
+from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
 from rnnbench.bench import check_tensorflow  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
+exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1
 tf_version = snakemake.wildcards.tf_version

@@ -446,8 +446,28 @@ def error_line(lines: list[str]) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def obstacles(paths: list[str]) -> dict[str, str]:
+    """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
+    where one of its folders must be, or a folder where the file must be. Snakemake itself
+    stops with a traceback on such a path, even with --keep-going. Returns {path: "X is a
+    file where a folder must be"} for the blocked paths only; folders are looked at once."""
+    blocked, seen = {}, {}
+    for path in map(Path, paths):
+        for parent in reversed(path.parents):  # from the top: results, results/runs, ...
+            if parent not in seen:
+                seen[parent] = parent.exists() and not parent.is_dir()
+            if seen[parent]:
+                blocked[str(path)] = f"{parent} is a file where a folder must be"
+                break
+        else:
+            if path.is_dir():
+                blocked[str(path)] = f"{path} is a folder where a file must be"
+    return blocked
+
+
 def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
-                  shared: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
+                  shared: dict[tuple[str, str], str] | None = None,
+                  blocked: dict[str, str] | None = None) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
 
     Args:
@@ -458,6 +478,8 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
             log's error_line) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
         shared: grid.shared_runs of the grid (runs a cell takes from another).
+        blocked: why a result could not be written, for results whose job did not run
+            (obstacles); it is their error_line.
 
     Returns the missing rows.
     """
@@ -468,10 +490,11 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
         if path.exists():
             present.append(path)
         else:
-            lines = log.read_text().strip().splitlines() if log.exists() else []
+            lines = log.read_text().strip().splitlines() if log.is_file() else []
+            why = (blocked or {}).get(str(path)) or error_line(lines)
             rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
                          "repeat": int(path.stem.removeprefix("repeat")), "path": str(path),
-                         "log": str(log), "error_line": error_line(lines)})
+                         "log": str(log), "error_line": why})
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
                                           "error_line"])
     missing.to_csv(outdir / "missing.csv", index=False)

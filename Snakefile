@@ -6,6 +6,9 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+include: "workflow/rules/config.smk"
+
+
 configfile: "config.yaml"
 
 

@@ -237,8 +237,9 @@ def test_config_warnings():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("repeats: 3\nsteps: 500\nrepeats: 4\n", "line 3: the key 'repeats' appears twice"),
-    ("max_len: [07, 12]\n", "line 1: '07' is read by YAML 1.1 as 7"),
+    ("repeats: 3\nsteps: 500\nrepeats: 4\n", "line 3: repeats: the key appears twice"),
+    ("claims:\n  - id: a\n    id: b\n", "line 3: claims.0.id: the key appears twice"),
+    ("max_len: [07, 12]\n", "line 1: max_len.0: '07' is read by YAML 1.1 as 7"),
     ("max_len: [010]\n", "'010' is read by YAML 1.1 as 8"),
     ("steps: 1:30\n", "'1:30' is read by YAML 1.1 as 90"),
 ])

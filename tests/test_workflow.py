@@ -227,6 +227,14 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(tmp_p
            "move that file away" in proc.stdout + proc.stderr
 
 
+def test_a_yaml_syntax_error_in_config_yaml_names_its_line(tmp_path):
+    """Snakemake alone says only "Config file is not valid JSON or YAML"."""
+    (tmp_path / "config.yaml").write_text("max_len: [4, 8\nbatch_size: [8]\n")
+    proc = snakemake(tmp_path, "-n", check=False)
+    assert proc.returncode == 1
+    assert "config: config.yaml, line 2, column 11: not valid YAML" in proc.stdout + proc.stderr
+
+
 def test_a_clone_under_a_path_with_a_space_plans_a_bare_run(tmp_path):
     """Snakemake refuses an image path with whitespace even where no image is used: a bare run
     declares none. With --use-singularity such a path is named, with the fix, before any job."""

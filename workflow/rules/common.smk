@@ -7,25 +7,27 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-from rnnbench import container as images  # noqa: E402
-from rnnbench import grid  # noqa: E402
+from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
 from rnnbench import interrupt  # noqa: E402
 from rnnbench.charts import ABLATION_CHARTS, CHARTS  # noqa: E402
+from rnnbench.checks import check_config  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
     dataset_mem_mb,
+    machine_mem_mb,
     training_mem_mb,
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
 from rnnbench.results import obstacles, write_partial  # noqa: E402
 
-# Validate once, before any job: the schema fills in defaults and rejects bad values and
-# unknown keys; check_config does the cross-field checks (e.g. sequence_length <= max_len).
+# Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
+# in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
+# sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
+# memory (a cluster's nodes are sized by the jobs' mem_mb requests).
 try:
-    for path in workflow.configfiles:
-        grid.check_config_file(path)
-    grid.validate_config(config)
+    CELLS = check_config(
+        workflow.configfiles, config, machine_mem_mb() if workflow.local_exec else None
+    )
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
 
@@ -74,7 +76,6 @@ except ValueError as error:
 PROTOCOL = grid.protocol_id(
     config, image=f"apptainer-{FLAVOR}-{images.images_key(CONTAINERS, FLAVOR)}" if IMAGES else None
 )
-CELLS = grid.cells(config)
 # runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
 SHARED_RUNS = grid.shared_runs(CELLS)
 # static and dynamic runs of a repeat next to each other in time, repeat by repeat

@@ -212,37 +212,48 @@ def check_config_file(path: str | Path) -> None:
     such a value is a string (and the schema says what it must be).
 
     Raises:
-        ValueError: naming the file, the line and the value, and the fix.
+        ValueError: naming the file, the line, the key (its path, e.g. ``claims.0.id``) and
+            the value, and the fix; naming the file, line and column of a YAML syntax error;
+            naming a file that cannot be read.
     """
     import yaml
 
-    class Strict(yaml.SafeLoader):
-        pass
+    def walk(node: yaml.Node, where: list) -> None:
+        line = f"{path}, line {node.start_mark.line + 1}"
+        key = ".".join(map(str, where)) or "(top level)"
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, value in node.value:
+                if key_node.value in seen:
+                    raise ValueError(f"{line.split(', line')[0]}, line "
+                                     f"{key_node.start_mark.line + 1}: "
+                                     f"{'.'.join(map(str, [*where, key_node.value]))}: the key "
+                                     "appears twice in one mapping (YAML would keep the last): "
+                                     "keep one")
+                seen.add(key_node.value)
+                walk(value, [*where, key_node.value])
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, [*where, i])
+        elif (node.style is None and node.tag.endswith((":int", ":float"))
+              and (re.fullmatch(r"[-+]?0[0-9_]+", node.value) or ":" in node.value)):
+            read = yaml.safe_load(node.value)
+            raise ValueError(f"{line}: {key}: {node.value!r} is read by YAML 1.1 as {read!r} "
+                             "(a leading zero is octal, a colon sexagesimal): write the number "
+                             "as meant, or quote it")
 
-    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise ValueError(f"{path}, line {key_node.start_mark.line + 1}: the key {key!r} "
-                                 "appears twice in one mapping (YAML would keep the last): "
-                                 "keep one")
-            seen.add(key)
-        return loader.construct_mapping(node, deep=deep)
-
-    def integer(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-        text = node.value.replace("_", "")
-        if re.fullmatch(r"[-+]?0[0-9]+", text) or ":" in text:
-            raise ValueError(f"{path}, line {node.start_mark.line + 1}: {node.value!r} is read "
-                             f"by YAML 1.1 as {loader.construct_yaml_int(node)!r} (a leading "
-                             "zero is octal, a colon sexagesimal): write the number as meant, "
-                             "or quote it")
-        return loader.construct_yaml_int(node)
-
-    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    Strict.add_constructor("tag:yaml.org,2002:int", integer)
-    with open(path) as handle:
-        yaml.load(handle, Loader=Strict)
+    try:
+        with open(path) as handle:
+            root = yaml.compose(handle, Loader=yaml.SafeLoader)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read ({error.strerror}): check the path given to "
+                         "--configfile") from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
+                         f"YAML ({error.problem or error.context}): fix the syntax there") from None
+    if root is not None:
+        walk(root, [])
 
 
 def validate_config(config: dict) -> None:
@@ -294,14 +305,22 @@ def _schema_error(config: dict) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is None:
         return
+    # of a value that no alternative (oneOf) takes, the complaint of the alternative of its
+    # type: {unifrom: [1, 4]} is a mapping with an unknown key, not "not valid under any"
+    wrong_type = {e.relative_schema_path[0] for e in error.context if e.validator == "type"}
+    typed = [e for e in error.context if e.relative_schema_path[0] not in wrong_type]
+    if error.validator in ("oneOf", "anyOf") and typed:
+        error = jsonschema.exceptions.best_match(typed)
     where = ".".join(str(part) for part in error.absolute_path)
     hint = ""
-    if error.validator == "additionalProperties" and not where:
+    if error.validator == "additionalProperties":
         import difflib
 
-        for key in sorted(set(config) - set(schema["properties"])):
-            close = difflib.get_close_matches(key, schema["properties"], n=1)
-            hint += f"; {key!r}: did you mean {close[0]!r}?" if close else ""
+        known = error.schema.get("properties", {})
+        for key in sorted(set(error.instance) - set(known)):
+            close = difflib.get_close_matches(key, known, n=1)
+            hint += (f"; {key!r}: did you mean {close[0]!r}?" if close
+                     else f"; {key!r}: expected one of {sorted(known)}")
     raise ValueError(f"{where + ': ' if where else ''}{error.message}{hint}")
 
 

@@ -16,6 +16,7 @@ from rnnbench.grid import inputs_bytes, sequence_length_bounds
 BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
 STATIC_MB_PER_STEP = 8  # static graph: about 5.7 MiB per unrolled time step seen (64 units)
 BYTES_PER_ACTIVATION = 16  # float32, kept for the forward pass, its gradient and Adam (x4)
+BYTES_PER_WEIGHT = 16  # float32 weight, its gradient, Adam's two moments
 BASE_MINUTES = 5  # process start, TensorFlow import (6-8 s seen), session, writing the result
 STATIC_SETUP_S_PER_STEP = 1.0  # graph construction + optimisation: 0.35-0.45 s per step seen
 CPU_FLOP_PER_S = 1e10  # a slow core's float32 rate, so long grids are not killed early
@@ -27,7 +28,8 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
     ``BASE_MB`` + (static only) ``STATIC_MB_PER_STEP`` x max_len + the dataset twice (numpy
     array and TensorFlow's copy: 4 bytes x num_samples x max_len x input_dim each) +
     activations: ``BYTES_PER_ACTIVATION`` x batch_size x max_len x (input_dim + 8 x num_units),
-    8 x num_units being an LSTM's four gate pre-activations and outputs.
+    8 x num_units being an LSTM's four gate pre-activations and outputs + the weights:
+    ``BYTES_PER_WEIGHT`` x gates x num_units x (input_dim + num_units + 1) (roofline.GATES).
 
     Args:
         cell: batch_size, max_len, num_units, input_dim of the grid cell.
@@ -37,9 +39,44 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int) -> int:
     data = 2 * inputs_bytes(num_samples, cell["max_len"], cell["input_dim"])
     activations = (BYTES_PER_ACTIVATION * cell["batch_size"] * cell["max_len"]
                    * (cell["input_dim"] + 8 * cell["num_units"]))
+    weights = (BYTES_PER_WEIGHT * roofline.GATES[cell["cell"]] * cell["num_units"]
+               * (cell["input_dim"] + cell["num_units"] + 1))
     graph_mb = STATIC_MB_PER_STEP * cell["max_len"] if impl == "static" else 0
-    total = BASE_MB + graph_mb + (data + activations) / 2**20
+    total = BASE_MB + graph_mb + (data + activations + weights) / 2**20
     return 256 * math.ceil(total / 256)
+
+
+def machine_mem_mb() -> int:
+    """This machine's physical memory, in MiB (sysconf: pages x page size)."""
+    import os
+
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
+def check_fits(cells: dict[str, dict], num_samples: int, available_mb: int,
+               where: str = "this machine") -> None:
+    """Refuse a grid whose largest training job (training_mem_mb) needs more memory than
+    ``available_mb`` MiB: it would fail inside TensorFlow after its setup, or be killed.
+
+    Args:
+        cells: grid.cells of the config: {cell_id: cell}.
+        num_samples: sequences in each dataset.
+        available_mb: the memory a job may use, in MiB (machine_mem_mb for a local run).
+        where: named in the message (e.g. "this machine").
+
+    Raises:
+        ValueError: naming the cell's num_units, batch_size, max_len and input_dim, the memory
+            it needs and the limit, and the fix.
+    """
+    need, cell_id = max((max(training_mem_mb(cell, impl, num_samples) for impl in
+                             ("static", "dynamic")), cell_id) for cell_id, cell in cells.items())
+    if need > available_mb:
+        cell = cells[cell_id]
+        raise ValueError(
+            f"num_units {cell['num_units']}, batch_size {cell['batch_size']}, max_len "
+            f"{cell['max_len']}, input_dim {cell['input_dim']} (cell {cell_id}): a training job "
+            f"needs about {need} MiB, {where} has {available_mb} MiB: make the cell smaller, "
+            "or run it on a larger machine (e.g. a cluster: --profile profiles/slurm)")
 
 
 def dataset_mem_mb(params: dict) -> int:

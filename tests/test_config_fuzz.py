@@ -1,0 +1,119 @@
+"""Malformed configs, each rejected before any job by the checks the workflow runs first
+(rnnbench.checks.check_config, called by common.smk), in a message that names the bad key.
+A few go through Snakemake itself in test_workflow.test_bad_config_stops_before_any_job."""
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import TINY
+from rnnbench import checks
+
+CLAIM = TINY["claims"][0]
+# (the key the message must name, what is changed: a dict merged into tests/tiny.yaml, or
+# a YAML text appended to it)
+CASES = [
+    ("batch_size", {"batch_size": [-8]}),
+    ("batch_size", {"batch_size": ["8"]}),
+    ("batch_size", {"batch_size": [True]}),
+    ("batch_size", {"batch_size": [64]}),  # above num_samples 32
+    ("max_len", {"max_len": []}),
+    ("max_len", {"max_len": [4.5]}),
+    ("max_len", {"max_len": 8}),
+    ("num_units", {"num_units": [0]}),
+    ("num_units", {"num_units": [100_000]}),  # the weights do not fit in memory
+    ("input_dim", {"input_dim": "16"}),
+    ("cell", {"cell": ["lstmm"]}),
+    ("api", {"api": ["keras2"]}),
+    ("sequence_length", {"sequence_length": [{"uniform": [1]}]}),
+    ("sequence_length.0: Additional properties are not allowed ('unifrom' was unexpected); "
+     "'unifrom': did you mean 'uniform'?", {"sequence_length": [{"unifrom": [1, 4]}]}),
+    ("sequence_length", {"sequence_length": [9]}),  # above max_len 8
+    ("sequence_length", {"sequence_length": [3, 3]}),
+    ("steps", {"steps": 0}),
+    ("steps", {"steps": "five"}),
+    ("repeats", {"repeats": 0}),
+    ("min_measure_s", {"min_measure_s": -1}),
+    ("min_measure_s", {"min_measure_s": float("inf")}),
+    ("warmup_steps", {"warmup_steps": -1}),
+    ("max_warmup_steps", {"warmup_steps": 5, "max_warmup_steps": 2}),
+    ("seed", {"seed": 2**40}),
+    ("seed", {"seed": -1}),
+    ("device", {"device": "tpu"}),
+    ("tf_version", {"tf_version": [2.21]}),
+    ("tf_version", {"tf_version": ["2.x"]}),
+    ("meta_optimizer", {"meta_optimizer": [True]}),  # an unquoted on
+    ("loop_bound", {"loop_bound": ["forever"]}),
+    ("loop_bound", {"loop_bound": ["max_len", "max_len"]}),
+    ("pass_sequence_length", {"pass_sequence_length": ["yes"]}),
+    ("swap_memory", {"swap_memory": ["no"]}),
+    ("fetches", {"fetches": ["everything"]}),
+    ("parallel_iterations", {"parallel_iterations": [0]}),
+    ("intra_op_parallelism_threads", {"intra_op_parallelism_threads": [0]}),
+    ("intra_op_parallelism_threads", {"intra_op_parallelism_threads": 2}),  # now a list
+    ("num_samples", {"num_samples": 0}),
+    ("max_lenn", {"max_lenn": [4]}),
+    ("ablation_design", {"ablation_design": "produkt"}),
+    ("claims.0", {"claims": [{k: v for k, v in CLAIM.items() if k != "quantity"}]}),
+    ("claims.0.quantity", {"claims": [{**CLAIM, "quantity": "speed"}]}),
+    ("claims.0.direction", {"claims": [{**CLAIM, "direction": "static >> dynamic"}]}),
+    ("claims.0.id", {"claims": [{**CLAIM, "id": "has space"}]}),
+    ("claims.0.figure", {"claims": [{**CLAIM, "figure": 0}]}),
+    ("steps", "steps: 6\n"),  # twice: the file's own steps and this one
+    ("hook_every", "hook_every: 1:30\n"),
+    ("inter_op_parallelism_threads.0", "inter_op_parallelism_threads: [016]\n"),
+    ("hook_every", {"hook_every": 0}),
+    ("log_every", {"log_every": -2}),
+]
+
+
+@pytest.mark.parametrize("key, change", CASES, ids=[f"{i}-{key}" for i, (key, _) in
+                                                    enumerate(CASES)])
+def test_a_malformed_config_is_rejected_naming_the_key(tmp_path, key, change):
+    path = tmp_path / "config.yaml"
+    if isinstance(change, str):
+        path.write_text(yaml.safe_dump(TINY, sort_keys=False) + change)
+    else:
+        path.write_text(yaml.safe_dump({**copy.deepcopy(TINY), **change}, sort_keys=False))
+    config = yaml.safe_load(path.read_text()) if isinstance(change, dict) else {}
+    with pytest.raises(ValueError) as error:
+        checks.check_config([path], config, available_mb=16 * 1024)
+    message = str(error.value)
+    assert key in message, message
+    assert "\n" not in message and len(message) < 600, message
+
+
+def test_the_tiny_config_passes_the_same_checks(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(TINY))
+    cells = checks.check_config([path], yaml.safe_load(path.read_text()), 16 * 1024)
+    assert len(cells) == 4
+
+
+def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("max_len: [4, 8\nbatch_size: [8]\n")
+    with pytest.raises(ValueError, match=r"grid.yaml, line 2, column 11: not valid YAML"):
+        checks.check_config([path], {}, None)
+    with pytest.raises(ValueError, match=r"nothere.yaml: cannot be read \(No such file"):
+        checks.check_config([tmp_path / "nothere.yaml"], {}, None)
+
+
+def test_check_config_script_checks_a_configfile_before_snakemake_does(tmp_path):
+    """Snakemake reads --configfile files before the workflow: for those the script is how a
+    user gets the workflow's messages (README)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    script = REPO / "workflow" / "scripts" / "check_config.py"
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(yaml.safe_dump(TINY))
+    bad.write_text("steps: 1:30\n")
+    proc = subprocess.run([sys.executable, script, good], capture_output=True, text=True)
+    assert proc.returncode == 0 and "4 cells, 24 training jobs" in proc.stdout
+    proc = subprocess.run([sys.executable, script, good, bad], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr

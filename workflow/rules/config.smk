@@ -1,0 +1,18 @@
+# Read before the Snakefile's configfile: directive: the package on the path, and the default
+# config file's YAML checked, so that a syntax error names its file, line and column (Snakemake
+# says only "Config file is not valid JSON or YAML"). Files given with --configfile are loaded
+# by Snakemake's command line before any workflow code runs: see common.smk for what is
+# checked of them, and README for what cannot be.
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+from rnnbench import grid  # noqa: E402
+
+if Path("config.yaml").exists():
+    try:
+        grid.check_config_file("config.yaml")
+    except ValueError as error:
+        raise WorkflowError(f"config: {error}")

@@ -113,6 +113,24 @@ def test_report_builds(finished_run):
     snakemake(finished_run, "--report", "results/report.html")
     html = (finished_run / "results/report.html").read_text()
     assert "ratio_heatmap.svg" in html and "summary.csv" in html and "FINDINGS.md" in html
+    assert "batch_size: 8; max_len: 4, 8; sequence_length:" in html  # the grid it describes
+
+
+def test_a_report_for_another_grid_or_an_unfinished_run_is_refused(finished_run, tmp_path):
+    proc = snakemake(finished_run, "--report", "other.html", "--config", "steps=6",
+                     check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and not (finished_run / "other.html").exists()
+    assert "report: results/measurements.csv holds the results of another grid than this " \
+           "config's (24 runs, e.g. results/runs/" in out and "this config has 24)" in out
+    partial = tmp_path / "partial"
+    (partial / "results/partial").mkdir(parents=True)
+    (partial / "config.yaml").write_text(yaml.safe_dump(TINY))
+    (partial / "results/partial/missing.csv").write_text("cell_id,impl,repeat\nc,static,1\n")
+    proc = snakemake(partial, "--report", "r.html", check=False)
+    assert proc.returncode == 1
+    assert "report: the run did not finish: 1 of 24 training results are missing " \
+           "(results/partial/missing.csv says which, and why)" in proc.stdout + proc.stderr
 
 
 def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished_run):

@@ -233,8 +233,41 @@ def stale_paths(table):
         return [row["path"] for row in csv.DictReader(handle) if row.get("path")]
 
 
+def check_report_grid(partial="results/partial"):
+    """With --report: refuse to embed tables that are not this config's (a run with
+    --configfile F, a report without it: Snakemake would put F's results beside this grid's
+    job graph), or that do not exist because the run did not finish, naming the fix.
+
+    Raises:
+        WorkflowError: naming the table, a run it lacks or holds, and the fix.
+    """
+    table = TABLES["measurements"]
+    if not Path(table).exists():
+        if Path(f"{partial}/missing.csv").exists():
+            missing = len(Path(f"{partial}/missing.csv").read_text().strip().splitlines()) - 1
+            raise WorkflowError(
+                f"report: the run did not finish: {missing} of {len(result_paths())} training "
+                f"results are missing ({partial}/missing.csv says which, and why); what was "
+                f"measured is summarised in {partial}/summary.csv. Run the same command again "
+                "to finish it, then build the report"
+            )
+        raise WorkflowError(f"report: {table} does not exist: run the workflow first")
+    listed, planned = set(stale_paths(table)), set(result_paths())
+    if listed != planned:
+        other = sorted(listed - planned) or [f"not {path}" for path in sorted(planned - listed)]
+        raise WorkflowError(
+            f"report: {table} holds the results of another grid than this config's ({len(listed)}"
+            f" runs, e.g. {other[0]}; this config has {len(planned)}): build the report with "
+            "the options of the run it describes, e.g. snakemake --report results/report.html "
+            "--configfile F"
+        )
+
+
+REPORT = any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv)
 if workflow.is_main_process:  # not again in each job's own Snakemake process
     set_aside_stale_tables()
+    if REPORT:
+        check_report_grid()
     # One command resumes after any interruption: the locks of a Snakemake that was killed
     # (and so could not remove them) are removed here, before Snakemake checks them; those of
     # a run that may be alive are kept (rnnbench/interrupt.py). Hooks onerror and onsuccess

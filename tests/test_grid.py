@@ -112,7 +112,11 @@ def test_tensorflow_versions_name_their_cells_and_share_datasets():
     assert len(grid.datasets(config)) == 1
     # an ablated cell's reference is at its own version
     name = "basic_lstm_bs32_ml10_sl5_nu64_in16_keras_tf2.12_nomo"
-    assert grid.base_cell_id(name, cells[name], {"meta_optimizer"}) == name.removesuffix("_nomo")
+    value = grid.Cell.of(cells[name], {"meta_optimizer"})
+    assert value.id == name and value.reference_id == name.removesuffix("_nomo")
+    # its twin in compat_v1 and itself in the venv's TensorFlow, from its axes
+    assert value.compat_v1_id == "basic_lstm_bs32_ml10_sl5_nu64_in16_tf2.12_nomo"
+    assert value.default_tf_id == "basic_lstm_bs32_ml10_sl5_nu64_in16_keras_nomo"
 
 
 def test_cells_cover_the_product_and_share_datasets():
@@ -154,9 +158,7 @@ def test_new_ablation_axes_name_their_cells_and_threads():
     name = f"{base}_fhookscold_pi1_swap_intra2"
     assert name in cells and base in cells
     cell = cells[name]
-    assert grid.base_cell_id(name, cell) == base and grid.base_cell_id(base, cells[base]) == base
-    with pytest.raises(ValueError, match="_swap"):
-        grid.base_cell_id(base, cell)
+    assert grid.Cell.of(cell).reference_id == base and grid.Cell.of(cells[base]).reference_id == base
     assert grid.ablation_label(cell) == ("hook fetches not warmed up, parallel_iterations 1, "
                                          "swap_memory, 2 intra-op threads")
     assert grid.ablated_axes(cell) == ["fetches", "parallel_iterations", "swap_memory",
@@ -338,7 +340,7 @@ def test_an_axis_at_one_value_is_everyones_reference():
     assert varied == {"meta_optimizer"}
     (ref, ref_cell), (twin, twin_cell) = cells
     assert twin == "basic_lstm_bs32_ml10_sl5_nu64_in16_nomo_intra2"
-    assert grid.base_cell_id(twin, twin_cell, varied) == ref
+    assert grid.Cell.of(twin_cell, varied).reference_id == ref
     assert grid.ablation_label(twin_cell, varied) == "no Grappler"
     assert grid.ablation_label(ref_cell, varied) == ""
     assert grid.charted_ablation_axes([c for _, c in cells]) == ["meta_optimizer"]

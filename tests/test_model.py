@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from rnnbench import bench, data, metadata, model
+from rnnbench import bench, data, grid, metadata, model
 from rnnbench.schema import validate_result
 
 tf = model.import_tf()
@@ -193,12 +193,12 @@ def test_step_stats():
 
 def test_fetch_plans():
     # the seed's Estimator: hooks on the first step, then every hook_every steps
-    assert bench.fetch_plan("hooks", 3, 1, 4) == [True, False, False, True, False, False]
+    assert grid.fetch_plan("hooks", 3, 1, 4) == [True, False, False, True, False, False]
     # the pitfall: never before the measurement, then on its first step
-    assert bench.fetch_plan("hooks_cold", 3, 1, 4) == [False, False, True, False, False, True]
-    assert bench.fetch_plan("loss", 3, 1, 4) == [False] * 6
+    assert grid.fetch_plan("hooks_cold", 3, 1, 4) == [False, False, True, False, False, True]
+    assert grid.fetch_plan("loss", 3, 1, 4) == [False] * 6
     with pytest.raises(ValueError, match="'hook'"):
-        bench.fetch_plan("hook", 3, 1, 4)
+        grid.fetch_plan("hook", 3, 1, 4)
 
 
 def test_a_fetch_set_first_run_in_the_timed_loop_pays_a_fresh_optimisation(tiny_cell,

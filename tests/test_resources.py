@@ -56,13 +56,13 @@ def test_runtime_in_minutes():
 
 def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
     runs = tmp_path / "runs"
-    expected, logs = [], []
+    expected = []
     for cell in ("c1", "c2"):
         for impl in ("static", "dynamic"):
             for repeat in (1, 2):
                 path = runs / cell / impl / f"repeat{repeat}.json"
-                expected.append(str(path))
-                logs.append(str(tmp_path / f"{cell}-{impl}-{repeat}.log"))
+                expected.append((cell, impl, repeat, str(path),
+                                 str(tmp_path / f"{cell}-{impl}-{repeat}.log")))
                 # a TensorFlow error: the message, then more stack frames
                 (tmp_path / f"{cell}-{impl}-{repeat}.log").write_text(
                     "start\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
@@ -71,7 +71,7 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
                 if (cell, impl) != ("c2", "static"):  # c2's static runs failed
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(make_result(impl, cell, repeat)))
-    missing = results.write_partial(expected, logs, tmp_path / "partial")
+    missing = results.write_partial(expected, tmp_path / "partial")
     assert missing[["cell_id", "impl", "repeat"]].values.tolist() == [["c2", "static", 1],
                                                                        ["c2", "static", 2]]
     assert missing["error_line"].tolist() == [
@@ -83,8 +83,9 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
 
 
 def test_write_partial_with_nothing_measured(tmp_path):
-    missing = results.write_partial([str(tmp_path / "c" / "static" / "repeat1.json")],
-                                    [str(tmp_path / "no.log")], tmp_path / "partial")
+    missing = results.write_partial(
+        [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"), str(tmp_path / "no.log"))],
+        tmp_path / "partial")
     assert len(missing) == 1 and missing["error_line"].tolist() == [""]
     assert results.error_line(["starting", "no exception here"]) == "no exception here"
     assert not (tmp_path / "partial/summary.csv").exists()
@@ -103,6 +104,7 @@ def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
 
 def test_write_partial_names_what_blocked_a_job(tmp_path):
     result = str(tmp_path / "c" / "static" / "repeat1.json")
-    missing = results.write_partial([result], [str(tmp_path / "c")], tmp_path / "partial",
+    missing = results.write_partial([("c", "static", 1, result, str(tmp_path / "c"))],
+                                    tmp_path / "partial",
                                     blocked={result: "c is a file where a folder must be"})
     assert missing["error_line"].tolist() == ["c is a file where a folder must be"]

@@ -28,6 +28,11 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
+# The run holds its locks: record who holds them (rnnbench/interrupt.py, common.smk).
+onstart:
+    interrupt.write_owner(".snakemake")
+
+
 # When training jobs failed (with --keep-going the rest of the grid still ran), rule aggregate
 # cannot run: say which runs are missing, and why, and summarise the ones that exist, in
 # results/partial/ (removed once every result exists). Not when no missing run was ever

@@ -194,7 +194,7 @@ if BLOCKED:
 
 
 def targets():
-    """What rule all asks for: the tables and charts; or, when some training jobs are
+    """The targets of rule all, the tables and charts; or, when some training jobs are
     blocked (BLOCKED), every other training result (aggregation needs them all)."""
     if BLOCKED:
         return [result for result in result_paths() if result not in BLOCKED]
@@ -271,22 +271,20 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
     # One command resumes after any interruption: the locks of a Snakemake that was killed
     # (and so could not remove them) are removed here, before Snakemake checks them; those of
     # a run that may be alive are kept (rnnbench/interrupt.py). Hooks onerror and onsuccess
-    # (aggregate.smk) remove the record when the run ends.
+    # (aggregate.smk) remove the record when the run ends; onstart writes it.
     if not workflow.dryrun:
         interrupt.remove_stale_locks(".snakemake", log=lambda line: print(line, file=sys.stderr))
-
-
-onstart:
-    interrupt.write_owner(".snakemake")
 
 
 def report_missing(blocked):
     """After a run that could not measure every result (failed or blocked jobs): write
     results/partial/ (rnnbench.results.write_partial) and say on stderr which runs are
     missing and why (the job's error, or what blocked it)."""
-    missing = write_partial(
-        result_paths(), result_paths(TRAIN_LOGS), "results/partial", SHARED_RUNS, blocked
-    )
+    jobs = [
+        (*job, result, log)
+        for job, result, log in zip(PRIORITIES, result_paths(), result_paths(TRAIN_LOGS))
+    ]
+    missing = write_partial(jobs, "results/partial", SHARED_RUNS, blocked)
     if len(missing):
         print(
             f"{len(missing)} of {len(result_paths())} training results are missing:",

@@ -26,7 +26,7 @@ Phases, each timed with ``time.perf_counter``:
   ablation (first step with Grappler on and off) is the cleaner split. Skipped (None) when
   the protocol's ``grappler_alone`` is false.
 
-What each step fetches is the cell's ``fetches`` ablation (fetch_plan). TensorFlow optimises
+What each step fetches is the cell's ``fetches`` ablation (grid.fetch_plan). TensorFlow optimises
 and builds an executor for each distinct fetch set on its first run, so every fetch set the
 measured steps use is run before them, except in ``hooks_cold``, which shows the pitfall of
 warming up with one fetch set and timing another: its first measured step pays a fresh
@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from rnnbench import metadata, roofline, steady
+from rnnbench.grid import hook_step
 from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
 SCHEMA_VERSION = 5
@@ -95,44 +96,6 @@ def step_stats(step_s: list[float]) -> dict[str, float]:
         "step_iqr_over_median": float((q3 - q1) / median),
         "mean_step_s": float(arr.mean()),
     }
-
-
-def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
-    """Which steps fetch the hook set: one bool per step, the first step, then the
-    ``warmup_steps`` warm-up steps, then the ``steps`` measured ones (True: the every-step
-    fetches plus the hook tensors); hook_step of each.
-
-    Raises:
-        ValueError: for an unknown ``fetches`` (names it).
-    """
-    return [hook_step(fetches, hook_every, warmup_steps, k)
-            for k in range(1 + warmup_steps + steps)]
-
-
-def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -> bool:
-    """Whether step k (0 = the first step, then the warm-up's, then the measured ones) fetches
-    the hook set, after a warm-up of ``warmup_steps`` steps (None: still warming up).
-
-    - ``loss`` / ``train_op``: never (one fetch set throughout).
-    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
-      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
-      when k % hook_every == 0. The every-step set first runs in the first warm-up step, so
-      both sets are warmed up before the measurement.
-    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
-      measured step j = k - 1 - warmup_steps does when j % hook_every == 0, so the first
-      measured step is the hook set's first run.
-
-    Raises:
-        ValueError: for an unknown ``fetches`` (names it).
-    """
-    if fetches in ("loss", "train_op"):
-        return False
-    if fetches == "hooks":
-        return k % hook_every == 0
-    if fetches == "hooks_cold":
-        measured = None if warmup_steps is None else k - 1 - warmup_steps
-        return measured is not None and measured >= 0 and measured % hook_every == 0
-    raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
 def timed_steps(step: Callable[[bool], Any], is_hook: Callable[[int], bool], steps: int,

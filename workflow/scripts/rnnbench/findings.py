@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from rnnbench.grid import ABLATION_DEFAULTS, API_SUFFIXES, tf_version_key, tf_version_suffix
+from rnnbench.grid import ABLATION_DEFAULTS, tf_version_key
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD, SETTLE_BLOCK
@@ -310,8 +310,7 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
                 f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
                 f"({SPEED[verdict('static < dynamic', step[1], step[2])]}); "
                 f"it {_breakeven_text(cell)}.")
-        # the same cell in compat_v1: the id without the api's part (before any ablation's)
-        stem = cell["cell_id"].replace(API_SUFFIXES[cell["api"]], "", 1)
+        stem = cell["compat_v1_cell_id"]  # the same cell in compat_v1 (grid.Cell)
         ours = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["impl"] == "dynamic")]
         theirs = runs[(runs["cell_id"] == stem) & (runs["impl"] == "dynamic")]
         if not theirs.empty:
@@ -392,11 +391,10 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """The cells (without ablations) that the grid ran in more than one TensorFlow version:
     per cell and tf_version, the release that ran, each implementation's median setup and
     step seconds, the static / dynamic ratios with their intervals and the break-even. Column
-    ``stem`` is the cell id without its version suffix (grid.tf_version_suffix), ``release``
+    ``stem`` is the cell's id in the default TensorFlow version (grid.Cell), ``release``
     the TensorFlow that ran."""
     plain = summary[summary["ablations"] == ""].copy()
-    plain["stem"] = [cid.replace(tf_version_suffix(str(v)), "", 1)
-                     for cid, v in zip(plain["cell_id"], plain["tf_version"])]
+    plain["stem"] = plain["default_tf_cell_id"]
     several = plain.groupby("stem")["tf_version"].transform("nunique") > 1
     release = runs.groupby("cell_id")["tensorflow_version"].first()
     table = plain[several].assign(release=lambda t: t["cell_id"].map(release),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -56,7 +57,45 @@ FETCHES = {
     "hooks": "the Estimator's hook fetches",
     "hooks_cold": "hook fetches not warmed up",
 }
-"""The fetches axis: what each training step fetches (bench.fetch_plan), in words."""
+"""The fetches axis: what each training step fetches (fetch_plan), in words."""
+
+
+def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
+    """Which steps fetch the hook set: one bool per step, the first step, then the
+    ``warmup_steps`` warm-up steps, then the ``steps`` measured ones (True: the every-step
+    fetches plus the hook tensors); hook_step of each.
+
+    Raises:
+        ValueError: for an unknown ``fetches`` (names it).
+    """
+    return [hook_step(fetches, hook_every, warmup_steps, k)
+            for k in range(1 + warmup_steps + steps)]
+
+
+def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -> bool:
+    """Whether step k (0 = the first step, then the warm-up's, then the measured ones) fetches
+    the hook set, after a warm-up of ``warmup_steps`` steps (None: still warming up).
+
+    - ``loss`` / ``train_op``: never (one fetch set throughout).
+    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
+      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
+      when k % hook_every == 0. The every-step set first runs in the first warm-up step, so
+      both sets are warmed up before the measurement.
+    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
+      measured step j = k - 1 - warmup_steps does when j % hook_every == 0, so the first
+      measured step is the hook set's first run.
+
+    Raises:
+        ValueError: for an unknown ``fetches`` (names it).
+    """
+    if fetches in ("loss", "train_op"):
+        return False
+    if fetches == "hooks":
+        return k % hook_every == 0
+    if fetches == "hooks_cold":
+        measured = None if warmup_steps is None else k - 1 - warmup_steps
+        return measured is not None and measured >= 0 and measured % hook_every == 0
+    raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
 def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
@@ -429,20 +468,36 @@ def ablation_label(cell: Any, varied: Iterable[str] | None = None) -> str:
                      if varied is None or axis in varied)
 
 
-def base_cell_id(name: str, cell: Any, varied: Iterable[str] | None = None) -> str:
-    """The id of the reference cell that the cell called ``name`` (its cell_id) with axes
-    ``cell`` ablates: the same cell with every axis of ``varied`` (varied_axes of its grid;
-    None: every ablation axis) at ABLATION_DEFAULTS. ``name`` itself when it ablates none.
+@dataclass(frozen=True)
+class Cell:
+    """A measured cell as a value: its id and the ids of the cells it is compared with, each
+    computed once from the cell's axes (cell_id of the axes changed), never by editing an id
+    string; results.load_results writes them as columns.
 
-    Raises:
-        ValueError: if ``name`` does not end with the suffixes of ``cell``'s ablations.
+    Attributes:
+        id: cell_id of the cell's axes.
+        reference_id: the same cell with every ablation axis of ``varied`` (varied_axes of its
+            grid; None: every ablation axis) at ABLATION_DEFAULTS: the cell its ablations are
+            measured against (its own id when it ablates none).
+        compat_v1_id: the same cell in api compat_v1 (a keras cell's unroll=False is compared
+            with its dynamic_rnn).
+        default_tf_id: the same cell in DEFAULT_TF_VERSION (a row of the versions table).
     """
-    parts = _ablations(cell)
-    suffix = "".join(part for _, part, _ in parts)
-    if not name.endswith(suffix):
-        raise ValueError(f"cell id {name!r} does not end with its ablations' {suffix!r}")
-    kept = "".join(part for axis, part, _ in parts if varied is not None and axis not in varied)
-    return name[:len(name) - len(suffix)] + kept
+
+    id: str
+    reference_id: str
+    compat_v1_id: str
+    default_tf_id: str
+
+    @classmethod
+    def of(cls, axes: Any, varied: Iterable[str] | None = None) -> "Cell":
+        """The Cell of ``axes`` (a cell dict as grid.cells gives it and a result records it;
+        missing ablation axes count as their defaults)."""
+        axes = dict(axes)
+        at_reference = {axis: ABLATION_DEFAULTS[axis] for axis in ablated_axes(axes, varied)}
+        return cls(id=cell_id(axes), reference_id=cell_id({**axes, **at_reference}),
+                   compat_v1_id=cell_id({**axes, "api": "compat_v1"}),
+                   default_tf_id=cell_id({**axes, "tf_version": DEFAULT_TF_VERSION}))
 
 
 def charted_ablation_axes(cells: list) -> list[str]:
@@ -576,8 +631,6 @@ def config_warnings(config: dict) -> list[str]:
         if ablated:
             out.append("the keras apis have no " + ", ".join(ablated) + " setting: their "
                        "cells run these axes' references only")
-    from rnnbench.bench import fetch_plan
-
     plan = fetch_plan("hooks", config["hook_every"], config["warmup_steps"], config["steps"])
     if "hooks" in config["fetches"] and not any(plan[1 + config["warmup_steps"]:]):
         out.append(f"fetches hooks: with hook_every {config['hook_every']} no measured step "

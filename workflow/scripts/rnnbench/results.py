@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import intervals
-from rnnbench.grid import (ABLATION_DEFAULTS, ablation_label, base_cell_id,
+from rnnbench.grid import (ABLATION_DEFAULTS, Cell, ablation_label,
                            sequence_length_id, varied_axes)
 from rnnbench.schema import validate_result
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD
@@ -26,9 +26,11 @@ METRICS = ("graph_construction_s", "session_setup_s", "first_step_s", "graph_opt
 # Quantities whose static/dynamic ratio the summary reports.
 RATIO_METRICS = ("graph_construction_s", "first_step_s", "graph_optimisation_s", "setup_s",
                  "first_100_steps_s", "median_step_s", "peak_rss_mb")
-# A cell's id, axes, the id of the cell it ablates and its ablations in words ('' for none).
+# A cell's id, axes, the ids of related cells (grid.Cell: the cell it ablates, its compat_v1
+# twin, itself in the default TensorFlow) and its ablations in words ('' for none).
 CELL_COLUMNS = ["cell_id", "cell", "batch_size", "max_len", "sequence_length", "num_units",
-                "input_dim", "api", "tf_version", *ABLATION_DEFAULTS, "base_cell_id", "ablations"]
+                "input_dim", "api", "tf_version", *ABLATION_DEFAULTS, "base_cell_id",
+                "compat_v1_cell_id", "default_tf_cell_id", "ablations"]
 # A process whose median step is this many times slower or faster than the median process of
 # its cell and implementation is an outlier: 1.5x is over 3 times the 7-16 % by which fresh
 # processes differ here (rnnbench/steady.py), and what two of three repeats at 330 ms against
@@ -48,8 +50,9 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     (bench.grappler's estimate), at least 0: executor creation and the step itself.
     ``sequence_length`` is the setting's id (``10``, ``full``, ``u5-20``), the ablation axes
     are the cell's settings (parallel_iterations as text), ``base_cell_id`` and
-    ``ablations`` say which cell it ablates and how (grid.base_cell_id, grid.ablation_label),
-    among the ablation axes that these runs vary (grid.varied_axes).
+    ``ablations`` say which cell it ablates and how (grid.Cell, grid.ablation_label),
+    among the ablation axes that these runs vary (grid.varied_axes); ``compat_v1_cell_id``
+    is the same cell in compat_v1, ``default_tf_cell_id`` in the default TensorFlow.
     ``tf_version`` is the cell's (major.minor, as in the config), ``tensorflow_version`` the
     release that ran (e.g. 2.21.0), ``keras_version`` the Keras of a keras api run.
     ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
@@ -150,10 +153,20 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
         })
     if not rows:
         raise ValueError("load_results: no result files given")
-    # each run's reference cell: its varied ablation axes at their references
+    # each run's related cells (grid.Cell, from its axes): its reference (its varied ablation
+    # axes at their references), its compat_v1 twin, itself in the default TensorFlow; named
+    # by the id their runs carry (the workflow's ids are grid.cell_id's; hand-made runs' may
+    # differ), found by their axes
     varied = varied_axes(cells)
-    for row, cell in zip(rows, cells):
-        row["base_cell_id"] = base_cell_id(row["cell_id"], cell, varied)
+    values = [Cell.of(cell, varied) for cell in cells]
+    recorded = {}
+    for row, value in zip(rows, values):
+        recorded.setdefault(value.id, row["cell_id"])
+    for row, cell, value in zip(rows, cells, values):
+        row.update({column: row["cell_id"] if related == value.id else recorded.get(related, related)
+                    for column, related in (("base_cell_id", value.reference_id),
+                                            ("compat_v1_cell_id", value.compat_v1_id),
+                                            ("default_tf_cell_id", value.default_tf_id))})
         row["ablations"] = ablation_label(cell, varied)
     return _sorted(pd.DataFrame(rows))
 
@@ -202,7 +215,7 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
 def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.DataFrame:
     """``runs`` (load_results) plus, for every (cell_id, impl) that grid.shared_runs says is
     measured in another cell, that cell's runs of impl under cell_id: the cell's axes, its
-    ``base_cell_id`` and ``ablations`` (from its own runs of the other implementation),
+    related cells' ids and ``ablations`` (from its own runs of the other implementation),
     ``measured_in`` the cell that ran them. An entry whose source or own runs are absent (a
     partial run) adds nothing."""
     added = []
@@ -465,15 +478,14 @@ def obstacles(paths: list[str]) -> dict[str, str]:
     return blocked
 
 
-def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
+def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,
                   shared: dict[tuple[str, str], str] | None = None,
                   blocked: dict[str, str] | None = None) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
 
     Args:
-        expected: every result path the grid asks for, of the form
-            ``.../<cell_id>/<impl>/repeat<N>.json``.
-        logs: the rule log of each of those results, in the same order.
+        expected: every training job of the grid: (cell_id, impl, repeat, result path, log
+            path), as planned (grid.job_priorities); nothing is read from the paths' names.
         outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
             log's error_line) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
@@ -486,14 +498,13 @@ def write_partial(expected: list[str], logs: list[str], outdir: str | Path,
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     rows, present = [], []
-    for path, log in zip(map(Path, expected), map(Path, logs)):
-        if path.exists():
+    for cell_id, impl, repeat, path, log in expected:
+        if Path(path).exists():
             present.append(path)
         else:
-            lines = log.read_text().strip().splitlines() if log.is_file() else []
+            lines = Path(log).read_text().strip().splitlines() if Path(log).is_file() else []
             why = (blocked or {}).get(str(path)) or error_line(lines)
-            rows.append({"cell_id": path.parent.parent.name, "impl": path.parent.name,
-                         "repeat": int(path.stem.removeprefix("repeat")), "path": str(path),
+            rows.append({"cell_id": cell_id, "impl": impl, "repeat": repeat, "path": str(path),
                          "log": str(log), "error_line": why})
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
                                           "error_line"])

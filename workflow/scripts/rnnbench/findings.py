@@ -94,6 +94,85 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
+LABEL_AXES = ("cell", "api", "tf_version", "batch_size", "max_len", "sequence_length",
+              "num_units", "input_dim")
+"""The cell axes a label may name (cell_labels), in this order."""
+
+
+def _axis_words(axis: str, value) -> str:
+    if axis == "sequence_length":
+        value = str(value)
+        if value == "full":
+            return "full-length sequences"
+        if value.startswith("u"):
+            return f"sequence_length uniform {value[1:]}"
+    if axis in ("cell", "api"):
+        return str(value)
+    if axis == "tf_version":
+        return f"TensorFlow {value}"
+    return f"{axis} {value}"
+
+
+def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> dict[str, str]:
+    """cell_id -> the cell in words, by what tells it apart in its grid: the LABEL_AXES that
+    (or ``axes``) take more than one value among ``summary``'s cells ('max_len 24,
+    sequence_length 2'),
+    then its ablations ('dynamic loops to max_len'); in a grid where no axis varies, its
+    max_len and sequence_length. Two cells that the words do not tell apart (hand-made
+    tables) get their ids added."""
+    varied = [axis for axis in axes
+              if axis in summary and summary[axis].astype(str).nunique() > 1]
+    shown = varied or ["max_len", "sequence_length"]
+    out = {}
+    for _, cell in summary.iterrows():
+        words = [_axis_words(axis, cell[axis]) for axis in shown]
+        if cell.get("ablations"):
+            words.append(cell["ablations"])
+        out[cell["cell_id"]] = ", ".join(words)
+    seen = pd.Series(list(out.values())).value_counts()
+    return {cid: f"{label} ({cid})" if seen[label] > 1 else label for cid, label in out.items()}
+
+
+def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str]) -> list[str]:
+    """FINDINGS' first section: one sentence per claim: its verdicts over the reference cells
+    (counts and the range of ratios), the seed's figure against our intervals, and the cause
+    where the grid isolates one: an ablation under which the verdict changes, with the share
+    of the log-ratio gap to the seed's figure it explains (causes).
+
+    ``table``: claim_table; ``labels``: cell_labels."""
+    lines = []
+    for claim in claims:
+        rows = table[table["claim"] == claim["id"]]
+        if rows.empty:
+            continue
+        base = rows[rows["reference"]]
+        counts = base["verdict"].value_counts()
+        said = ", ".join(f"{label} in {counts[label]}" for label in
+                         ("holds", "does not hold", "inconclusive") if counts.get(label, 0))
+        low, high = base["ratio"].min(), base["ratio"].max()
+        span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+        line = (f"- **{claim['id']}** ({claim['statement']}): over {len(base)} "
+                f"cell{'s' if len(base) != 1 else ''} it {said} (static / dynamic {span})")
+        figure = claim.get("figure")
+        if figure is not None:
+            inside = int(base["figure_in_interval"].sum())
+            line += (f"; the seed's {figure:.2f} lies inside {inside} of our intervals"
+                     if inside else f"; the seed's {figure:.2f} lies outside every interval")
+        for _, twin in rows[~rows["reference"]].iterrows():
+            ref = rows[rows["cell_id"] == twin["base_cell_id"]]
+            if ref.empty or ref.iloc[0]["verdict"] == twin["verdict"]:
+                continue
+            ref = ref.iloc[0]
+            line += (f"; with {twin['ablations']} it {twin['verdict']} in "
+                     f"{labels[ref['cell_id']]} ({_ratio(twin)} against {_ratio(ref)})")
+            if figure is not None and ref["ratio"] != figure:
+                share = ((math.log(twin["ratio"]) - math.log(ref["ratio"]))
+                         / (math.log(figure) - math.log(ref["ratio"])))
+                line += f": the cause of {100 * share:.0f} % of the gap to the seed's figure"
+        lines.append(line + ".")
+    return lines
+
+
 def interval_text(estimate: float, low: float, high: float) -> str:
     """'1.49 [1.16, 1.90]': two decimals, or as many more (up to 5) as it takes to show that
     an interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
@@ -122,8 +201,9 @@ def _count(verdicts: pd.Series) -> str:
                      for label in ("holds", "does not hold", "inconclusive"))
 
 
-def causes(table: pd.DataFrame) -> list[str]:
-    """Sentences on what each ablation changes, per cell with ablation twins.
+def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
+    """Sentences on what each ablation changes, per cell with ablation twins (named by
+    ``labels``, cell_labels; by id without).
 
     A twin is a cell equal to a base cell (all ablations at TensorFlow's defaults) except its
     ablations. With a seed figure f, the share of the gap explained is
@@ -134,7 +214,8 @@ def causes(table: pd.DataFrame) -> list[str]:
     for _, twin in table[~table["reference"]].iterrows():
         stem = twin["base_cell_id"]
         ref = table[table["cell_id"] == stem].iloc[0]
-        line = (f"- `{stem}` with {twin['ablations']}: ratio {_ratio(twin)} ({twin['verdict']}), "
+        name = (labels or {}).get(stem, f"`{stem}`")
+        line = (f"- {name} with {twin['ablations']}: ratio {_ratio(twin)} ({twin['verdict']}), "
                 f"against {_ratio(ref)} ({ref['verdict']}) without")
         figure = twin["figure"]
         if figure is not None and not pd.isna(figure) and ref["ratio"] != figure:
@@ -179,31 +260,25 @@ def ablation_effects(runs: pd.DataFrame) -> pd.DataFrame:
                                        "ratio", "ci_low", "ci_high", "shared"])
 
 
-def _effects_section(effects: pd.DataFrame) -> list[str]:
+def _effects_section(effects: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     """FINDINGS' 'What each ablation does' table from ablation_effects."""
     if effects.empty:
         return ["No cell of this grid ablates another (every ablation axis at one value): "
                 "nothing to compare.", ""]
-    header = " | ".join(f"{impl} {label}" for impl in ("static", "dynamic")
-                        for label in EFFECT_METRICS.values())
-    out = ["Each figure is the ablated cell's geometric mean over its reference cell's (the "
-           "same cell with every ablation axis the grid varies at its reference), per "
-           "implementation, "
-           "with its 95 % interval; "
-           "'mean step' is total time / steps, what a loop timed as a whole reports; "
-           "'same runs': the ablation leaves that implementation unchanged, and the cell "
-           "reuses its reference's runs.", "",
-           f"| cell | ablation | {header} |",
-           "|---|---|" + "---|" * (2 * len(EFFECT_METRICS))]
-    for (cell_id, ablations), group in effects.groupby(["cell_id", "ablations"], sort=False):
+    rows = []
+    for (cell_id, stem, ablations), group in effects.groupby(
+            ["cell_id", "base_cell_id", "ablations"], sort=False):
         values = group.set_index(["impl", "metric"])
-        cells = ["same runs" if values.loc[(impl, metric)]["shared"]
-                 else _ratio(values.loc[(impl, metric)])
-                 for impl in ("static", "dynamic") for metric in EFFECT_METRICS]
-        out.append(f"| `{cell_id}` | {ablations} | " + " | ".join(cells) + " |")
-    return out + [""]
-
-
+        rows.append({"cell": labels.get(stem, stem), "ablation": ablations, **{
+            f"{impl} {label}": "same runs" if values.loc[(impl, metric)]["shared"]
+            else _ratio(values.loc[(impl, metric)])
+            for impl in ("static", "dynamic") for metric, label in EFFECT_METRICS.items()}})
+    return ["Each figure is the ablated cell's geometric mean over its reference cell's (the "
+            "same cell with every ablation axis the grid varies at its reference), per "
+            "implementation, with its 95 % interval; 'mean step' is total time / steps, what a "
+            "loop timed as a whole reports; 'same runs': the ablation leaves that "
+            "implementation unchanged, and the cell reuses its reference's runs.", "",
+            pd.DataFrame(rows).to_markdown(index=False), ""]
 def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
     """Where the setup goes, from the meta_optimizer ablation: per cell that has a twin
     differing only in meta_optimizer "off", and per implementation, the medians over repeats
@@ -236,27 +311,26 @@ def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _setup_section(split: pd.DataFrame) -> list[str]:
+def _setup_section(split: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     """FINDINGS' 'Where the setup goes' from setup_split."""
     if split.empty:
-        return ["No cell of this grid has a twin with Grappler off (meta_optimizer on and "
-                "off), so the first step's graph optimisation is not isolated.", ""]
-    out = ["Medians over repeats, seconds. The first step's graph optimisation is the first "
-           "step with Grappler less the first step of the same cell with Grappler off "
-           "(meta_optimizer ablation).", "",
-           "| cell | impl | graph construction | session setup | first step | first step "
-           "without Grappler | graph optimisation | time to the 100th step | optimisation's "
-           "share of it |", "|---|---|---|---|---|---|---|---|---|"]
-    for _, row in split.iterrows():
-        out.append(
-            f"| `{row['cell_id']}` | {row['impl']} | {row['graph_construction_s']:.2f} | "
-            f"{row['session_setup_s']:.2f} | {row['first_step_s']:.2f} | "
-            f"{row['first_step_without_grappler_s']:.2f} | {row['graph_optimisation_s']:.2f} | "
-            f"{row['first_100_steps_s']:.2f} | "
-            f"{100 * row['optimisation_share_of_first_100']:.0f} % |")
-    return out + [""]
-
-
+        return ["Not isolated: no cell of this grid has a twin with Grappler off "
+                "(meta_optimizer on and off).", ""]
+    table = pd.DataFrame({
+        "cell": split["cell_id"].map(lambda c: labels.get(c, c)), "impl": split["impl"],
+        "graph construction": split["graph_construction_s"].map("{:.2f}".format),
+        "session setup": split["session_setup_s"].map("{:.2f}".format),
+        "first step": split["first_step_s"].map("{:.2f}".format),
+        "first step without Grappler": split["first_step_without_grappler_s"].map(
+            "{:.2f}".format),
+        "graph optimisation": split["graph_optimisation_s"].map("{:.2f}".format),
+        "time to the 100th step": split["first_100_steps_s"].map("{:.2f}".format),
+        "optimisation's share of it": split["optimisation_share_of_first_100"].map(
+            lambda v: f"{100 * v:.0f} %"),
+    })
+    return ["Medians over repeats, seconds. The first step's graph optimisation is the first "
+            "step with Grappler less the first step of the same cell with Grappler off "
+            "(meta_optimizer ablation).", "", table.to_markdown(index=False), ""]
 def _cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
     """One sentence per hooks_cold cell and implementation: the slowest measured step (the
     hook fetch set's first run) against the median step, and what the mean makes of it."""
@@ -291,20 +365,22 @@ def _breakeven_text(cell: pd.Series) -> str:
 SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
 
 
-def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
+def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
+                labels: dict[str, str] | None = None) -> list[str]:
     """'For Keras users': per keras / keras_xla cell without ablations, unroll=True (static)
     against unroll=False (dynamic): setup and step ratios with 95 % intervals and break-even;
     and, where the grid has the same cell in compat_v1, Keras's unroll=False step against
     dynamic_rnn's (Keras runs the padded length, dynamic_rnn the batch's longest sequence).
-    Empty without keras cells."""
+    Cells are named by ``labels`` (cell_labels; default: by api, max_len and
+    sequence_length). Empty without keras cells."""
     lines = []
     plain = summary[(summary["api"] != "compat_v1") & (summary["ablations"] == "")]
+    labels = labels or cell_labels(plain, ("api", "max_len", "sequence_length"))
     for _, cell in plain.iterrows():
         setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
         step = (cell["ratio_median_step_s"], cell["ratio_median_step_s_ci_low"],
                 cell["ratio_median_step_s_ci_high"])
-        line = (f"- `{cell['cell_id']}` ({cell['api']}, max_len {cell['max_len']}, "
-                f"sequence_length {cell['sequence_length']}): unroll=True takes "
+        line = (f"- {labels[cell['cell_id']]}: unroll=True takes "
                 f"{setup[0]:.2f} [{setup[1]:.2f}, {setup[2]:.2f}] times the setup of "
                 f"unroll=False (tracing, first call, model), its steps "
                 f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
@@ -402,32 +478,49 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
 
 
-def _version_section(table: pd.DataFrame) -> list[str]:
-    out = ["| cell (its id without `_tf<version>`) | TensorFlow | setup s, static / dynamic | "
-           "setup ratio | step ms, static / dynamic | step ratio | break-even (steps) |",
-           "|---|---|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        out.append(
-            f"| `{r['stem']}` | {r['release']} | {r['static_setup_s']:.2f} / "
-            f"{r['dynamic_setup_s']:.2f} | {r['ratio_setup_s']:.2f} "
-            f"[{r['ratio_setup_s_ci_low']:.2f}, {r['ratio_setup_s_ci_high']:.2f}] | "
-            f"{1e3 * r['static_median_step_s']:.2f} / {1e3 * r['dynamic_median_step_s']:.2f} | "
-            f"{r['ratio_median_step_s']:.2f} [{r['ratio_median_step_s_ci_low']:.2f}, "
-            f"{r['ratio_median_step_s_ci_high']:.2f}] | {_breakeven(r) or 'never'} |")
-    return out
-
-
+def _version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
+    rows = [{
+        "cell": labels.get(r["stem"], r["stem"]), "TensorFlow": r["release"],
+        "setup s, static / dynamic": f"{r['static_setup_s']:.2f} / {r['dynamic_setup_s']:.2f}",
+        "setup ratio": interval_text(r["ratio_setup_s"], r["ratio_setup_s_ci_low"],
+                                     r["ratio_setup_s_ci_high"]),
+        "step ms, static / dynamic": f"{1e3 * r['static_median_step_s']:.2f} / "
+                                     f"{1e3 * r['dynamic_median_step_s']:.2f}",
+        "step ratio": interval_text(r["ratio_median_step_s"], r["ratio_median_step_s_ci_low"],
+                                    r["ratio_median_step_s_ci_high"]),
+        "break-even (steps)": _breakeven(r) or "never",
+    } for _, r in table.iterrows()]
+    return [pd.DataFrame(rows).to_markdown(index=False)]
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
-    """results/FINDINGS.md: where it was measured, each claim's verdicts with our ratios and
-    intervals, what the ablations change, stability flags and break-even, all from the
-    tables (summary: results.summarize; runs: results.load_results)."""
+    """results/FINDINGS.md: the bottom line (a sentence per claim), where it was measured,
+    each claim's verdicts with our ratios and intervals, what the ablations change, stability
+    flags and break-even, and the cells' ids; all from the tables (summary:
+    results.summarize; runs: results.load_results). Cells are named by what tells them apart
+    (cell_labels); tables are pandas' to_markdown."""
     first = runs.iloc[0]
+    labels = cell_labels(summary)
+    table = claim_table(summary, claims)
     out = [
         "# Findings",
         "",
         f"Written by rule `findings` from `results/summary.csv` and `results/measurements.csv` "
         f"({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC); do not edit, re-run the workflow.",
+        "",
+        "## Bottom line",
+        "",
+    ]
+    if not claims:
+        out += ["The config lists no claims (`claims:`)."]
+    elif table.empty:
+        out += ["The claims are about static_rnn and dynamic_rnn: this grid has no "
+                "`api: compat_v1` cell to test them on."]
+        claims = []
+    out += bottom_line(table, claims, labels)
+    if claims and table["reference"].all():
+        out += ["", "No cell of this grid ablates another (the ablation axes at one value "
+                "each): no cause is isolated here."]
+    out += [
         "",
         "## Where this was measured",
         "",
@@ -452,20 +545,18 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         + ("" if config["repeats"] >= MIN_REPEATS else
            f"; with {config['repeats']} repeats, below {MIN_REPEATS}, they do not") + ".",
         "",
-        "## Claims",
-        "",
     ]
-    if not claims:
-        out += ["The config lists no claims (`claims:`).", ""]
-    table = claim_table(summary, claims)
-    if claims and table.empty:
-        out += ["The claims are about static_rnn and dynamic_rnn: this grid has no "
-                "`api: compat_v1` cell to test them on.", ""]
-        claims = []
+    if claims:
+        out += ["## Claims", ""]
     for claim in claims:
         rows = table[table["claim"] == claim["id"]]
-        base = rows[rows["reference"]]
         figure = claim.get("figure")
+        verdicts = pd.DataFrame({
+            "cell": rows["cell_id"].map(labels),
+            "static / dynamic [95 % interval]": [_ratio(r) for _, r in rows.iterrows()],
+            "verdict": [r["verdict"] + (" (one process decides it)" if r["fragile"] else "")
+                        for _, r in rows.iterrows()],
+        })
         out += [
             f"### {claim['id']}: {claim['statement']}",
             "",
@@ -474,28 +565,15 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
             + (f"; the seed's ratio {figure:.2f}" if figure is not None else "") + ".",
             "",
-            f"Over the {len(base)} reference cell(s) (no ablation, or every cell ablated "
-            f"alike) it {_count(base['verdict'])}"
-            + (f"; the seed's ratio lies inside our interval in "
-               f"{int(base['figure_in_interval'].sum())} of them" if figure is not None else "")
-            + ".",
-            "",
-            "| cell | ablations | static / dynamic [95 % interval] | verdict |",
-            "|---|---|---|---|",
+            verdicts.to_markdown(index=False),
         ]
-        out += [f"| `{r['cell_id']}` | {r['ablations'] or '-'} | {_ratio(r)} | {r['verdict']}"
-                + (" (one process decides it)" if r["fragile"] else "") + " |"
-                for _, r in rows.iterrows()]
         if rows["fragile"].any():
             out += ["", "*One process decides it*: leaving out one repeat moves the interval "
                     "across 1 or onto it, so another run of the job may give another verdict "
                     "for that cell."]
-        lines = causes(rows)
-        out += ["", "What the ablations change:" if lines else
-                "This grid has no cell that ablates another (the ablation axes "
-                f"{', '.join(ABLATION_DEFAULTS)} at one value each): no cause is isolated "
-                "here.", ""] + lines + ([""] if lines else [])
-    keras = keras_lines(summary, runs)
+        lines = causes(rows, labels)
+        out += (["", "What the ablations change:", ""] + lines if lines else []) + [""]
+    keras = keras_lines(summary, runs, labels)
     if keras:
         out += ["## For Keras users", "",
                 "A Keras LSTM / GRU layer trained in a tf.function (api keras; keras_xla: with "
@@ -509,20 +587,21 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 "The same cells (without ablations) in each TensorFlow version the grid lists, "
                 "each version in its own image (`tf_version`), measured in this run; ratios "
                 "are static / dynamic medians with 95 % intervals.", ""]
-        out += _version_section(versions) + [""]
-    out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs))
+        out += _version_section(versions, cell_labels(
+            summary, tuple(axis for axis in LABEL_AXES if axis != "tf_version"))) + [""]
+    out += ["## What each ablation does", ""] + _effects_section(ablation_effects(runs), labels)
     cold = _cold_fetch_lines(runs)
     if cold:
         out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
         out += cold + [""]
-    out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs))
+    out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs), labels)
     out += ["## Stability", ""] + stability_lines(summary, runs) + [""]
-    out += [
-        "## Break-even",
-        "",
-        "| cell | steps after which static's total time stays below dynamic's [95 % interval] |",
-        "|---|---|",
-    ]
-    for _, cell in summary.iterrows():
-        out.append(f"| `{cell['cell_id']}` | {_breakeven(cell) or 'never'} |")
+    breakeven = pd.DataFrame({
+        "cell": summary["cell_id"].map(labels),
+        "steps after which static's total time stays below dynamic's [95 % interval]":
+            [_breakeven(cell) or "never" for _, cell in summary.iterrows()]})
+    ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
+                        "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
+    out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
+            "## Cells", "", ids.to_markdown(index=False)]
     return "\n".join(out) + "\n"

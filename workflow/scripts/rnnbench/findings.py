@@ -147,8 +147,9 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
             continue
         base = rows[rows["reference"]]
         counts = base["verdict"].value_counts()
-        said = ", ".join(f"{label} in {counts[label]}" for label in
-                         ("holds", "does not hold", "inconclusive") if counts.get(label, 0))
+        said = ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
+                         for label in ("holds", "does not hold", "inconclusive")
+                         if counts.get(label, 0))
         low, high = base["ratio"].min(), base["ratio"].max()
         span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
         line = (f"- **{claim['id']}** ({claim['statement']}): over {len(base)} "

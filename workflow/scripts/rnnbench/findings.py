@@ -126,7 +126,7 @@ def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> di
     out = {}
     for _, cell in summary.iterrows():
         words = [_axis_words(axis, cell[axis]) for axis in shown]
-        if cell.get("ablations"):
+        if isinstance(cell.get("ablations"), str) and cell["ablations"]:
             words.append(cell["ablations"])
         out[cell["cell_id"]] = ", ".join(words)
     seen = pd.Series(list(out.values())).value_counts()
@@ -167,8 +167,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
             line += (f"; with {twin['ablations']} it {twin['verdict']} in "
                      f"{labels[ref['cell_id']]} ({_ratio(twin)} against {_ratio(ref)})")
             if figure is not None and ref["ratio"] != figure:
-                share = ((math.log(twin["ratio"]) - math.log(ref["ratio"]))
-                         / (math.log(figure) - math.log(ref["ratio"])))
+                share = gap_share(twin["ratio"], ref["ratio"], figure)
                 line += f": the cause of {100 * share:.0f} % of the gap to the seed's figure"
         lines.append(line + ".")
     return lines
@@ -202,6 +201,15 @@ def _count(verdicts: pd.Series) -> str:
                      for label in ("holds", "does not hold", "inconclusive"))
 
 
+def gap_share(ablated: float, reference: float, figure: float) -> float:
+    """The share of the log-ratio gap between our ``reference`` ratio and a seed's ``figure``
+    that an ablation closes, moving our ratio to ``ablated``: (log ablated - log reference) /
+    (log figure - log reference); 1 means the ablation alone moves our ratio to the seed's.
+    Raises ZeroDivisionError when reference == figure (no gap)."""
+    return ((math.log(ablated) - math.log(reference))
+            / (math.log(figure) - math.log(reference)))
+
+
 def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
     """Sentences on what each ablation changes, per cell with ablation twins (named by
     ``labels``, cell_labels; by id without).
@@ -220,8 +228,7 @@ def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[st
                 f"against {_ratio(ref)} ({ref['verdict']}) without")
         figure = twin["figure"]
         if figure is not None and not pd.isna(figure) and ref["ratio"] != figure:
-            share = ((math.log(twin["ratio"]) - math.log(ref["ratio"]))
-                     / (math.log(figure) - math.log(ref["ratio"])))
+            share = gap_share(twin["ratio"], ref["ratio"], figure)
             line += f"; it explains {100 * share:.0f} % of the log-ratio gap to the seed's {figure:.2f}"
         lines.append(line + ".")
     return lines

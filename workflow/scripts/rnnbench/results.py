@@ -140,6 +140,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "job_threads": result["job_threads"],
             "device": meta["device"],
             "device_name": meta["device_name"],
+            "cpus": _cpus(meta),
             "tensorflow_version": meta["tf_version"],
             "keras_version": meta["keras_version"],
             "python_version": meta["python_version"],

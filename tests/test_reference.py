@@ -1,0 +1,42 @@
+"""The README's answer and the docs come from the committed reference run (docs/figures/),
+and the layout page matches the tree."""
+
+import re
+import subprocess
+
+from conftest import REPO
+from rnnbench import reference
+
+
+def test_the_readme_answer_is_the_reference_runs():
+    """Fails when the README's numbers differ from docs/figures/ (rerun reference.py)."""
+    readme = (REPO / "README.md").read_text()
+    assert reference.readme_answer(readme) == reference.expected_answer()
+    # the answer is on the first screen: within the first 40 lines
+    assert readme.index(reference.ANSWER_END) < len("\n".join(readme.splitlines()[:40]))
+
+
+def test_every_figure_and_link_of_the_readme_and_docs_exists():
+    for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#]+)\)", page.read_text()):
+            if not target.startswith("http"):
+                assert (page.parent / target).exists(), f"{page.name}: {target}"
+
+
+def test_the_layout_page_matches_the_tree():
+    """Every entry the layout names exists, and every tracked top-level entry and every
+    module of the package is named."""
+    text = (REPO / "docs" / "layout.md").read_text()
+    block = text[text.index("```") + 3:text.rindex("```")]
+    named = [line.split()[0] for line in block.splitlines()
+             if line.strip() and not line.startswith(" ")]
+    for entry in named:
+        if "*" not in entry:
+            assert (REPO / entry).exists(), entry
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    for top in {path.split("/")[0] for path in tracked}:
+        assert any(name.rstrip("/").split("/")[0] == top for name in named), top
+    for module in (REPO / "workflow/scripts/rnnbench").glob("*.py"):
+        if module.stem != "__init__":
+            assert module.stem in block, module.stem

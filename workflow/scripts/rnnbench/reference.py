@@ -1,0 +1,161 @@
+"""The reference run behind every number of the README and docs/: run the main job, copy its
+FINDINGS, summary and charts to docs/figures/, and rewrite the README's answer from them.
+
+    .venv/bin/python workflow/scripts/rnnbench/reference.py [--no-run]
+
+It runs ``snakemake --cores 1`` (the shipped config.yaml) in the repository, timed (--no-run:
+use the results/ already there and the time recorded before), then writes docs/figures/
+(FINDINGS.md, summary.csv, the charts' SVGs, run.json with the main job's wall time) and
+the README's block between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py
+fails when the README's block differs from what answer() makes of docs/figures/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rnnbench.findings import (SPEED, _breakeven, cell_labels, claim_table,  # noqa: E402
+                               gap_share, interval_text, verdict)
+from rnnbench.results import read_table  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+FIGURES = REPO / "docs" / "figures"
+ANSWER_BEGIN = "<!-- answer: written by workflow/scripts/rnnbench/reference.py -->"
+ANSWER_END = "<!-- answer end -->"
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
+
+
+def _ratio(cell: pd.Series, metric: str) -> str:
+    return interval_text(cell[f"ratio_{metric}"], cell[f"ratio_{metric}_ci_low"],
+                         cell[f"ratio_{metric}_ci_high"])
+
+
+def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
+           main_job_s: float) -> str:
+    """The README's answer paragraph, from the reference run's tables: static / dynamic
+    setup and step ratios with their 95 % intervals per reference cell (compat_v1, no
+    ablation), each cell's break-even, the cause the grid isolates (an ablation that changes
+    the step verdict, with its share of the log-ratio gap to a claim's seed figure:
+    findings.gap_share) and the peak-memory ratio; then the two commands with the measured
+    main-job time.
+
+    Args:
+        summary: docs/figures/summary.csv (results.summarize).
+        measurements: the first rows of results/measurements.csv, for where it ran
+            (device_name, tensorflow_version, threads, python_version).
+        claims: the config's claims.
+        main_job_s: the main job's wall time, seconds.
+    """
+    compat = summary[summary["api"] == "compat_v1"]
+    labels = cell_labels(summary)
+    plain = compat[compat["ablations"] == ""]
+    run = measurements.iloc[0]
+    setups = plain["ratio_setup_s"]
+    parts = [
+        f"On the reference machine ({run['device_name']} CPU, {int(run['cpus'])} cores, "
+        f"TensorFlow "
+        f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread; "
+        f"{int(plain['static_repeats'].iloc[0])} fresh processes per cell; 95 % intervals), "
+        f"static_rnn's setup (graph construction, session, first step) takes "
+        + (f"{setups.min():.1f} to {setups.max():.1f}" if len(plain) > 1
+           else f"{setups.iloc[0]:.1f}")
+        + f" times dynamic_rnn's ({plain['static_setup_s'].mean():.1f} s against "
+        f"{plain['dynamic_setup_s'].mean():.2f} s). Per step, static_rnn / dynamic_rnn is "]
+    steps = []
+    for _, cell in plain.iterrows():
+        speed = SPEED[verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
+                              cell["ratio_median_step_s_ci_high"])]
+        breakeven = _breakeven(cell)
+        steps.append(f"{_ratio(cell, 'median_step_s')} with {labels[cell['cell_id']]} "
+                     f"({'static ' * (speed != SPEED['inconclusive'])}{speed}; "
+                     + ("it never pays its setup back)" if breakeven is None
+                        else f"it pays its setup back after {breakeven} steps)"))
+    parts.append("; ".join(steps) + ".")
+    table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
+                                  and c.get("figure") is not None][:1])
+    for _, twin in table[~table["reference"]].iterrows():
+        ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
+        if twin["verdict"] == ref["verdict"]:
+            continue
+        cell = summary.set_index("cell_id").loc[twin["cell_id"]]
+        breakeven = _breakeven(cell)
+        parts.append(
+            f" The cause the grid isolates, with {labels[ref['cell_id']]}: "
+            f"{twin['ablations']} (as TensorFlow did up to 1.5). Then static_rnn's steps take "
+            f"{_ratio(cell, 'median_step_s')} of dynamic_rnn's"
+            + (f" (it pays back after {breakeven} steps)" if breakeven else "")
+            + f"; that explains {100 * gap_share(twin['ratio'], ref['ratio'], twin['figure']):.0f}"
+            f" % of the log-ratio gap to the {twin['figure']:.2f} of claim {twin['claim']} "
+            "(the blog post's GPU, TF 1.x).")
+    memory = plain["ratio_peak_rss_mb"]
+    parts.append(f" Peak memory, static / dynamic: {memory.min():.2f}"
+                 + (f" to {memory.max():.2f}" if f"{memory.max():.2f}" != f"{memory.min():.2f}"
+                    else "") + ".")
+    return (ANSWER_BEGIN + "\n" + "".join(parts) + "\n\n"
+            "```sh\n"
+            f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
+            f"{main_job_s / 60:.0f} min on the reference machine\n"
+            "./install.sh && .venv/bin/pytest                 # the tests\n"
+            "```\n" + ANSWER_END)
+
+
+def readme_answer(readme: str) -> str:
+    """The README's answer block (ANSWER_BEGIN to ANSWER_END, both included).
+
+    Raises:
+        ValueError: if the README has no such block."""
+    start, end = readme.find(ANSWER_BEGIN), readme.find(ANSWER_END)
+    if start < 0 or end < start:
+        raise ValueError(f"README.md: no block between {ANSWER_BEGIN!r} and {ANSWER_END!r}")
+    return readme[start:end + len(ANSWER_END)]
+
+
+def expected_answer(repo: Path = REPO) -> str:
+    """answer() of the committed reference run (docs/figures/) and the shipped config."""
+    figures = repo / "docs" / "figures"
+    run = json.loads((figures / "run.json").read_text())
+    return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
+                  yaml.safe_load((repo / "config.yaml").read_text())["claims"],
+                  run["main_job_s"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-run", action="store_true",
+                        help="use results/ as it is, and docs/figures/run.json's time")
+    args = parser.parse_args()
+    if args.no_run:
+        main_job_s = json.loads((FIGURES / "run.json").read_text())["main_job_s"]
+    else:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=REPO,
+                       check=True)
+        main_job_s = time.perf_counter() - start
+    results = REPO / "results"
+    for name in ("FINDINGS.md", "summary.csv"):
+        shutil.copy(results / name, FIGURES / name)
+    for svg in (results / "plots").glob("*.svg"):
+        shutil.copy(svg, FIGURES / svg.name)
+    first = read_table(results / "measurements.csv").iloc[0]
+    where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
+             for key in ("device_name", "tensorflow_version", "intra_op_parallelism_threads",
+                         "python_version", "hostname")}
+    (FIGURES / "run.json").write_text(json.dumps(
+        {"main_job_s": round(main_job_s, 1), "where": where}, indent=1) + "\n")
+    readme = (REPO / "README.md").read_text()
+    (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
+    print(f"docs/figures/ and the README's answer rewritten from the run ({main_job_s:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from rnnbench import grid
+from rnnbench.scale import synthetic_result
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
@@ -90,55 +91,10 @@ def tiny_protocol():
     return copy.deepcopy(TINY_PROTOCOL)
 
 
-def make_result(impl="static", cell_id="c1", repeat=1, max_len=10, sequence_length=5,
-                setup=(1.0, 0.5, 2.0), step_s=(0.01, 0.01, 0.01), api="compat_v1",
-                tf_version=grid.DEFAULT_TF_VERSION, **ablations):
-    """A schema-valid result record with chosen timings and ablations (grid axes away from
-    grid.ABLATION_DEFAULTS), for aggregation tests."""
-    construction, session, first = setup
-    step_s = list(step_s)
-    median = sorted(step_s)[len(step_s) // 2]
-    return {
-        "schema_version": 5, "impl": impl, "cell_id": cell_id, "repeat": repeat,
-        "job_threads": 1,
-        "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
-                 "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
-                 "api": api, "tf_version": tf_version, **grid.ABLATION_DEFAULTS, **ablations,
-                 "dataset": "d"},
-        "protocol": {**TINY_PROTOCOL, "fetches": ["train_op", "loss"],
-                     "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
-        "timings": {"graph_construction_s": construction, "session_setup_s": session,
-                    "first_step_s": first, "graph_optimisation_s": 0.75 * first,
-                    "warmup_step_s": [0.02], "warmup_settled": None, "step_s": step_s,
-                    "hook_steps": [],
-                    "median_step_s": median, "mean_step_s": sum(step_s) / len(step_s),
-                    "steps_per_s": 1 / median,
-                    "step_iqr_over_median": 0.0, "block_spread": None},
-        "noise": {"load_average_before": [0.5, 0.4, 0.3], "load_average_after": [1.0, 0.5, 0.3],
-                  "steal_share": 0.0, "cpu_governor": None, "cpu_mhz_before": 2600.0,
-                  "cpu_mhz_after": 2600.0},
-        "graph": {"node_count": 100, "function_node_count": 10, "graphdef_bytes": 1000,
-                  "optimised_node_count": 120},
-        "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)
-                                              else max_len),
-                 "train_step_flop": 1e6},
-        "memory": {"peak_rss_mb": 500.0},
-        "loss": {"first": 2.0, "last": 1.9},
-        "initial_weights_sha256": "0" * 64,
-        "data": {"path": "d.npz", "sha256": "1" * 64},
-        "metadata": {
-            "tf_version": f"{tf_version}.0", "keras_version": None, "tf_git_version": "v",
-            "is_cuda_build": False,
-            "cuda_version": None, "cudnn_version": None, "gpus_visible": [], "device": "cpu",
-            "device_name": "cpu", "python_version": "3.11", "python_prefix": "/venv",
-            "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
-            "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
-            "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
-            "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
-            "apptainer_container": None, "tensorflow_path": "/venv/tensorflow",
-            "gpu_driver": None, "image_sha256": None,
-        },
-    }
+def make_result(impl="static", cell_id="c1", repeat=1, **changes):
+    """A schema-valid result record (rnnbench.scale.synthetic_result, with the tiny protocol)
+    with chosen timings and ablations, for aggregation tests."""
+    return synthetic_result(impl, cell_id, repeat, protocol=TINY_PROTOCOL, **changes)
 
 
 def reference_columns(tmp_path):

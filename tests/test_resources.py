@@ -108,3 +108,13 @@ def test_write_partial_names_what_blocked_a_job(tmp_path):
                                     tmp_path / "partial",
                                     blocked={result: "c is a file where a folder must be"})
     assert missing["error_line"].tolist() == ["c is a file where a folder must be"]
+
+
+def test_job_cost_reads_snakemakes_benchmark_file(tmp_path):
+    tsv = tmp_path / "repeat1.tsv"
+    tsv.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load"
+                   "\tcpu_time\n4.14\t0:00:04\t579.94\t2155.90\t261.20\t414.50\t11.04\t0.02"
+                   "\t72.18\t3.45\n")
+    assert results.job_cost(tsv) == {"job_wall_s": 4.14, "job_max_rss_mb": 579.94}
+    missing = results.job_cost(tmp_path / "none.tsv")
+    assert all(value != value for value in missing.values())  # NaN

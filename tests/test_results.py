@@ -73,7 +73,7 @@ def test_load_results_names_a_bad_file(tmp_path):
     record = make_result()
     del record["timings"]["step_s"]
     (bad,) = write_results(tmp_path, [record])
-    with pytest.raises(ValueError, match=r"r0.json: not a valid result: 'step_s'"):
+    with pytest.raises(ValueError, match=r"r0.json: not a valid result: .*'step_s'"):
         results.load_results([bad])
     with pytest.raises(ValueError, match="no result files"):
         results.load_results([])
@@ -247,3 +247,40 @@ def test_cumulative_time_and_csv_round_trip(tmp_path):
     again = results.read_table(tmp_path / "summary.csv")
     assert again["breakeven_steps"].tolist()[0] == 301 and pd.isna(again["breakeven_steps"][1])
     assert again["sequence_length"].tolist() == ["5", "full"]
+
+
+def test_fastjsonschema_and_jsonschema_judge_records_alike():
+    """The aggregation validates with fastjsonschema (draft 7) where the training images
+    validate with jsonschema (draft 2020-12): the same records pass and fail."""
+    import copy
+
+    import fastjsonschema
+    import jsonschema
+    import yaml
+
+    from rnnbench import schema
+
+    spec = yaml.safe_load(schema.RESULT_SCHEMA.read_text())
+    fast = fastjsonschema.compile({k: v for k, v in spec.items() if k != "$schema"})
+    slow = jsonschema.Draft202012Validator(spec)
+    good = make_result()
+    edits = [
+        lambda r: r["timings"].pop("step_s"), lambda r: r.update(impl="both"),
+        lambda r: r["timings"].update(median_step_s="fast"), lambda r: r.update(repeat=0),
+        lambda r: r.update(schema_version=4), lambda r: r["cell"].update(max_len=-1),
+        lambda r: r.update(extra=1), lambda r: r["metadata"].pop("hostname"),
+        lambda r: r["noise"].update(steal_share="x"), lambda r: r.update(cell_id=7),
+        lambda r: r["timings"].update(step_s=[]), lambda r: r["memory"].update(peak_rss_mb=None),
+    ]
+    verdicts = []
+    for edit in [lambda r: None, *edits]:
+        record = copy.deepcopy(good)
+        edit(record)
+        try:
+            fast(record)
+            passed_fast = True
+        except fastjsonschema.JsonSchemaException:
+            passed_fast = False
+        assert passed_fast == slow.is_valid(record)
+        verdicts.append(passed_fast)
+    assert verdicts[0] and sum(verdicts) < len(verdicts) - 6  # the edits mostly fail

@@ -55,6 +55,10 @@ def test_measurements_are_tidy_and_real(finished_run, tmp_path):
     assert {"measurements.csv": list(runs.columns),
             "summary.csv": list(summary.columns)} == reference_columns(tmp_path)
     assert (runs[["graph_construction_s", "first_step_s", "median_step_s"]] > 0).all().all()
+    # the whole job (Snakemake's benchmark: file) costs more than its setup and steps, and
+    # more memory than the training's own peak RSS reading
+    assert (runs["job_wall_s"] > runs["setup_s"]).all()
+    assert (runs["job_max_rss_mb"] > 100).all()
     nodes = runs.groupby(["api", "impl", "max_len"])["node_count"].first()
     for api in ("compat_v1", "keras"):
         assert nodes[api, "static", 8] > nodes[api, "static", 4]  # max_len cell copies

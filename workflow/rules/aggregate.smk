@@ -1,6 +1,7 @@
 rule aggregate:
     input:
         results=result_paths(),
+        benchmarks=result_paths(TRAIN_BENCHMARKS),
         peaks=PEAKS,
     output:
         measurements=report(

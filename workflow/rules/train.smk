@@ -13,7 +13,7 @@ rule train_static:
     log:
         TRAIN_LOGS.replace("{impl}", "static"),
     benchmark:
-        f"results/benchmarks/{PROTOCOL}/{{cell}}/static/repeat{{repeat}}.tsv"
+        TRAIN_BENCHMARKS.replace("{impl}", "static")
     priority: priority_of("static")
     conda:
         "../../envs/environment.yaml"
@@ -50,7 +50,7 @@ use rule train_static as train_dynamic with:
     log:
         TRAIN_LOGS.replace("{impl}", "dynamic"),
     benchmark:
-        f"results/benchmarks/{PROTOCOL}/{{cell}}/dynamic/repeat{{repeat}}.tsv"
+        TRAIN_BENCHMARKS.replace("{impl}", "dynamic")
     priority: priority_of("dynamic")
     resources:
         mem_mb=mem_mb_of("dynamic"),

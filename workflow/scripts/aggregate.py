@@ -11,7 +11,8 @@ from rnnbench.results import cumulative_time, load_results, share_runs, summariz
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
 # reference's static runs (grid.shared_runs): they were measured once
-runs = share_runs(load_results(snakemake.input.results), dict(snakemake.params.shared))
+runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks),
+                  dict(snakemake.params.shared))
 runs.to_csv(snakemake.output.measurements, index=False)
 peaks = {}  # float32 matmul FLOP/s by intra-op threads and tf_version (rule peak)
 for path in snakemake.input.peaks:

@@ -38,6 +38,7 @@ MIN_REPEATS processes it does not (see MIN_REPEATS), and the workflow warns
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -51,7 +52,10 @@ interval at all."""
 CONFIDENCE = 0.95
 
 
+@lru_cache(maxsize=None)
 def _t(confidence: float, df: float) -> float:
+    """Student's t quantile of a two-sided ``confidence`` interval at ``df`` degrees of
+    freedom (cached: summarize asks for the same few thousands of times)."""
     return float(stats.t.ppf(0.5 + confidence / 2, df))
 
 

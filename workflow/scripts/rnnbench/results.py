@@ -6,7 +6,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import jsonschema
 import numpy as np
@@ -42,7 +42,8 @@ OUTLIER_FACTOR = 1.5
 BUSY_STEAL_SHARE = 0.02
 
 
-def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
+def load_results(paths: Iterable[str | Path],
+                 benchmarks: Iterable[str | Path] | None = None) -> pd.DataFrame:
     """One row per run from result JSON files; units in column names.
 
     ``setup_s`` = graph_construction_s + session_setup_s + first_step_s: everything a run
@@ -63,10 +64,16 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
     block medians differ by more than steady.DISTURBED_BLOCK_SPREAD; ``busy`` one measured on
     a busy machine (BUSY_STEAL_SHARE, load averages; the noise columns).
 
+    ``job_wall_s`` and ``job_max_rss_mb`` are what the whole job cost, Python and TensorFlow's
+    import included, from Snakemake's ``benchmark:`` file of the run (``benchmarks``, in the
+    order of ``paths``; NaN without).
+
     Raises:
         ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
     """
     rows, cells = [], []
+    paths = list(paths)
+    jobs = dict(zip(map(str, paths), map(job_cost, benchmarks or [])))
     for path in paths:
         result = json.loads(Path(path).read_text())
         try:
@@ -151,6 +158,7 @@ def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
             "git_commit": meta["git"]["commit"],
             "environment": environment(meta),
             "path": str(path),
+            **jobs.get(str(path), {"job_wall_s": math.nan, "job_max_rss_mb": math.nan}),
         })
     if not rows:
         raise ValueError("load_results: no result files given")
@@ -231,28 +239,67 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
     return _sorted(pd.concat([runs, *added], ignore_index=True)) if added else runs
 
 
+def job_cost(benchmark: str | Path) -> dict[str, float]:
+    """A training job's whole wall time (s, seconds) and peak resident memory (max_rss, MB)
+    from its Snakemake ``benchmark:`` TSV (one header line, one line of values:
+    snakemake.benchmark.BenchmarkRecord); NaN for a file that is missing or has no values."""
+    try:
+        header, values = Path(benchmark).read_text().splitlines()[:2]
+        row = dict(zip(header.split("\t"), values.split("\t")))
+        return {"job_wall_s": float(row["s"]), "job_max_rss_mb": float(row["max_rss"])}
+    except (OSError, ValueError, KeyError):
+        return {"job_wall_s": math.nan, "job_max_rss_mb": math.nan}
+
+
 def _or_nan(value: float | None) -> float:
     return math.nan if value is None else value
 
 
-def sides(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The per-process values of ``column`` of two sets of runs (rows of load_results), in
-    repeat order, and whether they pair up: the same repeats on both sides (the workflow runs
-    the static and dynamic runs of a repeat next to each other, grid.job_priorities)."""
-    a, b = a.sort_values("repeat"), b.sort_values("repeat")
-    paired = a["repeat"].tolist() == b["repeat"].tolist()
-    return a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float), paired
+class Side(NamedTuple):
+    """A cell's runs of one implementation in repeat order, as arrays (so that summarize's
+    many ratios and leave-one-out intervals index numpy arrays, not DataFrames): ``repeat``
+    and ``values`` (the numeric columns of load_results, by name)."""
+
+    repeat: np.ndarray
+    values: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, runs: "pd.DataFrame | Side") -> "Side":
+        """The Side of some runs (rows of load_results), or ``runs`` itself if a Side."""
+        if isinstance(runs, Side):
+            return runs
+        ordered = runs.sort_values("repeat", kind="stable")
+        numeric = ordered.select_dtypes("number")
+        return cls(ordered["repeat"].to_numpy(),
+                   {column: numeric[column].to_numpy(dtype=float) for column in numeric})
+
+    def without(self, repeat: int) -> "Side":
+        """These runs but those of ``repeat``."""
+        keep = self.repeat != repeat
+        return Side(self.repeat[keep], {c: v[keep] for c, v in self.values.items()})
 
 
-def ratio_of(a: pd.DataFrame, b: pd.DataFrame, column: str) -> tuple[float, float, float]:
+def sides(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side",
+          column: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The per-process values of ``column`` of two sets of runs (rows of load_results, or
+    their Side), in repeat order, and whether they pair up: the same repeats on both sides
+    (the workflow runs the static and dynamic runs of a repeat next to each other,
+    grid.job_priorities)."""
+    a, b = Side.of(a), Side.of(b)
+    return a.values[column], b.values[column], np.array_equal(a.repeat, b.repeat)
+
+
+def ratio_of(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side",
+             column: str) -> tuple[float, float, float]:
     """The ratio of ``column``'s geometric means over the runs ``a`` and ``b`` (rows of
-    load_results) and its 95 % interval: intervals.ratio_ci, paired by repeat when the
-    repeats match (sides), else Welch's."""
+    load_results, or their Side) and its 95 % interval: intervals.ratio_ci, paired by repeat
+    when the repeats match (sides), else Welch's."""
     x, y, paired = sides(a, b, column)
     return intervals.ratio_ci(x, y, paired)
 
 
-def breakeven_of(static: pd.DataFrame, dynamic: pd.DataFrame) -> tuple[float, float, float]:
+def breakeven_of(static: "pd.DataFrame | Side",
+                 dynamic: "pd.DataFrame | Side") -> tuple[float, float, float]:
     """Break-even steps (intervals.breakeven_ci) of a cell's runs, from per-repeat pairs of
     ``setup_s`` and ``median_step_s``; unpaired sides (other repeats on each) are paired in
     repeat order over the repeats both have as many of, which keeps the interval valid."""
@@ -280,18 +327,18 @@ def side_of_one(low: float, high: float) -> str:
     return "above" if low > 1 else "below" if high < 1 else "across"
 
 
-def fragile_metrics(static: pd.DataFrame, dynamic: pd.DataFrame) -> list[str]:
+def fragile_metrics(static: "pd.DataFrame | Side", dynamic: "pd.DataFrame | Side") -> list[str]:
     """The VERDICT_METRICS whose static / dynamic interval (ratio_of) moves to another side of
     1 when any one repeat is left out (both of its runs, when paired): a verdict that one
     process decides. Empty with fewer than 3 repeats on a side (nothing to leave out)."""
-    if min(len(static), len(dynamic)) < 3:
+    static, dynamic = Side.of(static), Side.of(dynamic)
+    if min(len(static.repeat), len(dynamic.repeat)) < 3:
         return []
     out = []
     for metric in VERDICT_METRICS:
         whole = side_of_one(*ratio_of(static, dynamic, metric)[1:])
-        for repeat in sorted(set(static["repeat"]) | set(dynamic["repeat"])):
-            left = ratio_of(static[static["repeat"] != repeat],
-                            dynamic[dynamic["repeat"] != repeat], metric)
+        for repeat in sorted(set(static.repeat) | set(dynamic.repeat)):
+            left = ratio_of(static.without(repeat), dynamic.without(repeat), metric)
             if side_of_one(*left[1:]) != whole:
                 out.append(metric)
                 break
@@ -350,17 +397,26 @@ def summarize(runs: pd.DataFrame,
     """
     check_one_environment(runs)
     rows = []
-    runs = runs.assign(outlier=outlier_runs(runs))
-    for cell_values, group in runs.groupby(CELL_COLUMNS, sort=False):
+    runs = runs.assign(outlier=outlier_runs(runs)).reset_index(drop=True)
+    # every column as an array once: a cell's runs are then index arrays into them (Side)
+    numeric = {c: runs[c].to_numpy(dtype=float) for c in runs.select_dtypes("number")}
+    repeat, impls = runs["repeat"].to_numpy(), runs["impl"].to_numpy()
+    flags = {c: runs[c].to_numpy() for c in ("measured_in", "disturbed", "outlier", "busy",
+                                             "warmup_settled")}
+    for cell_values, positions in runs.groupby(CELL_COLUMNS, sort=False).indices.items():
         row = dict(zip(CELL_COLUMNS, cell_values))
-        by_impl = {impl: group[group["impl"] == impl] for impl in ("static", "dynamic")}
-        for impl, sub in by_impl.items():
-            if sub.empty:
+        by_impl = {}
+        for impl in ("static", "dynamic"):
+            mine = positions[impls[positions] == impl]
+            if not len(mine):
                 raise ValueError(f"cell {row['cell_id']}: no {impl} runs")
-            row[f"{impl}_repeats"] = len(sub)
-            row[f"{impl}_measured_in"] = sub["measured_in"].iloc[0]
+            mine = mine[np.argsort(repeat[mine], kind="stable")]
+            by_impl[impl] = Side(repeat[mine], {c: v[mine] for c, v in numeric.items()})
+            sub = by_impl[impl].values
+            row[f"{impl}_repeats"] = len(mine)
+            row[f"{impl}_measured_in"] = flags["measured_in"][mine[0]]
             for metric in METRICS:
-                estimate, low, high = intervals.geomean_ci(sub[metric].to_numpy(dtype=float))
+                estimate, low, high = intervals.geomean_ci(sub[metric])
                 row[f"{impl}_{metric}"] = estimate
                 row[f"{impl}_{metric}_ci_low"] = low
                 row[f"{impl}_{metric}_ci_high"] = high
@@ -368,24 +424,26 @@ def summarize(runs: pd.DataFrame,
             # cross, so cumulative_time draws them
             row[f"{impl}_setup_s_amean"] = float(sub["setup_s"].mean())
             row[f"{impl}_median_step_s_amean"] = float(sub["median_step_s"].mean())
-            row[f"{impl}_max_block_spread"] = float(sub["block_spread"].max())
+            row[f"{impl}_max_block_spread"] = float(np.nanmax(sub["block_spread"])) if not \
+                np.isnan(sub["block_spread"]).all() else math.nan
             row[f"{impl}_max_warmup_steps_run"] = int(sub["warmup_steps_run"].max())
+        static, dynamic = by_impl["static"], by_impl["dynamic"]
         for metric in RATIO_METRICS:
-            ratio, low, high = ratio_of(by_impl["static"], by_impl["dynamic"], metric)
+            ratio, low, high = ratio_of(static, dynamic, metric)
             row[f"ratio_{metric}"] = ratio
             row[f"ratio_{metric}_ci_low"] = low
             row[f"ratio_{metric}_ci_high"] = high
-        row["ratio_paired"] = sides(by_impl["static"], by_impl["dynamic"], "setup_s")[2]
-        steps, low, high = map(whole_steps, breakeven_of(by_impl["static"], by_impl["dynamic"]))
+        row["ratio_paired"] = sides(static, dynamic, "setup_s")[2]
+        steps, low, high = map(whole_steps, breakeven_of(static, dynamic))
         row["breakeven_steps"] = None if math.isinf(steps) else steps
         row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = low, high
-        fragile = fragile_metrics(by_impl["static"], by_impl["dynamic"])
+        fragile = fragile_metrics(static, dynamic)
         row["fragile"] = ", ".join(fragile)
         row["unstable"] = bool(fragile)
-        row["disturbed_runs"] = int(group["disturbed"].sum())
-        row["outlier_runs"] = int(group["outlier"].sum())
-        row["busy"] = bool(group["busy"].any())
-        row["warmup_capped"] = bool((group["warmup_settled"] == False).any())  # noqa: E712
+        row["disturbed_runs"] = int(flags["disturbed"][positions].sum())
+        row["outlier_runs"] = int(flags["outlier"][positions].sum())
+        row["busy"] = bool(flags["busy"][positions].any())
+        row["warmup_capped"] = bool((flags["warmup_settled"][positions] == False).any())  # noqa: E712
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")

@@ -1,0 +1,80 @@
+"""Comparing two result sets (rnnbench.compare), one of which holds two environments."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import make_result
+from rnnbench import compare
+
+CLAIM = {"id": "steps", "seed": "t", "statement": "static trains faster",
+         "quantity": "median_step_s", "direction": "static < dynamic"}
+
+
+def _write(folder, records):
+    for record in records:
+        path = folder / record["cell_id"] / record["impl"] / f"repeat{record['repeat']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
+    (folder / "peak_intra1_tf2.21.json").write_text("{}")  # not a training result: skipped
+    return folder
+
+
+def _runs(cell_id, static_step, dynamic_step, cpu="cpu", max_len=10):
+    records = []
+    for repeat in (1, 2, 3):
+        jitter = 1 + 0.01 * repeat
+        for impl, step in (("static", static_step), ("dynamic", dynamic_step)):
+            record = make_result(impl, cell_id, repeat, max_len=max_len,
+                                 step_s=(step * jitter,) * 3)
+            record["metadata"]["cpu_model"] = cpu
+            records.append(record)
+    return records
+
+
+def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
+    # ours: static's steps half dynamic's; theirs, on another machine, twice as slow on both
+    # sides and static's steps 1.5x dynamic's; theirs also holds a cell from a third machine
+    ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020) + _runs("c2", 0.01, 0.01,
+                                                                         max_len=20))
+    theirs = tmp_path / "theirs"
+    _write(theirs / "box", _runs("c1", 0.030, 0.020, cpu="gpu box"))
+    _write(theirs / "third", _runs("c1", 0.010, 0.020, cpu="third"))
+    a, b = compare.read_side(ours), compare.read_side(theirs)
+    table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
+    assert len(table) == 2  # c1 against each of theirs' two environments; c2 is ours alone
+    assert table["side_b"].tolist() == ["theirs #1", "theirs #2"]
+    gpu = table[table["environment_b"].str.startswith("gpu box")].iloc[0]
+    assert gpu["a_ratio_median_step_s"] == pytest.approx(0.5)
+    assert gpu["b_ratio_median_step_s"] == pytest.approx(1.5)
+    assert (gpu["a_steps"], gpu["b_steps"]) == ("holds", "does not hold")
+    assert gpu["b_over_a_static_median_step_s"] == pytest.approx(3.0)
+    assert gpu["b_over_a_dynamic_median_step_s"] == pytest.approx(1.0)
+    assert gpu["b_over_a_static_median_step_s_ci_low"] < 3.0 < \
+        gpu["b_over_a_static_median_step_s_ci_high"]
+    text = compare.compare_markdown(table, [CLAIM])
+    assert "never pooled" in text and "| holds / does not hold" in text
+    assert compare.compare_markdown(table.iloc[0:0], []).endswith("no cell in common.\n")
+
+
+def test_the_command_writes_table_markdown_and_chart(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
+    theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, REPO / "workflow/scripts/rnnbench/compare.py",
+                           ours, theirs, "--out", out], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "## Comparison" in proc.stdout
+    assert len(pd.read_csv(out / "compare.csv")) == 1
+    assert (out / "compare.svg").read_text().startswith("<svg")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, REPO / "workflow/scripts/rnnbench/compare.py",
+                           ours, empty], capture_output=True, text=True)
+    assert proc.returncode == 1 and "empty: no result files" in proc.stderr

@@ -1,0 +1,210 @@
+"""Compare two result sets: two machines, bare against an image, two TensorFlow versions, CPU
+against GPU.
+
+    .venv/bin/python workflow/scripts/rnnbench/compare.py A B [--names ours theirs]
+        [--configfile config.yaml] [--out results/compare]
+
+A and B are each a folder of result JSONs (searched recursively: ``results/runs/`` or any
+folder a user sent back) or a measurements.csv. Each side is summarised on its own
+(results.summarize), per environment (results.environment: a side holding runs of two
+machines gives two rows, never pooled). Per cell both sides have, it writes each side's
+static / dynamic ratios (setup, step) with their 95 % intervals, the verdict of each claim of
+the config on each side, and the ratio of the two sides' geometric means (B / A, per
+implementation, setup and median step) with Welch's interval on the logs (the sides are
+different processes: unpaired; intervals.ratio_ci); to ``OUT/compare.csv``, ``compare.md``
+(also printed) and the chart ``compare.svg`` / ``.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rnnbench import intervals  # noqa: E402
+from rnnbench.findings import cell_labels, interval_text, verdict  # noqa: E402
+from rnnbench.results import load_results, read_table, summarize  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
+"""What each side's static / dynamic ratio and the two sides' ratio are given for."""
+
+
+def read_side(source: str | Path) -> pd.DataFrame:
+    """The runs of one side (load_results' rows): from a measurements.csv, or from every
+    training result JSON under a folder (``<cell>/<impl>/repeat<N>.json``; rule peak's files
+    are left out).
+
+    Raises:
+        ValueError: naming ``source`` when it holds no result, or a file that is not valid.
+    """
+    source = Path(source)
+    if source.is_file():
+        return read_table(source)
+    paths = sorted(p for p in source.rglob("repeat*.json")
+                   if p.parent.name in ("static", "dynamic"))
+    if not paths:
+        raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
+    return load_results(paths)
+
+
+def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """summarize() of one side's runs, per environment; columns ``side`` (``name``, with the
+    environment's number when the side has several) and ``environment`` added."""
+    environments = sorted(runs["environment"].unique())
+    parts = []
+    for number, environment in enumerate(environments, 1):
+        mine = runs[runs["environment"] == environment]
+        summary = summarize(mine)
+        summary.insert(0, "side", name if len(environments) == 1 else f"{name} #{number}")
+        summary.insert(1, "environment", environment)
+        parts.append(summary)
+    return pd.concat(parts, ignore_index=True)
+
+
+def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
+            names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
+    """One row per cell both sides measured and pair of their environments.
+
+    Args:
+        a, b: the runs of each side (read_side).
+        claims: the claims to judge on each side (config ``claims``).
+        names: the sides' names.
+
+    Returns:
+        Columns cell_id, label (findings.cell_labels), side_a, side_b, environment_a,
+        environment_b; per side and SIDE_METRICS metric ``<side>_ratio_<metric>`` (static /
+        dynamic) with ``_ci_low`` / ``_ci_high``; per claim ``<side>_<claim id>`` (verdict);
+        per implementation and metric ``b_over_a_<impl>_<metric>`` (geometric mean of side B
+        over side A's, Welch's 95 % interval) with ``_ci_low`` / ``_ci_high``.
+    """
+    sides = {"a": summarize_side(a, names[0]), "b": summarize_side(b, names[1])}
+    runs = {"a": a, "b": b}
+    labels = cell_labels(pd.concat(sides.values(), ignore_index=True).drop_duplicates("cell_id"))
+    rows = []
+    for _, left in sides["a"].iterrows():
+        for _, right in sides["b"][sides["b"]["cell_id"] == left["cell_id"]].iterrows():
+            row = {"cell_id": left["cell_id"], "label": labels[left["cell_id"]],
+                   "side_a": left["side"], "side_b": right["side"],
+                   "environment_a": left["environment"], "environment_b": right["environment"]}
+            for key, cell in (("a", left), ("b", right)):
+                for metric in SIDE_METRICS:
+                    for suffix in ("", "_ci_low", "_ci_high"):
+                        row[f"{key}_ratio_{metric}{suffix}"] = cell[f"ratio_{metric}{suffix}"]
+                for claim in claims:
+                    quantity = claim["quantity"]
+                    row[f"{key}_{claim['id']}"] = verdict(
+                        claim["direction"], cell[f"ratio_{quantity}_ci_low"],
+                        cell[f"ratio_{quantity}_ci_high"])
+            for impl in ("static", "dynamic"):
+                mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
+                                       & (runs[key]["impl"] == impl)
+                                       & (runs[key]["environment"] == cell["environment"])]
+                        for key, cell in (("a", left), ("b", right))}
+                for metric in SIDE_METRICS:
+                    ratio, low, high = intervals.ratio_ci(
+                        mine["b"][metric].to_numpy(dtype=float),
+                        mine["a"][metric].to_numpy(dtype=float), paired=False)
+                    name = f"b_over_a_{impl}_{metric}"
+                    row.update({name: ratio, f"{name}_ci_low": low, f"{name}_ci_high": high})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _interval(row: pd.Series, name: str) -> str:
+    return interval_text(row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"])
+
+
+def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
+    """compare()'s table as a Markdown section: which environment each side is, then per
+    cell each side's ratios and verdicts, and B / A per implementation."""
+    if table.empty:
+        return "## Comparison\n\nThe two result sets have no cell in common.\n"
+    sides = pd.concat([table[["side_a", "environment_a"]].set_axis(["side", "environment"],
+                                                                    axis=1),
+                       table[["side_b", "environment_b"]].set_axis(["side", "environment"],
+                                                                   axis=1)])
+    shown = pd.DataFrame({
+        "cell": table["label"], "sides": table["side_a"] + " / " + table["side_b"],
+        **{f"{side} static / dynamic {word}": [_interval(r, f"{key}_ratio_{metric}")
+                                               for _, r in table.iterrows()]
+           for key, side in (("a", "A"), ("b", "B"))
+           for metric, word in SIDE_METRICS.items()},
+        **{f"B / A {impl} {word}": [_interval(r, f"b_over_a_{impl}_{metric}")
+                                    for _, r in table.iterrows()]
+           for impl in ("static", "dynamic") for metric, word in SIDE_METRICS.items()},
+    })
+    verdicts = pd.DataFrame({"cell": table["label"],
+                             "sides": table["side_a"] + " / " + table["side_b"],
+                             **{claim["id"]: table[f"a_{claim['id']}"] + " / "
+                                + table[f"b_{claim['id']}"] for claim in claims}})
+    return "\n".join([
+        "## Comparison", "",
+        "Each side is summarised on its own, per environment (never pooled); ratios are "
+        "geometric means with 95 % intervals: static / dynamic within a side (paired by "
+        "repeat), and B / A between the sides (Welch's interval: different processes).", "",
+        sides.drop_duplicates().to_markdown(index=False), "",
+        shown.to_markdown(index=False), "",
+        *(["Verdicts on each side (A / B):", "", verdicts.to_markdown(index=False), ""]
+          if claims else []),
+    ])
+
+
+def compare_chart(table: pd.DataFrame):
+    """Each side's static / dynamic step ratio per cell, with its 95 % interval: an
+    alt.Chart, points for the estimates, rules for the intervals, 1 marked."""
+    import altair as alt
+
+    long = pd.concat([pd.DataFrame({
+        "cell": table["label"], "side": table[f"side_{key}"],
+        "ratio": table[f"{key}_ratio_median_step_s"],
+        "low": table[f"{key}_ratio_median_step_s_ci_low"],
+        "high": table[f"{key}_ratio_median_step_s_ci_high"]}) for key in ("a", "b")]
+    ).drop_duplicates(["cell", "side"])  # side A appears once per environment of side B
+    base = alt.Chart(long).encode(
+        y=alt.Y("cell:N", title=None),
+        yOffset="side:N", color=alt.Color("side:N", title="result set"))
+    scale = alt.Scale(type="log")
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("ratio:Q", scale=scale,
+                title="static_rnn / dynamic_rnn step time (below 1: static faster)"))
+    rules = base.mark_rule().encode(x=alt.X("low:Q", scale=scale), x2="high:Q")
+    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4],
+                                                          color="gray").encode(x="x:Q")
+    return (rules + points + one).properties(
+        width=480, title="Step-time ratio on each side, with 95 % intervals")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--names", nargs=2, default=["A", "B"])
+    parser.add_argument("--configfile", default=str(REPO / "config.yaml"),
+                        help="the claims to judge (default: the shipped config's)")
+    parser.add_argument("--out", default="results/compare")
+    args = parser.parse_args()
+    try:
+        a, b = read_side(args.a), read_side(args.b)
+    except ValueError as error:
+        sys.exit(f"compare: {error}")
+    claims = yaml.safe_load(Path(args.configfile).read_text()).get("claims", [])
+    table = compare(a, b, claims, tuple(args.names))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "compare.csv", index=False)
+    text = compare_markdown(table, claims)
+    (out / "compare.md").write_text(text)
+    if not table.empty:
+        from rnnbench.charts import save_chart
+
+        save_chart(compare_chart(table), str(out / "compare.html"), str(out / "compare.svg"))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

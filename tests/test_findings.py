@@ -63,7 +63,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert "### steps: static trains faster" in text
     # the bottom line first, a sentence per claim over the reference cells
     assert text.index("## Bottom line") < text.index("## Where this was measured")
-    assert ("- **steps** (static trains faster): over 2 cells it holds in 1, does not hold "
+    assert ("- **steps**, \"static trains faster\": over 2 cells it holds in 1, does not hold "
             "in 1 (static / dynamic 0.50 to 2.00); the seed's 0.27 lies outside every "
             "interval.") in text
     # cells named by what varies (max_len and sequence_length here), ids in the last table

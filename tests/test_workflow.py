@@ -102,7 +102,7 @@ def test_findings_give_a_verdict_per_cell(finished_run):
     text = (finished_run / "results/FINDINGS.md").read_text()
     summary = pd.read_csv(finished_run / "results/summary.csv")
     assert "### tiny-steps: static_rnn steps are faster" in text
-    assert "## Bottom line\n\n- **tiny-steps** (static_rnn steps are faster): over 2 cells it " \
+    assert "## Bottom line\n\n- **tiny-steps**, \"static_rnn steps are faster\": over 2 cells it " \
         in text
     compat = summary[summary["api"] == "compat_v1"]  # the seeds' claims: static_rnn, dynamic_rnn
     claims = text[text.index("### tiny-steps"):text.index("## For Keras users")]

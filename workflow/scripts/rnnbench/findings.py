@@ -152,7 +152,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
                          if counts.get(label, 0))
         low, high = base["ratio"].min(), base["ratio"].max()
         span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
-        line = (f"- **{claim['id']}** ({claim['statement']}): over {len(base)} "
+        line = (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(base)} "
                 f"cell{'s' if len(base) != 1 else ''} it {said} (static / dynamic {span})")
         figure = claim.get("figure")
         if figure is not None:

@@ -148,8 +148,8 @@ def main() -> None:
         shutil.copy(svg, FIGURES / svg.name)
     first = read_table(results / "measurements.csv").iloc[0]
     where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
-             for key in ("device_name", "tensorflow_version", "intra_op_parallelism_threads",
-                         "python_version", "hostname")}
+             for key in ("device_name", "cpus", "tensorflow_version",
+                         "intra_op_parallelism_threads", "python_version", "hostname")}
     (FIGURES / "run.json").write_text(json.dumps(
         {"main_job_s": round(main_job_s, 1), "where": where}, indent=1) + "\n")
     readme = (REPO / "README.md").read_text()

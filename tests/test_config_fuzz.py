@@ -64,6 +64,17 @@ CASES = [
     ("hook_every", "hook_every: 1:30\n"),
     ("inter_op_parallelism_threads.0", "inter_op_parallelism_threads: [016]\n"),
     ("hook_every", {"hook_every": 0}),
+    ("steps", {"steps": 10**12}),  # would run for ever; fetch_plan once listed every step
+    ("warmup_steps", {"warmup_steps": 10**9, "max_warmup_steps": 10**9}),
+    ("min_measure_s", {"min_measure_s": 1e12}),
+    ("parallel_iterations.0", {"parallel_iterations": [10**12]}),
+    ("claims", {"claims": [CLAIM, {**CLAIM, "statement": "again"}]}),  # the same id twice
+    ("claims.0.figure", {"claims": [{**CLAIM, "figure": float("nan")}]}),
+    ("1", "1: 3\n"),  # a key that is no name
+    ("device: False is not of type 'string'; YAML reads an unquoted yes, no, on, off",
+     {"device": False}),  # device: off, unquoted
+    ("batch_size.0: '8' is not of type 'integer'; a number in quotes (--config passes",
+     {"batch_size": ["8"]}),
     ("log_every", {"log_every": -2}),
 ]
 
@@ -76,7 +87,7 @@ def test_a_malformed_config_is_rejected_naming_the_key(tmp_path, key, change):
         path.write_text(yaml.safe_dump(TINY, sort_keys=False) + change)
     else:
         path.write_text(yaml.safe_dump({**copy.deepcopy(TINY), **change}, sort_keys=False))
-    config = yaml.safe_load(path.read_text()) if isinstance(change, dict) else {}
+    config = yaml.safe_load(path.read_text())  # as Snakemake loads it (the last of a key)
     with pytest.raises(ValueError) as error:
         checks.check_config([path], config, available_mb=16 * 1024)
     message = str(error.value)

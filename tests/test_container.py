@@ -144,6 +144,14 @@ def test_check_deployment_names_every_missing_image(tmp_path):
     assert "build.sh cpu 2.12" in str(error.value) and "build.sh cpu 2.21" in str(error.value)
 
 
+def test_snakemake_on_another_python_than_the_images_is_refused(tmp_path):
+    """A Snakemake on Python 3.13 (Debian 13's venv) cannot serve jobs in the 3.11 images."""
+    with pytest.raises(ValueError, match=r"the images run Python 3.11, this Snakemake Python "
+                                         r"3.13; .*\(PYTHON=python3.11 ./install.sh\)"):
+        container.check_deployment({"2.21": tmp_path / "a.sif"}, "cpu", "cpu", REPO,
+                                   os.environ, "3.13")
+
+
 def test_the_image_sha256_is_that_of_the_file_now(tmp_path):
     image = tmp_path / "cache" / "x.sif"
     image.parent.mkdir()

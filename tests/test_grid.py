@@ -264,7 +264,7 @@ def test_a_seed_numpy_cannot_take_is_refused():
 
 @pytest.mark.parametrize("override, fragment", [
     ({"warmup_steps": 5, "max_warmup_steps": 3}, "max_warmup_steps: 3 is below warmup_steps 5"),
-    ({"min_measure_s": float("inf")}, "min_measure_s: inf is not a finite number"),
+    ({"min_measure_s": float("inf")}, "min_measure_s: inf is greater than the maximum of 86400"),
     ({"min_measure_s": float("nan")}, "min_measure_s: nan is not a finite number"),
 ])
 def test_measurement_settings_that_cannot_run_are_refused(override, fragment):
@@ -359,3 +359,19 @@ def test_protocol_id_changes_with_every_timing_setting():
     # runs in an image go to a folder of their own, named by the image
     in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")
     assert in_image == grid.protocol_id(base) + "_rnnbench-cpu-0123456789abcdef"
+
+
+def test_the_hook_warning_agrees_with_the_fetch_plan_and_takes_huge_step_counts():
+    """config_warnings computes, rather than lists, whether a measured step fetches the hook
+    set: the answer of grid.fetch_plan (what bench does), also for 10^12 steps."""
+    for every in (1, 3, 7, 100):
+        for warmup in (1, 2, 6, 99, 100):
+            for steps in (1, 5, 50, 200):
+                config = default_config(fetches=["loss", "hooks"], hook_every=every,
+                                        warmup_steps=warmup, max_warmup_steps=warmup,
+                                        steps=max(steps, 2))
+                plan = grid.fetch_plan("hooks", every, warmup, config["steps"])
+                warned = any("no measured step" in w for w in grid.config_warnings(config))
+                assert warned == (not any(plan[1 + warmup:])), (every, warmup, steps)
+    huge = default_config(fetches=["loss", "hooks"], hook_every=100, steps=10**7)
+    assert not any("no measured step" in w for w in grid.config_warnings(huge))

@@ -95,11 +95,14 @@ def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "cell").write_text("")  # a plain file named like a cell's folder
     (tmp_path / "summary.csv").mkdir()  # a folder where a table goes
+    (tmp_path / "plots").symlink_to("/nonexistent/dir")  # a link to nowhere
     paths = [str(tmp_path / "runs/cell/static/repeat1.json"), str(tmp_path / "runs/ok/x.json"),
-             str(tmp_path / "summary.csv"), str(tmp_path / "new/deeper/y.json")]
+             str(tmp_path / "summary.csv"), str(tmp_path / "new/deeper/y.json"),
+             str(tmp_path / "plots/a.svg")]
     assert results.obstacles(paths) == {
         paths[0]: f"{tmp_path / 'runs/cell'} is a file where a folder must be",
-        paths[2]: f"{tmp_path / 'summary.csv'} is a folder where a file must be"}
+        paths[2]: f"{tmp_path / 'summary.csv'} is a folder where a file must be",
+        paths[4]: f"{tmp_path / 'plots'} is a link to /nonexistent/dir, which does not exist"}
 
 
 def test_write_partial_names_what_blocked_a_job(tmp_path):

@@ -284,3 +284,17 @@ def test_fastjsonschema_and_jsonschema_judge_records_alike():
         assert passed_fast == slow.is_valid(record)
         verdicts.append(passed_fast)
     assert verdicts[0] and sum(verdicts) < len(verdicts) - 6  # the edits mostly fail
+
+
+def test_a_truncated_or_misplaced_result_is_named_with_the_fix(tmp_path):
+    path = tmp_path / "c1" / "dynamic" / "repeat1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(make_result("static", "c1", 1)))  # static's run, copied here
+    with pytest.raises(ValueError, match=r"repeat1.json: records cell c1, static, repeat 1, "
+                                         r"not what its path says \(c1, dynamic, 1\): the file "
+                                         r"was copied or moved; delete it"):
+        results.load_results([path])
+    path.write_text(json.dumps(make_result("dynamic", "c1", 1))[:300])  # cut short
+    with pytest.raises(ValueError, match=r"repeat1.json: not a valid result \(not JSON: .*\): "
+                                         r"delete it, and the same command measures it anew"):
+        results.load_results([path])

@@ -138,9 +138,10 @@ def test_a_report_for_another_grid_or_an_unfinished_run_is_refused(finished_run,
     (partial / "config.yaml").write_text(yaml.safe_dump(TINY))
     (partial / "results/partial/missing.csv").write_text("cell_id,impl,repeat\nc,static,1\n")
     proc = snakemake(partial, "--report", "r.html", check=False)
-    assert proc.returncode == 1
-    assert "report: the run did not finish: 1 of 24 training results are missing " \
-           "(results/partial/missing.csv says which, and why)" in proc.stdout + proc.stderr
+    assert proc.returncode == 1  # nothing measured in this folder: every result is missing
+    assert "report: the run of this config did not finish: 24 of 24 training results are " \
+           "missing (e.g. results/runs/" in proc.stdout + proc.stderr
+    assert "results/partial/ says why" in proc.stdout + proc.stderr
 
 
 def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished_run):
@@ -168,9 +169,11 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     result.unlink()
     proc = snakemake(copy, "-n", "--cores", "1")
     planned = proc.stdout + proc.stderr
-    assert "lists 1 result(s) that are gone" in planned
+    assert f"the tables no longer describe the results on disk (1: " \
+           f"{result.relative_to(copy)} is gone)" in planned
     assert not (copy / "results/measurements.csv").exists()  # no table lists the missing run
     assert (copy / "results/stale/measurements.csv").exists()
+    assert list((copy / "results/stale/plots").glob("*.svg"))  # nor any chart
     assert re.search(r"train_static\s+1\n", planned) and re.search(r"aggregate\s+1\n", planned)
     # a dry run of another grid leaves the tables alone (a run of that grid rewrites them)
     (copy / "results/stale").rename(copy / "results/stale-seen")
@@ -179,6 +182,15 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     result.write_bytes(kept)
     snakemake(copy, "-n", "--cores", "1", "--config", "steps=6")
     assert (copy / "results/measurements.csv").exists()
+    # an edit that keeps the file's time (cp -p, rsync -a): Snakemake would not notice
+    stamp = result.stat()
+    record = json.loads(kept)
+    record["timings"]["graph_construction_s"] = 999.0
+    result.write_text(json.dumps(record))
+    os.utime(result, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    proc = snakemake(copy, "-n", "--cores", "1")
+    assert f"{result.relative_to(copy)} changed since it was aggregated" in proc.stderr
+    assert re.search(r"aggregate\s+1\n", proc.stdout + proc.stderr)
 
 
 def _validated(config):
@@ -252,7 +264,7 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(tmp_p
     proc = snakemake(tmp_path, "-n", "--cores", "1", check=False)
     assert proc.returncode == 1
     assert "results/FINDINGS.md: results/FINDINGS.md is a folder where a file must be; " \
-           "move that file away" in proc.stdout + proc.stderr
+           "move it away" in proc.stdout + proc.stderr
 
 
 def test_a_yaml_syntax_error_in_config_yaml_names_its_line(tmp_path):

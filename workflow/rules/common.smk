@@ -18,7 +18,7 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.results import obstacles, write_partial  # noqa: E402
+from rnnbench.results import obstacles, stale_records, write_partial  # noqa: E402
 
 # Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -54,6 +54,7 @@ try:
             config["device"],
             workflow.basedir,
             os.environ,
+            "%d.%d" % sys.version_info[:2],
         )
         IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
@@ -176,7 +177,7 @@ def blocked_results():
     if stopped:
         raise WorkflowError(
             f"results: {len(stopped)} output(s) cannot be written, e.g. {stopped[0]}; "
-            "move that file away and run again"
+            "move it away (or mend the link) and run again"
         )
     return {
         result: next(found[path] for path in (result, log, bench) if path in found)
@@ -205,24 +206,35 @@ def targets():
 
 
 def set_aside_stale_tables(folder="results/stale"):
-    """The tables must never report a run that is not on disk: when measurements.csv lists a
-    result file (its ``path`` column) that is gone (deleted by hand, say), Snakemake alone
-    would say "Nothing to be done" (a missing input of an up-to-date job is not rebuilt, even
-    when the job's outputs are older), so the tables are moved to ``folder``: the run measures
-    what is missing and aggregates again. Tables of another grid are left alone (a run of
-    this grid rewrites them)."""
-    missing = [path for path in stale_paths(TABLES["measurements"]) if not Path(path).exists()]
-    if missing:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        for table in TABLES.values():
-            if Path(table).exists():
-                shutil.move(table, Path(folder) / Path(table).name)
-        print(
-            f"results: {TABLES['measurements']} lists {len(missing)} result(s) that are gone (e.g. "
-            f"{missing[0]}): the tables are moved to {folder}/; the missing runs are measured "
-            "again and the tables rebuilt",
-            file=sys.stderr,
+    """The tables must never report a run that is not on disk as it was read: when
+    measurements.csv lists a result file that is gone (deleted by hand) or changed since
+    (rnnbench.results.stale_records), or is itself missing beside other tables (a failed
+    aggregation), Snakemake alone may say "Nothing to be done" or leave them in place, so the
+    tables and charts move to ``folder``: the run measures what is missing and aggregates
+    again. Tables of another grid are left alone (a run of this grid rewrites them)."""
+    why = stale_records(TABLES["measurements"])
+    if not Path(TABLES["measurements"]).exists() and any(
+        Path(table).exists() for table in TABLES.values()
+    ):
+        why = [f"{TABLES['measurements']} is missing (a failed aggregation?)"]
+    if not why:
+        return
+    if Path(folder).exists() and not Path(folder).is_dir():
+        raise WorkflowError(
+            f"results: {folder} is a file where the stale tables must go: move it away"
         )
+    Path(folder, "plots").mkdir(parents=True, exist_ok=True)
+    for table in TABLES.values():
+        if Path(table).exists():
+            shutil.move(table, Path(folder) / Path(table).name)
+    for chart in Path("results/plots").glob("*.*"):
+        shutil.move(chart, Path(folder, "plots", chart.name))
+    print(
+        f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]}): "
+        f"they and the charts are moved to {folder}/; what is missing is measured again and the "
+        "tables rebuilt",
+        file=sys.stderr,
+    )
 
 
 def stale_paths(table):
@@ -245,17 +257,22 @@ def check_report_grid(partial="results/partial"):
         WorkflowError: naming the table, a run it lacks or holds, and the fix.
     """
     table = TABLES["measurements"]
-    if not Path(table).exists():
-        if Path(f"{partial}/missing.csv").exists():
-            missing = len(Path(f"{partial}/missing.csv").read_text().strip().splitlines()) - 1
-            raise WorkflowError(
-                f"report: the run did not finish: {missing} of {len(result_paths())} training "
-                f"results are missing ({partial}/missing.csv says which, and why); what was "
-                f"measured is summarised in {partial}/summary.csv. Run the same command again "
-                "to finish it, then build the report"
+    planned = set(result_paths())
+    missing = sorted(result for result in planned if not Path(result).exists())
+    listed = set(stale_paths(table))
+    if missing and (len(missing) < len(planned) or not listed):
+        raise WorkflowError(
+            f"report: the run of this config did not finish: {len(missing)} of "
+            f"{len(planned)} training results are missing (e.g. {missing[0]})"
+            + (
+                f"; {partial}/ says why, and summarises what was measured"
+                if Path(partial).is_dir()
+                else ""
             )
+            + ". Run the same command again to finish it, then build the report"
+        )
+    if not Path(table).exists():
         raise WorkflowError(f"report: {table} does not exist: run the workflow first")
-    listed, planned = set(stale_paths(table)), set(result_paths())
     if listed != planned:
         other = sorted(listed - planned) or [f"not {path}" for path in sorted(planned - listed)]
         raise WorkflowError(

@@ -193,19 +193,32 @@ def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
         raise RuntimeError(f"image {path}: its labels are not JSON: {error}") from error
 
 
+IMAGE_PYTHON = "3.11"
+"""The Python of every image (Debian 12's; rnnbench.def)."""
+
+
 def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
-                     repo_dir: str | Path, environ: Mapping[str, str]) -> None:
+                     repo_dir: str | Path, environ: Mapping[str, str],
+                     host_python: str = IMAGE_PYTHON) -> None:
     """Everything --use-singularity needs, checked before any job: each image
     (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
     PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
     (Apptainer passes the host's variables in and %environment cannot unset them; the image's
     Python would load the host's packages), and each image starts and is what its name says
-    (image_labels: its flavor and TensorFlow version).
+    (image_labels: its flavor and TensorFlow version); and Snakemake runs on the images'
+    Python (``host_python``, major.minor): a job in an image imports Snakemake from the host's
+    venv, which another Python cannot load.
 
     Raises:
         ValueError: naming the problem and what to do.
     """
     repo = Path(repo_dir)
+    if host_python != IMAGE_PYTHON:
+        raise ValueError(f"--use-singularity: the images run Python {IMAGE_PYTHON}, this Snakemake "
+                         f"Python {host_python}; a job in an image imports Snakemake from this "
+                         f"venv, which Python {IMAGE_PYTHON} cannot load: install a venv with "
+                         f"Python {IMAGE_PYTHON} (PYTHON=python{IMAGE_PYTHON} ./install.sh) to "
+                         "run in the images, or run without them")
     spaced = sorted({str(image) for image in images.values()
                      if any(c.isspace() for c in str(image))})
     if spaced:

@@ -180,6 +180,14 @@ def check_config(config: dict) -> None:
             continue
         for where, number in _floats(value, key):
             raise ValueError(f"{where}: {number!r} is not an integer")
+    claim_ids = [claim["id"].lower() for claim in config["claims"]]
+    for number, claim in enumerate(config["claims"]):
+        if claim_ids.count(claim["id"].lower()) > 1:
+            raise ValueError(f"claims: the id {claim['id']!r} is given to more than one claim "
+                             "(ids are compared without case): give each its own")
+        if "figure" in claim and not math.isfinite(claim["figure"]):
+            raise ValueError(f"claims.{number}.figure: {claim['figure']!r} is not a finite ratio "
+                             f"(claim {claim['id']})")
     ids = [sequence_length_id(s) for s in config["sequence_length"]]
     if len(set(ids)) != len(ids):
         raise ValueError(f"sequence_length: duplicate settings in {config['sequence_length']!r}")
@@ -263,6 +271,9 @@ def check_config_file(path: str | Path) -> None:
         if isinstance(node, yaml.MappingNode):
             seen = set()
             for key_node, value in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise ValueError(f"{path}, line {key_node.start_mark.line + 1}: {key}: a key "
+                                     "must be a plain name, not a list or mapping")
                 if key_node.value in seen:
                     raise ValueError(f"{line.split(', line')[0]}, line "
                                      f"{key_node.start_mark.line + 1}: "
@@ -287,6 +298,8 @@ def check_config_file(path: str | Path) -> None:
     except OSError as error:
         raise ValueError(f"{path}: cannot be read ({error.strerror}): check the path given to "
                          "--configfile") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}): save it as UTF-8") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
@@ -356,10 +369,17 @@ def _schema_error(config: dict) -> None:
         import difflib
 
         known = error.schema.get("properties", {})
-        for key in sorted(set(error.instance) - set(known)):
+        for key in sorted(map(str, set(error.instance) - set(known))):
             close = difflib.get_close_matches(key, known, n=1)
             hint += (f"; {key!r}: did you mean {close[0]!r}?" if close
                      else f"; {key!r}: expected one of {sorted(known)}")
+    if error.validator == "type" and isinstance(error.instance, bool):
+        hint += ("; YAML reads an unquoted yes, no, on, off, true or false as a boolean: quote "
+                 "it, or write the value the schema asks for")
+    elif error.validator == "type" and isinstance(error.instance, str) and re.fullmatch(
+            r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", error.instance):
+        hint += ("; a number in quotes (--config passes a list's items as text): write it "
+                 "unquoted, in a file given with --configfile")
     raise ValueError(f"{where + ': ' if where else ''}{error.message}{hint}")
 
 
@@ -631,8 +651,10 @@ def config_warnings(config: dict) -> list[str]:
         if ablated:
             out.append("the keras apis have no " + ", ".join(ablated) + " setting: their "
                        "cells run these axes' references only")
-    plan = fetch_plan("hooks", config["hook_every"], config["warmup_steps"], config["steps"])
-    if "hooks" in config["fetches"] and not any(plan[1 + config["warmup_steps"]:]):
+    # the first measured step (k = 1 + warmup_steps) at which hook_step("hooks", ...) fires
+    # (k % hook_every == 0), computed rather than listed: steps may be large
+    every, first = config["hook_every"], 1 + config["warmup_steps"]
+    if "hooks" in config["fetches"] and -(-first // every) * every > first - 1 + config["steps"]:
         out.append(f"fetches hooks: with hook_every {config['hook_every']} no measured step "
                    f"(steps {1 + config['warmup_steps']} to {config['warmup_steps'] + config['steps']}"
                    ") fetches the hook set; lower hook_every to see it in the steady state")

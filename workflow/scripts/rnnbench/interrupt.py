@@ -30,14 +30,18 @@ POLL_S = 0.5
 
 def start_time(pid: int) -> int | None:
     """The start time of process ``pid`` (clock ticks since boot: field 22 of
-    ``/proc/PID/stat``, proc(5)), or None when there is no such process. With the pid it
-    names one process: a pid is reused, a (pid, start time) pair is not."""
+    ``/proc/PID/stat``, proc(5)), or None when there is no such process, or it has exited
+    (a zombie). With the pid it names one process: a pid is reused, a (pid, start time) pair
+    is not."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the command name (field 2) is in parentheses and may hold spaces: split after it
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):  # exited, not yet reaped by its parent: gone all the same
+        return None
+    return int(fields[19])
 
 
 def parent_pid(pid: int) -> int | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Iterable, NamedTuple
@@ -69,17 +71,30 @@ def load_results(paths: Iterable[str | Path],
     order of ``paths``; NaN without).
 
     Raises:
-        ValueError: if ``paths`` is empty, or a file fails the result schema (names the file).
+        ValueError: if ``paths`` is empty, or a file is not JSON, fails the result schema or
+            records another cell, implementation or repeat than its path says (names the
+            file and the fix).
     """
     rows, cells = [], []
     paths = list(paths)
     jobs = dict(zip(map(str, paths), map(job_cost, benchmarks or [])))
     for path in paths:
-        result = json.loads(Path(path).read_text())
+        fix = "delete it, and the same command measures it anew"
+        raw = Path(path).read_bytes()
+        try:
+            result = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as error:  # truncated, say
+            raise ValueError(f"{path}: not a valid result (not JSON: {error}): {fix}") from None
         try:
             validate_result(result)
         except jsonschema.ValidationError as error:
-            raise ValueError(f"{path}: not a valid result: {error.message}") from error
+            raise ValueError(f"{path}: not a valid result: {error.message}: {fix}") from error
+        where = _path_says(path)
+        said = (result["cell_id"], result["impl"], result["repeat"])
+        if where and where != said:
+            raise ValueError(f"{path}: records cell {said[0]}, {said[1]}, repeat {said[2]}, not "
+                             f"what its path says ({', '.join(map(str, where))}): the file was "
+                             f"copied or moved; {fix}")
         cell, timings, meta = result["cell"], result["timings"], result["metadata"]
         noise = result["noise"]
         cells.append(cell)
@@ -158,6 +173,7 @@ def load_results(paths: Iterable[str | Path],
             "git_commit": meta["git"]["commit"],
             "environment": environment(meta),
             "path": str(path),
+            "sha256": hashlib.sha256(raw).hexdigest(),
             **jobs.get(str(path), {"job_wall_s": math.nan, "job_max_rss_mb": math.nan}),
         })
     if not rows:
@@ -237,6 +253,38 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
             rows[column] = own[column].iloc[0]
         added.append(rows)
     return _sorted(pd.concat([runs, *added], ignore_index=True)) if added else runs
+
+
+def stale_records(measurements: str | Path) -> list[str]:
+    """Why a measurements.csv (and the tables built with it) no longer describes the result
+    files on disk: one line per file it lists (its ``path`` column) that is gone, or whose
+    bytes changed since it was read (its ``sha256`` column: an edit that kept the file's time,
+    as ``cp -p`` or ``rsync -a`` do, which Snakemake's time check misses). Empty when it does,
+    or when the table does not exist."""
+    import csv
+
+    if not Path(measurements).exists():
+        return []
+    with open(measurements, newline="") as handle:
+        listed = {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
+                  if row.get("path")}
+    out = []
+    for path, sha256 in listed.items():
+        if not Path(path).exists():
+            out.append(f"{path} is gone")
+        elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
+            out.append(f"{path} changed since it was aggregated")
+    return out
+
+
+def _path_says(path: str | Path) -> tuple[str, str, int] | None:
+    """(cell_id, impl, repeat) that a result's path names, for the workflow's layout
+    ``.../<cell_id>/<static|dynamic>/repeat<N>.json``; None for another layout."""
+    path = Path(path)
+    match = re.fullmatch(r"repeat(\d+)\.json", path.name)
+    if not match or path.parent.name not in ("static", "dynamic"):
+        return None
+    return path.parent.parent.name, path.parent.name, int(match[1])
 
 
 def job_cost(benchmark: str | Path) -> dict[str, float]:
@@ -535,9 +583,12 @@ def obstacles(paths: list[str]) -> dict[str, str]:
     for path in map(Path, paths):
         for parent in reversed(path.parents):  # from the top: results, results/runs, ...
             if parent not in seen:
-                seen[parent] = parent.exists() and not parent.is_dir()
+                seen[parent] = (f"{parent} is a link to {os.readlink(parent)}, which does not "
+                                "exist" if parent.is_symlink() and not parent.exists()
+                                else f"{parent} is a file where a folder must be"
+                                if parent.exists() and not parent.is_dir() else None)
             if seen[parent]:
-                blocked[str(path)] = f"{parent} is a file where a folder must be"
+                blocked[str(path)] = seen[parent]
                 break
         else:
             if path.is_dir():

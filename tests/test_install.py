@@ -1,0 +1,47 @@
+"""install.sh and its locks: one hash-pinned set per supported Python, the same versions for
+each, the tests' and linters' packages apart from the workflow's (and out of the images)."""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from test_container import CONTAINERS, pins
+
+ENVS = REPO / "envs"
+VERSIONS = ENVS.joinpath("python-versions").read_text().split()
+DEV_ONLY = {"pytest", "snakefmt", "black"}
+
+
+def test_every_supported_python_has_hash_pinned_locks_at_the_same_versions():
+    assert VERSIONS == ["3.11", "3.12", "3.13"]  # Debian 12, Ubuntu 24.04, Debian 13
+    workflow = pins(ENVS / "requirements.txt")
+    dev = pins(ENVS / "requirements-dev.txt")
+    assert DEV_ONLY <= set(dev) and not DEV_ONLY & set(workflow)
+    for version in VERSIONS:
+        runtime, dev_lock, nodeps = (ENVS / "locks" / f"py{version}{suffix}.txt"
+                                     for suffix in ("", "-dev", "-nodeps"))
+        locked = pins(runtime)
+        assert {name: locked.get(name) for name in workflow} == workflow, version
+        assert not DEV_ONLY & set(locked), version
+        assert {name: pins(dev_lock).get(name) for name in dev} == dev, version
+        assert pins(nodeps) == pins(ENVS / "requirements-nodeps.txt"), version
+        for lock in (runtime, dev_lock, nodeps):  # --require-hashes: every pin has a hash
+            lines = lock.read_text().splitlines()
+            for line, following in zip(lines, lines[1:] + [""]):
+                if "==" in line and not line.startswith("#"):
+                    assert following.strip().startswith("--hash=sha256:"), (lock.name, line)
+    # the images hold the workflow, not the linters
+    assert not DEV_ONLY & set(pins(CONTAINERS / "requirements-cpu-tf2.21.txt"))
+
+
+def test_install_refuses_a_python_it_has_no_locks_for(tmp_path):
+    fake = tmp_path / "python3.10"
+    fake.write_text("#!/bin/sh\necho 3.10\n")
+    fake.chmod(0o755)
+    proc = subprocess.run([REPO / "install.sh"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHON": str(fake), "VENV": str(tmp_path / "v")})
+    assert proc.returncode == 1
+    assert "is Python 3.10; envs/locks/ has locks for Python 3.11, 3.12, 3.13" in proc.stderr
+    assert not (tmp_path / "v").exists()

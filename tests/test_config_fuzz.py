@@ -128,3 +128,28 @@ def test_check_config_script_checks_a_configfile_before_snakemake_does(tmp_path)
     proc = subprocess.run([sys.executable, script, good, bad], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr
+
+
+def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkeypatch):
+    from conftest import REPO
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    shipped = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    checks.check_config(["config.yaml"], shipped, None, REPO)
+    assert [c["id"] for c in shipped["claims"]] == ["seed000-start", "seed000-steps",
+                                                    "seed003-speed", "seed003-memory"]
+    mine = {k: v for k, v in TINY.items() if k != "claims"}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
+    config, notes = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **mine}, []
+    checks.check_config([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO, notes)
+    assert config["claims"] == [] and notes[0].startswith(f"claims: {tmp_path / 'mine.yaml'} "
+                                                          "names none, so no claim is judged")
+    asked = {**mine, "claims_from": ["presets/seed-claims.yaml"]}  # found in the repository
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(asked))
+    config = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **asked}
+    checks.check_config([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO)
+    assert len(config["claims"]) == 4
+    with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file here or in"):
+        checks.check_config([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
+                            None, REPO)

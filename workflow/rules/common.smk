@@ -24,12 +24,19 @@ from rnnbench.results import obstacles, stale_records, write_partial  # noqa: E4
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
 # sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
 # memory (a cluster's nodes are sized by the jobs' mem_mb requests).
+NOTES = []
 try:
     CELLS = check_config(
-        workflow.configfiles, config, machine_mem_mb() if workflow.local_exec else None
+        workflow.configfiles,
+        config,
+        machine_mem_mb() if workflow.local_exec else None,
+        workflow.basedir,
+        NOTES,
     )
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
+for note in NOTES:
+    print(f"config: {note}", file=sys.stderr)
 
 # With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
 # builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by

@@ -9,7 +9,53 @@ from rnnbench import grid
 from rnnbench.resources import check_fits
 
 
-def check_config(files: list[str | Path], config: dict, available_mb: int | None) -> dict:
+def own_claims(files: list[str | Path], config: dict,
+               shipped: str | Path = "config.yaml") -> str | None:
+    """A config of one's own judges its own claims: when config files other than ``shipped``
+    (config.yaml in the working directory, read by the Snakefile's configfile:) are given and
+    none of them sets ``claims`` or ``claims_from``, the shipped config's are dropped from
+    ``config`` (in place); when they set one, the other is not inherited either. Returns a
+    sentence when no claim is left, or None."""
+    import yaml
+
+    own = [Path(path) for path in files if Path(path).resolve() != Path(shipped).resolve()]
+    if not own:
+        return None
+    named = set()
+    for path in own:
+        text = yaml.safe_load(path.read_text()) or {}
+        named |= {"claims", "claims_from"} & set(text if isinstance(text, dict) else {})
+    for key in {"claims", "claims_from"} - named:  # not inherited from the shipped config
+        config[key] = []
+    if named:
+        return None
+    return (f"claims: {', '.join(map(str, own))} names none, so no claim is judged (config.yaml's "
+            "come from presets/seed-claims.yaml: add claims_from: [presets/seed-claims.yaml] "
+            "to judge them too)")
+
+
+def load_claims(config: dict, repo: str | Path) -> None:
+    """Add the claims of each file of ``claims_from`` to ``config["claims"]`` (in place), the
+    file found in the working directory or else in ``repo``.
+
+    Raises:
+        ValueError: naming a file that is in neither place, or holds no list.
+    """
+    import yaml
+
+    for name in config.get("claims_from") or []:
+        path = Path(name) if Path(name).exists() else Path(repo) / name
+        if not path.is_file():
+            raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
+        grid.check_config_file(path)
+        claims = yaml.safe_load(path.read_text())
+        if not isinstance(claims, list):
+            raise ValueError(f"claims_from: {name}: holds no list of claims")
+        config["claims"] = [*(config.get("claims") or []), *claims]
+
+
+def check_config(files: list[str | Path], config: dict, available_mb: int | None,
+                 repo: str | Path | None = None, notes: list[str] | None = None) -> dict:
     """Check the config files and the merged ``config`` (filled in with the schema's defaults,
     in place), and that the grid's largest training job fits ``available_mb`` MiB (None: not
     checked, e.g. on a cluster, whose nodes are sized by each job's mem_mb request).
@@ -19,6 +65,9 @@ def check_config(files: list[str | Path], config: dict, available_mb: int | None
             keys, YAML 1.1 readings).
         config: the config Snakemake loaded from them (and --config).
         available_mb: the memory a local job may use, in MiB.
+        repo: where ``claims_from`` files are looked for after the working directory
+            (default: the repository of this module).
+        notes: gets what the checks changed that the user should know (own_claims).
 
     Returns:
         grid.cells(config): {cell_id: cell}.
@@ -28,6 +77,10 @@ def check_config(files: list[str | Path], config: dict, available_mb: int | None
     """
     for path in files:
         grid.check_config_file(path)
+    note = own_claims(files, config)
+    if note and notes is not None:
+        notes.append(note)
+    load_claims(config, repo or Path(__file__).resolve().parents[3])
     grid.validate_config(config)
     cells = grid.cells(config)
     if available_mb is not None:

@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.configfile.is_file():
         parser.error(f"--configfile: {str(args.configfile)!r} is not a file")
     sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+    from rnnbench.checks import load_claims, own_claims
     from rnnbench.findings import claim_table
     from rnnbench.results import read_table
 
@@ -156,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
                   **(yaml.safe_load(args.configfile.read_text()) or {})}
     except yaml.YAMLError as error:
         parser.error(f"--configfile: {args.configfile} is not valid YAML: {error}")
+    own_claims([args.configfile], config, REPO / "config.yaml")  # as the runs will judge
+    try:
+        load_claims(config, REPO)
+    except ValueError as error:
+        parser.error(f"--configfile: {error}")
     claims = config.get("claims")
     if not claims or not isinstance(claims, list):
         parser.error(f"--configfile: {args.configfile} (with config.yaml) lists no claims "

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import resources, results
+from rnnbench import files, resources, results
 
 SEED_CELL = {"cell": "basic_lstm", "batch_size": 200, "max_len": 300, "sequence_length": 20,
              "num_units": 200, "input_dim": 16}
@@ -99,7 +99,7 @@ def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
     paths = [str(tmp_path / "runs/cell/static/repeat1.json"), str(tmp_path / "runs/ok/x.json"),
              str(tmp_path / "summary.csv"), str(tmp_path / "new/deeper/y.json"),
              str(tmp_path / "plots/a.svg")]
-    assert results.obstacles(paths) == {
+    assert files.obstacles(paths) == {
         paths[0]: f"{tmp_path / 'runs/cell'} is a file where a folder must be",
         paths[2]: f"{tmp_path / 'summary.csv'} is a folder where a file must be",
         paths[4]: f"{tmp_path / 'plots'} is a link to /nonexistent/dir, which does not exist"}

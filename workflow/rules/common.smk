@@ -8,8 +8,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
 from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
+from rnnbench.grid import ABLATION_CHARTS, CHARTS  # noqa: E402
 from rnnbench import interrupt  # noqa: E402
-from rnnbench.charts import ABLATION_CHARTS, CHARTS  # noqa: E402
 from rnnbench.checks import check_config  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
     dataset_mem_mb,
@@ -18,7 +18,7 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.results import obstacles, stale_records, write_partial  # noqa: E402
+from rnnbench.files import obstacles, stale_records  # noqa: E402
 
 # Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -311,6 +311,8 @@ def report_missing(blocked):
         (*job, result, log)
         for job, result, log in zip(PRIORITIES, result_paths(), result_paths(TRAIN_LOGS))
     ]
+    from rnnbench.results import write_partial  # pandas and scipy: only after a failure
+
     missing = write_partial(jobs, "results/partial", SHARED_RUNS, blocked)
     if len(missing):
         print(

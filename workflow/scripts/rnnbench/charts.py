@@ -12,12 +12,8 @@ import pandas as pd
 
 from rnnbench import grid
 
-CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
-# One more chart per ablation axis that the grid varies: ablation_<axis> (ablation_chart),
-# one comparing the apis when the grid has more than one (api_chart), and one comparing the
-# TensorFlow versions when it has more than one (tf_version_chart).
-ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in grid.ABLATION_DEFAULTS) + ("api",
-                                                                                 "tf_version")
+# The charts' names are planning facts (rule plot's wildcards): grid.CHARTS, grid.ABLATION_CHARTS
+CHARTS, ABLATION_CHARTS = grid.CHARTS, grid.ABLATION_CHARTS
 # The charts embed their (small) tables; Altair's default 5000-row guard would stop the
 # cumulative_time chart of a grid above about 40 cells.
 alt.data_transformers.disable_max_rows()

@@ -98,6 +98,14 @@ def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -
     raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
+"""The charts every grid gets (rnnbench.charts draws them)."""
+ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
+"""One more chart per ablation axis that the grid varies (charts.ablation_chart), one comparing
+the apis when the grid has more than one (charts.api_chart), one comparing the TensorFlow
+versions when it has more than one (charts.tf_version_chart)."""
+
+
 def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
     """Bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim] (data.py): the
     one count check_config and the memory requests (resources.py) use."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Iterable, NamedTuple
@@ -253,28 +252,6 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
             rows[column] = own[column].iloc[0]
         added.append(rows)
     return _sorted(pd.concat([runs, *added], ignore_index=True)) if added else runs
-
-
-def stale_records(measurements: str | Path) -> list[str]:
-    """Why a measurements.csv (and the tables built with it) no longer describes the result
-    files on disk: one line per file it lists (its ``path`` column) that is gone, or whose
-    bytes changed since it was read (its ``sha256`` column: an edit that kept the file's time,
-    as ``cp -p`` or ``rsync -a`` do, which Snakemake's time check misses). Empty when it does,
-    or when the table does not exist."""
-    import csv
-
-    if not Path(measurements).exists():
-        return []
-    with open(measurements, newline="") as handle:
-        listed = {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
-                  if row.get("path")}
-    out = []
-    for path, sha256 in listed.items():
-        if not Path(path).exists():
-            out.append(f"{path} is gone")
-        elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
-            out.append(f"{path} changed since it was aggregated")
-    return out
 
 
 def _path_says(path: str | Path) -> tuple[str, str, int] | None:
@@ -572,28 +549,6 @@ def error_line(lines: list[str]) -> str:
         if ERROR_LINE.match(line.strip()):
             return line.strip()
     return lines[-1].strip() if lines else ""
-
-
-def obstacles(paths: list[str]) -> dict[str, str]:
-    """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
-    where one of its folders must be, or a folder where the file must be. Snakemake itself
-    stops with a traceback on such a path, even with --keep-going. Returns {path: "X is a
-    file where a folder must be"} for the blocked paths only; folders are looked at once."""
-    blocked, seen = {}, {}
-    for path in map(Path, paths):
-        for parent in reversed(path.parents):  # from the top: results, results/runs, ...
-            if parent not in seen:
-                seen[parent] = (f"{parent} is a link to {os.readlink(parent)}, which does not "
-                                "exist" if parent.is_symlink() and not parent.exists()
-                                else f"{parent} is a file where a folder must be"
-                                if parent.exists() and not parent.is_dir() else None)
-            if seen[parent]:
-                blocked[str(path)] = seen[parent]
-                break
-        else:
-            if path.is_dir():
-                blocked[str(path)] = f"{path} is a folder where a file must be"
-    return blocked
 
 
 def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,

@@ -1,0 +1,60 @@
+"""The files a run writes, looked at before any job (common.smk): what stops a job from
+writing its outputs, and whether the tables still describe the result files on disk. Kept
+apart from rnnbench.results so that reading the Snakefile does not import pandas and scipy."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def obstacles(paths: list[str]) -> dict[str, str]:
+    """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
+    where one of its folders must be, or a folder where the file must be. Snakemake itself
+    stops with a traceback on such a path, even with --keep-going. Returns {path: "X is a
+    file where a folder must be"} for the blocked paths only; folders are looked at once."""
+    blocked, seen = {}, {}
+
+    def why(folder: str) -> str | None:  # once per folder
+        if folder not in seen:
+            seen[folder] = (
+                f"{folder} is a link to {os.readlink(folder)}, which does not exist"
+                if os.path.islink(folder) and not os.path.exists(folder)
+                else f"{folder} is a file where a folder must be"
+                if os.path.exists(folder) and not os.path.isdir(folder) else None)
+        return seen[folder]
+
+    for path in map(str, paths):
+        parts = path.split(os.sep)
+        for depth in range(1, len(parts)):  # from the top: results, results/runs, ...
+            folder = os.sep.join(parts[:depth]) or os.sep
+            if why(folder):
+                blocked[path] = why(folder)
+                break
+        else:
+            if os.path.isdir(path):
+                blocked[path] = f"{path} is a folder where a file must be"
+    return blocked
+
+
+def stale_records(measurements: str | Path) -> list[str]:
+    """Why a measurements.csv (and the tables built with it) no longer describes the result
+    files on disk: one line per file it lists (its ``path`` column) that is gone, or whose
+    bytes changed since it was read (its ``sha256`` column: an edit that kept the file's time,
+    as ``cp -p`` or ``rsync -a`` do, which Snakemake's time check misses). Empty when it does,
+    or when the table does not exist."""
+    import csv
+
+    if not Path(measurements).exists():
+        return []
+    with open(measurements, newline="") as handle:
+        listed = {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
+                  if row.get("path")}
+    out = []
+    for path, sha256 in listed.items():
+        if not Path(path).exists():
+            out.append(f"{path} is gone")
+        elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
+            out.append(f"{path} changed since it was aggregated")
+    return out

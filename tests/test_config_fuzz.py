@@ -64,6 +64,7 @@ CASES = [
     ("hook_every", "hook_every: 1:30\n"),
     ("inter_op_parallelism_threads.0", "inter_op_parallelism_threads: [016]\n"),
     ("hook_every", {"hook_every": 0}),
+    ("'max_lenn': did you mean 'max_len'", {"extrapolate": {"max_lenn": [3000]}}),
     ("steps", {"steps": 10**12}),  # would run for ever; fetch_plan once listed every step
     ("warmup_steps", {"warmup_steps": 10**9, "max_warmup_steps": 10**9}),
     ("min_measure_s", {"min_measure_s": 1e12}),

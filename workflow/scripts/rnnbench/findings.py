@@ -20,6 +20,7 @@ import pandas as pd
 from rnnbench.grid import ABLATION_DEFAULTS, tf_version_key
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
+from rnnbench.scaling import scaling_section, scaling_table
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD, SETTLE_BLOCK
 
 QUANTITIES = {
@@ -603,6 +604,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
         out += cold + [""]
     out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs), labels)
+    out += ["## Scaling laws", ""] + scaling_section(
+        scaling_table(runs, config.get("extrapolate") or {}))
     out += ["## Stability", ""] + stability_lines(summary, runs) + [""]
     breakeven = pd.DataFrame({
         "cell": summary["cell_id"].map(labels),

@@ -1,0 +1,152 @@
+"""Scaling laws: how a quantity grows along a grid axis (max_len, batch_size, num_units), fitted
+from the runs, with intervals, a test of the fit, and extrapolation with prediction intervals.
+
+Model: per implementation and per group of cells that differ only in the axis, each run (a
+fresh process) is one point (x = the axis value, y = its setup phase seconds or median step
+seconds), fitted by ordinary least squares, y = intercept + slope x. The slope's and the
+intercept's 95 % intervals are t-intervals with n - 2 degrees of freedom; the prediction
+interval of one new run at x0 is y0 +/- t_{n-2} s sqrt(1 + 1/n + (x0 - mean x)^2 / Sxx)
+(Montgomery, Peck and Vining, "Introduction to Linear Regression Analysis", 5th ed., 2.4.2 and
+2.5). The repeats at each axis value allow the lack-of-fit F test against pure error (ibid.,
+4.5.1): a p-value below LACK_OF_FIT_ALPHA says the line does not describe the runs (e.g. a
+first step that grows faster than linearly), and an extrapolation from it is not to be
+trusted. tests/test_scaling.py checks the prediction interval's coverage by simulation and a
+held-out point (fit on three max_len values, predict the fourth).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+SCALING_AXES = ("max_len", "batch_size", "num_units")
+"""The axes a law is fitted along, when the grid varies them."""
+SCALING_QUANTITIES = {"graph_construction_s": "graph construction (s)",
+                      "first_step_s": "first step (s)", "setup_s": "setup (s)",
+                      "median_step_s": "median step (s)"}
+"""What is fitted (measurements columns)."""
+LACK_OF_FIT_ALPHA = 0.05
+CONFIDENCE = 0.95
+
+
+def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
+             confidence: float = CONFIDENCE) -> dict:
+    """Least-squares line through the points (x, y), one point per run.
+
+    Returns a dict: n, slope, slope_ci (low, high), intercept, intercept_ci, r2,
+    lack_of_fit_p (NaN without repeats at some x, or with only two x values), and
+    ``predictions``: for each x0 of ``at``, (x0, estimate, low, high) of one new run.
+
+    Raises:
+        ValueError: with fewer than 3 points or fewer than 2 distinct x values.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n, levels = len(x), np.unique(x)
+    if n < 3 or len(levels) < 2:
+        raise ValueError(f"fit_line: {n} points at {len(levels)} x value(s): need 3 and 2")
+    mean_x = x.mean()
+    sxx = float(((x - mean_x) ** 2).sum())
+    slope = float(((x - mean_x) * (y - y.mean())).sum() / sxx)
+    intercept = float(y.mean() - slope * mean_x)
+    residuals = y - (intercept + slope * x)
+    sse = float((residuals ** 2).sum())
+    s = math.sqrt(sse / (n - 2)) if n > 2 else math.nan
+    t = float(stats.t.ppf(0.5 + confidence / 2, n - 2))
+    se_slope = s / math.sqrt(sxx)
+    se_intercept = s * math.sqrt(1 / n + mean_x ** 2 / sxx)
+    total = float(((y - y.mean()) ** 2).sum())
+    # lack of fit against pure error (the spread of the repeats at each x)
+    pure = float(sum(((y[x == level] - y[x == level].mean()) ** 2).sum() for level in levels))
+    df_pure, df_lack = n - len(levels), len(levels) - 2
+    if df_pure > 0 and df_lack > 0 and pure > 0:
+        f = ((sse - pure) / df_lack) / (pure / df_pure)
+        lack_p = float(stats.f.sf(f, df_lack, df_pure))
+    else:
+        lack_p = math.nan
+    predictions = []
+    for x0 in at:
+        estimate = intercept + slope * x0
+        half = t * s * math.sqrt(1 + 1 / n + (x0 - mean_x) ** 2 / sxx)
+        predictions.append((float(x0), estimate, estimate - half, estimate + half))
+    return {"n": n, "slope": slope, "slope_ci": (slope - t * se_slope, slope + t * se_slope),
+            "intercept": intercept,
+            "intercept_ci": (intercept - t * se_intercept, intercept + t * se_intercept),
+            "r2": 1 - sse / total if total > 0 else math.nan, "lack_of_fit_p": lack_p,
+            "predictions": predictions}
+
+
+def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) -> pd.DataFrame:
+    """A law per axis of SCALING_AXES that ``runs`` (results.load_results) vary, implementation,
+    SCALING_QUANTITIES column and group of cells alike in every other axis (and without
+    ablations), fitted over at least 3 runs at 2 or more axis values (fit_line).
+
+    Args:
+        runs: the runs, one row each.
+        at: axis -> values to extrapolate to (config ``extrapolate``).
+
+    Returns:
+        Columns axis, group (the other axes' values, in words), impl, quantity, n, slope,
+        slope_low, slope_high, intercept, r2, lack_of_fit_p, poor_fit (lack_of_fit_p below
+        LACK_OF_FIT_ALPHA), values (the axis values fitted), and per extrapolation point
+        ``at``, ``predicted``, ``predicted_low``, ``predicted_high`` (one row per point; NaN
+        without). Empty when no axis varies.
+    """
+    plain = runs[runs["ablations"] == ""] if "ablations" in runs else runs
+    rows = []
+    for axis in SCALING_AXES:
+        if plain[axis].nunique() < 2:
+            continue
+        others = [c for c in ("cell", "api", "tf_version", "batch_size", "max_len",
+                              "sequence_length", "num_units", "input_dim") if c != axis]
+        for key, group in plain.groupby(others, sort=False):
+            if group[axis].nunique() < 2:
+                continue
+            words = ", ".join(f"{name} {value}" for name, value in zip(others, key)
+                              if plain[name].nunique() > 1)
+            for impl in ("static", "dynamic"):
+                mine = group[group["impl"] == impl]
+                for quantity in SCALING_QUANTITIES:
+                    points = mine[[axis, quantity]].dropna()
+                    if len(points) < 3 or points[axis].nunique() < 2:
+                        continue
+                    law = fit_line(points[axis].to_numpy(), points[quantity].to_numpy(),
+                                   list((at or {}).get(axis, [])))
+                    base = {"axis": axis, "group": words, "impl": impl, "quantity": quantity,
+                            "n": law["n"], "slope": law["slope"],
+                            "slope_low": law["slope_ci"][0], "slope_high": law["slope_ci"][1],
+                            "intercept": law["intercept"], "r2": law["r2"],
+                            "lack_of_fit_p": law["lack_of_fit_p"],
+                            "poor_fit": bool(law["lack_of_fit_p"] < LACK_OF_FIT_ALPHA),
+                            "values": ", ".join(str(v) for v in sorted(points[axis].unique()))}
+                    for x0, estimate, low, high in law["predictions"] or [(math.nan,) * 4]:
+                        rows.append({**base, "at": x0, "predicted": estimate,
+                                     "predicted_low": low, "predicted_high": high})
+    return pd.DataFrame(rows)
+
+
+def scaling_section(table: pd.DataFrame) -> list[str]:
+    """FINDINGS' 'Scaling laws' from scaling_table: one line when no axis varies."""
+    if table.empty:
+        return ["No scaling law: the grid varies none of " + ", ".join(SCALING_AXES)
+                + " (over 2 or more values without ablations).", ""]
+    out = ["Each implementation's quantity against the axis, a least-squares line through its "
+           "runs (rnnbench/scaling.py): the slope per unit of the axis with its 95 % interval, "
+           "R², and the lack-of-fit test against the repeats' spread (*poor fit*: p < "
+           f"{LACK_OF_FIT_ALPHA:g}, the line does not describe the runs, and an extrapolation "
+           "from it is not to be trusted); predictions are of one new run, with its 95 % "
+           "prediction interval.", ""]
+    shown = table.assign(
+        quantity=table["quantity"].map(SCALING_QUANTITIES),
+        slope=[f"{r.slope:.4g} [{r.slope_low:.4g}, {r.slope_high:.4g}]"
+               for r in table.itertuples()],
+        r2=table["r2"].map("{:.3f}".format),
+        fit=[("poor fit" if r.poor_fit else "line fits") + (
+            f" (p {r.lack_of_fit_p:.2g})" if not math.isnan(r.lack_of_fit_p) else " (no test)")
+            for r in table.itertuples()],
+        prediction=[f"{r.predicted:.4g} [{r.predicted_low:.4g}, {r.predicted_high:.4g}] at "
+                    f"{r.at:g}" if not math.isnan(r.at) else "-" for r in table.itertuples()],
+    )[["axis", "group", "impl", "quantity", "values", "slope", "r2", "fit", "prediction"]]
+    return [*out, shown.to_markdown(index=False), ""]

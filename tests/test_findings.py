@@ -170,7 +170,7 @@ def test_claims_need_a_compat_v1_cell(tmp_path):
     runs = results.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(results.summarize(runs), runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert "this grid has no `api: compat_v1` cell to test them on" in text
+    assert "claims need an `api: compat_v1` cell: this grid has none to test them on" in text
     assert "## For Keras users" in text and "### steps" not in text
 
 

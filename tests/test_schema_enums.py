@@ -5,7 +5,7 @@ value added to one and not the other fails here, not in a training job."""
 import pytest
 import yaml
 
-from rnnbench import container, findings, grid, keras_model, model, roofline
+from rnnbench import claims, container, findings, grid, keras_model, model, roofline
 
 SCHEMA = yaml.safe_load(grid.CONFIG_SCHEMA.read_text())
 
@@ -28,7 +28,8 @@ def enum(*path):
     (("device",), container.FLAVOR_OF_DEVICE),
     (("device",), roofline.PEAK_SIZE),
     (("claims", "items", "properties", "quantity"), findings.QUANTITIES),
-    (("claims", "items", "properties", "direction"), findings.DIRECTIONS),
+    (("claims", "items", "properties", "direction"), claims.DIRECTIONS),
+    (("claims", "items", "properties", "kind"), claims.KIND_DIRECTIONS),
 ], ids=lambda value: value if isinstance(value, str) else None)
 def test_code_lists_exactly_the_schema_enum(path, listed):
     assert set(listed) == enum(*path)

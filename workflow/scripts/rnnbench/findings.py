@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
+from rnnbench.claims import judge
 from rnnbench.grid import ABLATION_DEFAULTS, tf_version_key
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
@@ -29,6 +30,7 @@ QUANTITIES = {
     "first_100_steps_s": "time to the 100th step (setup + 99 steps)",
     "median_step_s": "steady-state step time",
     "peak_rss_mb": "peak memory (RSS)",
+    "first_step_s": "first step (graph optimisation, executor creation, one step)",
 }
 """Quantities a claim can be about: summary columns ``ratio_<quantity>`` (static / dynamic)."""
 DIRECTIONS = ("static > dynamic", "static < dynamic")
@@ -70,6 +72,8 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
     rows = []
     summary = summary[summary["api"] == "compat_v1"]
     for claim in claims:
+        if claim.get("kind", "ratio") != "ratio":
+            continue  # rnnbench.claims judges the other kinds
         quantity = claim["quantity"]
         if quantity not in QUANTITIES:
             raise ValueError(f"claim {claim['id']}: quantity {quantity!r} is not one of "
@@ -172,6 +176,37 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
                 line += f": the cause of {100 * share:.0f} % of the gap to the seed's figure"
         lines.append(line + ".")
     return lines
+
+
+def _other_claim_test(claim: dict) -> str:
+    """What a between, trend or law claim tests, in words (rnnbench.claims)."""
+    kind, quantity = claim["kind"], QUANTITIES[claim["quantity"]]
+    if kind == "between":
+        return (f"{claim['impl']} {quantity} at {claim['axis']} {claim['values'][0]} against "
+                f"{claim['values'][1]}, {claim['direction']} (Welch's 95 % interval of the ratio)")
+    if kind == "trend":
+        return (f"the static / dynamic ratio of the {quantity} along {claim['axis']}, "
+                f"{claim['direction']} (the 95 % interval of the slope of its log)")
+    if "form" in claim:
+        return (f"{claim['impl']} {quantity} linear in {claim['axis']} (a line that fits the "
+                "repeats, rising)")
+    return (f"{claim['impl']} {quantity} reaches {claim['value']:g} at {claim['axis']} "
+            f"{claim['at']:g} (within the line's 95 % prediction interval)")
+
+
+def _other_claim_line(claim: dict, verdicts: list[dict]) -> str:
+    """The bottom line of a between, trend or law claim: its verdicts, and the first
+    estimate."""
+    if not verdicts:
+        return (f"- **{claim['id']}**, \"{claim['statement']}\": not judged, no group of cells "
+                "in this grid has what it needs.")
+    counts = pd.Series([v["verdict"] for v in verdicts]).value_counts()
+    said = ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
+                     for label in ("holds", "does not hold", "inconclusive")
+                     if counts.get(label, 0))
+    return (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(verdicts)} group"
+            f"{'s' if len(verdicts) != 1 else ''} of cells it {said} ({verdicts[0]['estimate']}"
+            f"{'; ...' if len(verdicts) > 1 else ''}).")
 
 
 def interval_text(estimate: float, low: float, high: float) -> str:
@@ -521,12 +556,17 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ]
     if not claims:
         out += ["The config lists no claims (`claims:`)."]
-    elif table.empty:
-        out += ["The claims are about static_rnn and dynamic_rnn: this grid has no "
-                "`api: compat_v1` cell to test them on."]
-        claims = []
-    out += bottom_line(table, claims, labels)
-    if claims and table["reference"].all():
+    elif table.empty and any(c.get("kind", "ratio") == "ratio" for c in claims):
+        out += ["The static_rnn / dynamic_rnn claims need an `api: compat_v1` cell: this grid "
+                "has none to test them on."]
+        claims = [c for c in claims if c.get("kind", "ratio") != "ratio"]
+    ratio_claims = [c for c in claims if c.get("kind", "ratio") == "ratio"]
+    others = {c["id"]: judge(c, runs) for c in claims if c.get("kind", "ratio") != "ratio"}
+    out += bottom_line(table, ratio_claims, labels)
+    for claim in claims:
+        if claim["id"] in others:
+            out.append(_other_claim_line(claim, others[claim["id"]]))
+    if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]
     out += [
@@ -558,6 +598,15 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     if claims:
         out += ["## Claims", ""]
     for claim in claims:
+        if claim["id"] in others:
+            verdicts = pd.DataFrame(others[claim["id"]], columns=["scope", "estimate", "verdict"])
+            out += [f"### {claim['id']}: {claim['statement']}", "",
+                    f"Source: {claim['seed']}" + (f" ({claim['conditions']})"
+                                                  if claim.get("conditions") else "") + ". "
+                    f"Tested: {_other_claim_test(claim)}.", "",
+                    verdicts.to_markdown(index=False) if len(verdicts) else
+                    "No group of cells in this grid has what the claim needs.", ""]
+            continue
         rows = table[table["claim"] == claim["id"]]
         figure = claim.get("figure")
         verdicts = pd.DataFrame({

@@ -188,8 +188,11 @@ def check_config(config: dict) -> None:
             continue
         for where, number in _floats(value, key):
             raise ValueError(f"{where}: {number!r} is not an integer")
+    from rnnbench.claims import check_claim
+
     claim_ids = [claim["id"].lower() for claim in config["claims"]]
     for number, claim in enumerate(config["claims"]):
+        check_claim(claim, number)
         if claim_ids.count(claim["id"].lower()) > 1:
             raise ValueError(f"claims: the id {claim['id']!r} is given to more than one claim "
                              "(ids are compared without case): give each its own")

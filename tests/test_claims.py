@@ -1,0 +1,106 @@
+"""Claims of more kinds (rnnbench.claims): each at its interval's edges, on hand-made runs,
+checked field by field, and stated in FINDINGS."""
+
+import pytest
+
+from conftest import make_result
+from rnnbench import claims, findings, results
+from test_results import write_results
+
+BASE = {"id": "c", "seed": "t", "statement": "s"}
+
+
+@pytest.mark.parametrize("low, high, positive, edge, expected", [
+    (1.01, 1.2, True, 1.0, "holds"), (0.8, 0.99, True, 1.0, "does not hold"),
+    (0.9, 1.0, True, 1.0, "inconclusive"), (1.0, 1.1, False, 1.0, "inconclusive"),
+    (-0.2, -0.01, False, 0.0, "holds"), (0.01, 0.2, False, 0.0, "does not hold"),
+    (float("nan"), 1.2, True, 1.0, "inconclusive"),
+])
+def test_side_verdicts_at_the_edges(low, high, positive, edge, expected):
+    assert claims.side_verdict(low, high, positive, edge) == expected
+
+
+def _runs(tmp_path, step_of, max_lens=(10, 20, 40), setup_of=None):
+    """Three repeats per implementation at each max_len; step seconds from step_of(impl,
+    max_len), graph construction from setup_of(impl, max_len)."""
+    tmp_path.mkdir(exist_ok=True)
+    records = []
+    for max_len in max_lens:
+        for repeat in (1, 2, 3):
+            jitter = 1 + 0.01 * repeat
+            for impl in ("static", "dynamic"):
+                construction = setup_of(impl, max_len) if setup_of else 1.0
+                records.append(make_result(
+                    impl, f"c{max_len}", repeat, max_len=max_len,
+                    setup=(construction * jitter, 0.5, 0.5),
+                    step_s=(step_of(impl, max_len) * jitter,) * 3))
+    return results.load_results(write_results(tmp_path, records))
+
+
+def test_between_compares_one_implementation_at_two_axis_values(tmp_path):
+    runs = _runs(tmp_path, lambda impl, m: 0.01 if impl == "dynamic" else 0.001 * m)
+    same = {**BASE, "kind": "between", "impl": "dynamic", "quantity": "median_step_s",
+            "axis": "max_len", "values": [10, 40], "direction": "first < second"}
+    (row,) = claims.judge(same, runs)
+    assert row["verdict"] == "inconclusive"  # dynamic's steps: the same at both
+    slower = {**same, "impl": "static"}  # 0.01 s against 0.04 s
+    (row,) = claims.judge(slower, runs)
+    assert row["verdict"] == "holds" and "0.25 [" in row["estimate"]
+    assert claims.judge({**slower, "direction": "first > second"}, runs)[0]["verdict"] == \
+        "does not hold"
+
+
+def test_trend_judges_the_ratio_along_the_axis_by_its_slope(tmp_path):
+    # static / dynamic step ratio 0.5, 1.0, 2.0 as max_len grows
+    runs = _runs(tmp_path, lambda impl, m: 0.02 if impl == "dynamic" else 0.001 * m)
+    claim = {**BASE, "kind": "trend", "quantity": "median_step_s", "axis": "max_len",
+             "direction": "increasing"}
+    (row,) = claims.judge(claim, runs)
+    assert row["verdict"] == "holds"
+    assert claims.judge({**claim, "direction": "decreasing"}, runs)[0]["verdict"] == \
+        "does not hold"
+    flat = _runs(tmp_path / "flat", lambda impl, m: 0.02)
+    assert claims.judge(claim, flat)[0]["verdict"] == "inconclusive"
+
+
+def test_law_judges_a_line_and_an_extrapolation(tmp_path):
+    # static graph construction 0.5 + 0.1 max_len: 1.5, 2.5, 4.5 s (x 1.01-1.03 by repeat)
+    runs = _runs(tmp_path, lambda impl, m: 0.01,
+                 setup_of=lambda impl, m: 0.5 + 0.1 * m if impl == "static" else 1.0)
+    linear = {**BASE, "kind": "law", "impl": "static", "quantity": "graph_construction_s",
+              "axis": "max_len", "form": "linear"}
+    assert claims.judge(linear, runs)[0]["verdict"] == "holds"
+    reaches = {**BASE, "kind": "law", "impl": "static", "quantity": "graph_construction_s",
+               "axis": "max_len", "at": 3000, "value": 306}
+    row = claims.judge(reaches, runs)[0]
+    assert row["verdict"] == "holds" and "against the claimed 306" in row["estimate"]
+    assert claims.judge({**reaches, "value": 489}, runs)[0]["verdict"] == "does not hold"
+    curved = _runs(tmp_path / "curve", lambda impl, m: 0.01,
+                   setup_of=lambda impl, m: 0.002 * m * m if impl == "static" else 1.0)
+    assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
+    assert claims.judge(reaches, curved)[0]["verdict"] == "inconclusive"  # no extrapolation
+    text = findings.findings_markdown(results.summarize(runs), runs, [
+        {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
+                                      "max_warmup_steps": 1})
+    assert "- **build**, \"s\": over 1 group of cells it holds in 1 (static " \
+           "graph_construction_s at max_len 3000: " in text
+    assert "### build: s" in text and "within the line's 95 % prediction interval" in text
+
+
+@pytest.mark.parametrize("claim, fragment", [
+    ({"kind": "between", "quantity": "setup_s", "impl": "static", "axis": "max_len",
+      "direction": "first < second"}, "claims.0.values: a between claim (c) needs it"),
+    ({"kind": "trend", "quantity": "setup_s", "axis": "sequence_length",
+      "direction": "increasing"}, "claims.0.axis: 'sequence_length': a trend needs a numeric"),
+    ({"kind": "law", "quantity": "setup_s", "impl": "static", "axis": "max_len"},
+     "claims.0: a law claim (c) says either form: linear, or at and value"),
+    ({"kind": "law", "quantity": "setup_s", "impl": "static", "axis": "max_len", "at": 5},
+     "claims.0: a law claim (c) with at needs value, and back"),
+    ({"kind": "ratio", "quantity": "setup_s", "direction": "increasing"},
+     "claims.0.direction: 'increasing' is not one of"),
+    ({"kind": "ratio", "quantity": "setup_s", "direction": "static > dynamic", "impl": "static"},
+     "claims.0.impl: a ratio claim (c) takes no impl"),
+])
+def test_each_kind_needs_its_fields(claim, fragment):
+    with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        claims.check_claim({**BASE, **claim}, 0)

@@ -1,0 +1,155 @@
+"""Claims of more kinds than static against dynamic in a cell (findings.claim_table's), judged
+from the runs with intervals of stated coverage:
+
+- ``between``: one implementation at two values of an axis ("dynamic_rnn takes as long at
+  sequence_length 20 as at 100"): the ratio of the geometric means, first / second, with
+  Welch's 95 % interval on the logs (different processes: unpaired; intervals.ratio_ci),
+  per group of cells alike in every other axis; holds when the interval lies on the claimed
+  side of 1.
+- ``trend``: the static / dynamic ratio along a numeric axis ("approaches 1 as batch_size
+  grows" is ``decreasing`` where static is slower): each repeat's paired log ratio against
+  the axis value, a least-squares line (scaling.fit_line); holds when the slope's 95 %
+  interval lies on the claimed side of 0.
+- ``law``: one implementation's quantity against a numeric axis (scaling.fit_line): ``form:
+  linear`` holds when the lack-of-fit test does not reject the line and the slope is above 0,
+  does not hold when the test rejects it; ``at``/``value`` holds when the 95 % prediction
+  interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
+  when the line does not fit (an extrapolation from it is not to be trusted).
+
+This module imports nothing heavy at the top: check_claim runs when the Snakefile is read.
+"""
+
+from __future__ import annotations
+
+import math
+
+KIND_DIRECTIONS = {
+    "ratio": ("static > dynamic", "static < dynamic"),
+    "between": ("first > second", "first < second"),
+    "trend": ("increasing", "decreasing"),
+    "law": (),
+}
+"""The directions each kind of claim takes (law: none)."""
+DIRECTIONS = tuple(d for directions in KIND_DIRECTIONS.values() for d in directions)
+NUMERIC_AXES = ("max_len", "batch_size", "num_units", "input_dim")
+"""The axes a trend or a law can be along."""
+KIND_FIELDS = {"ratio": {"direction"}, "between": {"impl", "axis", "values", "direction"},
+               "trend": {"axis", "direction"}, "law": {"impl", "axis"}}
+"""The fields each kind needs (besides id, seed, statement, quantity)."""
+ALL_FIELDS = {"impl", "axis", "values", "direction", "form", "at", "value", "figure"}
+
+
+def check_claim(claim: dict, number: int) -> None:
+    """The fields a claim's kind needs, and no field it cannot use.
+
+    Raises:
+        ValueError: ``claims.<number>.<field>: ...`` naming what is missing or out of place.
+    """
+    kind = claim.get("kind", "ratio")
+    where = f"claims.{number}"
+    for field in sorted(KIND_FIELDS[kind] - set(claim)):
+        raise ValueError(f"{where}.{field}: a {kind} claim ({claim['id']}) needs it")
+    usable = KIND_FIELDS[kind] | ({"figure"} if kind == "ratio" else set()) | (
+        {"form", "at", "value"} if kind == "law" else set())
+    for field in sorted((ALL_FIELDS & set(claim)) - usable):
+        raise ValueError(f"{where}.{field}: a {kind} claim ({claim['id']}) takes no {field}")
+    if "direction" in claim and claim["direction"] not in KIND_DIRECTIONS[kind]:
+        raise ValueError(f"{where}.direction: {claim['direction']!r} is not one of "
+                         f"{list(KIND_DIRECTIONS[kind])} for a {kind} claim")
+    if kind in ("trend", "law") and claim["axis"] not in NUMERIC_AXES:
+        raise ValueError(f"{where}.axis: {claim['axis']!r}: a {kind} needs a numeric axis, one of "
+                         f"{list(NUMERIC_AXES)}")
+    if kind == "between" and claim["values"][0] == claim["values"][1]:
+        raise ValueError(f"{where}.values: {claim['values']!r}: two different values")
+    if kind == "law" and ("form" in claim) == ("at" in claim or "value" in claim):
+        raise ValueError(f"{where}: a law claim ({claim['id']}) says either form: linear, or at "
+                         "and value")
+    if kind == "law" and ("at" in claim) != ("value" in claim):
+        raise ValueError(f"{where}: a law claim ({claim['id']}) with at needs value, and back")
+
+
+def side_verdict(low: float, high: float, positive_holds: bool, edge: float = 1.0) -> str:
+    """'holds' when [low, high] lies wholly above ``edge`` (``positive_holds``) or below it
+    (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'."""
+    if math.isnan(low) or math.isnan(high) or low <= edge <= high:
+        return "inconclusive"
+    above = low > edge
+    return "holds" if above == positive_holds else "does not hold"
+
+
+def _groups(runs, axis: str):
+    """(words, runs) per group of cells without ablations alike in every axis but ``axis``."""
+    plain = runs[runs["ablations"] == ""]
+    others = [c for c in ("cell", "api", "tf_version", "batch_size", "max_len",
+                          "sequence_length", "num_units", "input_dim") if c != axis]
+    for key, group in plain.groupby(others, sort=False):
+        words = ", ".join(f"{name} {value}" for name, value in zip(others, key)
+                          if plain[name].nunique() > 1) or "the grid's cells"
+        yield words, group
+
+
+def judge(claim: dict, runs) -> list[dict]:
+    """The verdicts of a between, trend or law claim, one per group of cells it applies to:
+    dicts with scope (the group in words), estimate (its numbers, in words) and verdict.
+    ``runs``: results.load_results's table (after share_runs). Empty when no group of the
+    grid has what the claim needs (e.g. both values of a between claim's axis)."""
+    import numpy as np
+
+    from rnnbench import intervals, scaling
+
+    kind, axis, quantity = claim["kind"], claim["axis"], claim["quantity"]
+    out = []
+    for words, group in _groups(runs, axis):
+        values = sorted(group[axis].unique(), key=lambda v: (str(type(v)), v))
+        if kind == "between":
+            first, second = (group[(group[axis].astype(str) == str(v))
+                                   & (group["impl"] == claim["impl"])][quantity]
+                             for v in claim["values"])
+            if first.empty or second.empty:
+                continue
+            ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
+                                                  paired=False)
+            out.append({"scope": words, "verdict": side_verdict(
+                low, high, claim["direction"] == "first > second"),
+                "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
+                            f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"})
+            continue
+        if len(values) < 2:
+            continue
+        if kind == "trend":
+            pairs = group.pivot_table(index=[axis, "repeat"], columns="impl", values=quantity)
+            pairs = pairs.dropna()
+            if len(pairs) < 3:
+                continue
+            x = pairs.index.get_level_values(axis).to_numpy(float)
+            law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
+            low, high = law["slope_ci"]
+            out.append({"scope": words, "verdict": side_verdict(
+                low, high, claim["direction"] == "increasing", edge=0.0),
+                "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
+                            f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
+                            + ", ".join(map(str, values))})
+            continue
+        mine = group[group["impl"] == claim["impl"]][[axis, quantity]].dropna()
+        if len(mine) < 3:
+            continue
+        at = [claim["at"]] if "at" in claim else []
+        law = scaling.fit_line(mine[axis].to_numpy(float), mine[quantity].to_numpy(float), at)
+        poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
+        fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
+               f"per unit of {axis}, lack-of-fit p {law['lack_of_fit_p']:.2g}")
+        if "form" in claim:
+            verdict = ("does not hold" if poor else "inconclusive"
+                       if math.isnan(law["lack_of_fit_p"]) or law["slope_ci"][0] <= 0
+                       else "holds")
+            out.append({"scope": words, "verdict": verdict,
+                        "estimate": f"{claim['impl']} {quantity}: {fit}"})
+        else:
+            _, estimate, low, high = law["predictions"][0]
+            verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"])
+                       else "holds" if low <= claim["value"] <= high else "does not hold")
+            out.append({"scope": words, "verdict": verdict,
+                        "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: "
+                                    f"{estimate:.4g} [{low:.4g}, {high:.4g}] against the claimed "
+                                    f"{claim['value']:g} ({fit})"})
+    return out

@@ -3,8 +3,10 @@ FINDINGS, summary and charts to docs/figures/, and rewrite the README's answer f
 
     .venv/bin/python workflow/scripts/rnnbench/reference.py [--no-run]
 
-It runs ``snakemake --cores 1`` (the shipped config.yaml) in the repository, timed (--no-run:
-use the results/ already there and the time recorded before), then writes docs/figures/
+It runs ``snakemake --cores 1`` (the shipped config.yaml) in a new temporary folder (so
+results/ is neither reused nor replaced) and then the tests (pytest) in the repository, each
+timed (--no-run: use the results/ already there and the times recorded before), then writes
+docs/figures/
 (FINDINGS.md, summary.csv, the charts' SVGs, run.json with the main job's wall time) and
 the README's block between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py
 fails when the README's block differs from what answer() makes of docs/figures/.
@@ -17,6 +19,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +45,7 @@ def _ratio(cell: pd.Series, metric: str) -> str:
 
 
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
-           main_job_s: float) -> str:
+           main_job_s: float, tests_s: float | None = None) -> str:
     """The README's answer paragraph, from the reference run's tables: static / dynamic
     setup and step ratios with their 95 % intervals per reference cell (compat_v1, no
     ablation), each cell's break-even, the cause the grid isolates (an ablation that changes
@@ -56,6 +59,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             (device_name, tensorflow_version, threads, python_version).
         claims: the config's claims.
         main_job_s: the main job's wall time, seconds.
+        tests_s: the test suite's wall time, seconds (None: not measured).
     """
     compat = summary[summary["api"] == "compat_v1"]
     labels = cell_labels(summary)
@@ -106,7 +110,8 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
             f"{main_job_s / 60:.0f} min on the reference machine\n"
-            "./install.sh && .venv/bin/pytest                 # the tests\n"
+            "./install.sh && .venv/bin/pytest                 # the tests"
+            + (f": {tests_s / 60:.0f} min there" if tests_s else "") + "\n"
             "```\n" + ANSWER_END)
 
 
@@ -128,7 +133,7 @@ def expected_answer(repo: Path = REPO) -> str:
     config = yaml.safe_load((repo / "config.yaml").read_text())
     load_claims(config, repo)  # the seeds' claims, from config.yaml's claims_from
     return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
-                  config["claims"], run["main_job_s"])
+                  config["claims"], run["main_job_s"], run.get("tests_s"))
 
 
 def main() -> None:
@@ -136,14 +141,22 @@ def main() -> None:
     parser.add_argument("--no-run", action="store_true",
                         help="use results/ as it is, and docs/figures/run.json's time")
     args = parser.parse_args()
-    if args.no_run:
-        main_job_s = json.loads((FIGURES / "run.json").read_text())["main_job_s"]
-    else:
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=REPO,
-                       check=True)
-        main_job_s = time.perf_counter() - start
     results = REPO / "results"
+    if args.no_run:
+        before = json.loads((FIGURES / "run.json").read_text())
+        main_job_s, tests_s = before["main_job_s"], before.get("tests_s")
+    else:  # a fresh run, in a folder of its own: results/ is neither reused nor replaced
+        workdir = Path(tempfile.mkdtemp(prefix="rnnbench-reference-"))
+        shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                        "--directory", str(workdir), "--cores", "1"], check=True)
+        main_job_s = time.perf_counter() - start
+        results = workdir / "results"
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                       cwd=REPO, check=True)
+        tests_s = time.perf_counter() - start
     for name in ("FINDINGS.md", "summary.csv"):
         shutil.copy(results / name, FIGURES / name)
     for svg in (results / "plots").glob("*.svg"):
@@ -153,10 +166,12 @@ def main() -> None:
              for key in ("device_name", "cpus", "tensorflow_version",
                          "intra_op_parallelism_threads", "python_version", "hostname")}
     (FIGURES / "run.json").write_text(json.dumps(
-        {"main_job_s": round(main_job_s, 1), "where": where}, indent=1) + "\n")
+        {"main_job_s": round(main_job_s, 1), "tests_s": tests_s and round(tests_s, 1),
+         "where": where}, indent=1) + "\n")
     readme = (REPO / "README.md").read_text()
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
-    print(f"docs/figures/ and the README's answer rewritten from the run ({main_job_s:.0f} s)")
+    print(f"docs/figures/ and the README's answer rewritten from the run in {results} "
+          f"({main_job_s:.0f} s; tests {tests_s or 0:.0f} s)")
 
 
 if __name__ == "__main__":

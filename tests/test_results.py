@@ -298,3 +298,32 @@ def test_a_truncated_or_misplaced_result_is_named_with_the_fix(tmp_path):
     with pytest.raises(ValueError, match=r"repeat1.json: not a valid result \(not JSON: .*\): "
                                          r"delete it, and the same command measures it anew"):
         results.load_results([path])
+
+
+def test_repeats_that_fall_into_groups_are_named_with_their_values():
+    repeats = np.array([1, 2, 3])
+    # two of three at 330 ms against one at 131 ms: one far from the rest
+    assert results.disagreeing_repeats(repeats, np.array([0.330, 0.331, 0.131])) == \
+        "repeat 3: 131 ms | repeats 1, 2: 330, 331 ms"
+    # the 7-16 % by which fresh processes differ: they agree
+    assert results.disagreeing_repeats(repeats, np.array([0.100, 0.108, 0.116])) == ""
+    # bimodal: two groups of two, 2x apart
+    assert results.disagreeing_repeats(np.array([1, 2, 3, 4]),
+                                       np.array([0.01, 0.0205, 0.0101, 0.02])) == \
+        "repeats 1, 3: 10, 10.1 ms | repeats 4, 2: 20, 20.5 ms"
+    assert results.disagreeing_repeats(np.array([1, 2]), np.array([0.01, 0.1])) == ""
+
+
+def test_a_cell_with_disagreeing_repeats_is_flagged_in_summary_and_findings(tmp_path):
+    from rnnbench import findings
+
+    records = [make_result(impl, "c1", repeat, step_s=(step,) * 3)
+               for impl in ("static", "dynamic")
+               for repeat, step in ((1, 0.330), (2, 0.331), (3, 0.131))]
+    runs = results.load_results(write_results(tmp_path, records))
+    summary = results.summarize(runs)
+    assert summary["disagreeing_repeats"].iloc[0].startswith("static: repeat 3: 131 ms | ")
+    text = findings.findings_markdown(summary, runs, [], {
+        "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert "- Repeats that disagree (their median steps fall into groups more than 1.5x " \
+           "apart" in text and "(static: repeat 3: 131 ms | repeats 1, 2: 330, 331 ms" in text

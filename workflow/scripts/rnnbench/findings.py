@@ -453,9 +453,12 @@ def _warmup_text(config: dict, runs: pd.DataFrame) -> str:
             f"{int(runs['warmup_steps_run'].max())})")
 
 
-def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
+def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
+                    labels: dict[str, str] | None = None) -> list[str]:
     """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
-    disturbed and outlier runs, each with its basis (results.summarize)."""
+    disturbed and outlier runs, repeats that disagree, each with its basis (results.summarize);
+    cells named by ``labels`` (cell_labels)."""
+    labels = labels or {}
     def cells(flag: str) -> str:
         flagged = summary[summary[flag]]
         return f"{len(flagged)} of {len(summary)} cells" + (
@@ -480,6 +483,13 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
         f"step over {OUTLIER_FACTOR:g}x or under 1/{OUTLIER_FACTOR:g} of its cell's median "
         f"run): {outliers} "
         f"run{'' if outliers == 1 else 's'}.",
+        "- Repeats that disagree (their median steps fall into groups more than "
+        f"{OUTLIER_FACTOR:g}x apart: bimodal, or one far from the rest; the intervals of such "
+        "a cell rest on few processes): " + (
+            "; ".join(f"{labels.get(c, c)} ({groups})" for c, groups in
+                      zip(summary["cell_id"], summary["disagreeing_repeats"]) if groups)
+            if "disagreeing_repeats" in summary and summary["disagreeing_repeats"].astype(
+                bool).any() else "none") + ".",
     ]
 
 
@@ -655,7 +665,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs), labels)
     out += ["## Scaling laws", ""] + scaling_section(
         scaling_table(runs, config.get("extrapolate") or {}))
-    out += ["## Stability", ""] + stability_lines(summary, runs) + [""]
+    out += ["## Stability", ""] + stability_lines(summary, runs, labels) + [""]
     breakeven = pd.DataFrame({
         "cell": summary["cell_id"].map(labels),
         "steps after which static's total time stays below dynamic's [95 % interval]":

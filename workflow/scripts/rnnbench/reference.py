@@ -5,7 +5,8 @@ FINDINGS, summary and charts to docs/figures/, and rewrite the README's answer f
 
 It runs ``snakemake --cores 1`` (the shipped config.yaml) in a new temporary folder (so
 results/ is neither reused nor replaced) and then the tests (pytest) in the repository, each
-timed (--no-run: use the results/ already there and the times recorded before), then writes
+timed (--no-run: use the results already there, results/ or --results DIR, and the times
+recorded before), then writes
 docs/figures/
 (FINDINGS.md, summary.csv, the charts' SVGs, run.json with the main job's wall time) and
 the README's block between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py
@@ -139,9 +140,11 @@ def expected_answer(repo: Path = REPO) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-run", action="store_true",
-                        help="use results/ as it is, and docs/figures/run.json's time")
+                        help="use the results as they are, and docs/figures/run.json's times")
+    parser.add_argument("--results", type=Path, default=REPO / "results",
+                        help="with --no-run: the results folder to use (default: %(default)s)")
     args = parser.parse_args()
-    results = REPO / "results"
+    results = args.results
     if args.no_run:
         before = json.loads((FIGURES / "run.json").read_text())
         main_job_s, tests_s = before["main_job_s"], before.get("tests_s")

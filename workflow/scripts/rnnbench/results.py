@@ -343,6 +343,29 @@ def outlier_runs(runs: pd.DataFrame) -> pd.Series:
     return (np.log(runs["median_step_s"] / centre)).abs() > math.log(OUTLIER_FACTOR)
 
 
+def disagreeing_repeats(repeats: np.ndarray, seconds: np.ndarray,
+                        factor: float = OUTLIER_FACTOR) -> str:
+    """Whether a cell's repeats (one implementation's) fall into groups: sorted by median step
+    (``seconds``), split at the widest gap between neighbours; when that gap exceeds
+    ``factor`` (1.5x: over three times the spread of fresh processes, OUTLIER_FACTOR), the
+    repeats disagree (bimodal, or one far from the rest: two of three at 330 ms against one
+    at 131 ms). Returns the groups in words, 'repeats 3: 131 ms | repeats 1, 2: 330, 331 ms';
+    '' when they agree or there are fewer than 3. Separate from within-run spread
+    (block_spread)."""
+    if len(seconds) < 3 or not np.all(np.isfinite(seconds)) or np.any(seconds <= 0):
+        return ""
+    order = np.argsort(seconds, kind="stable")
+    logs = np.log(seconds[order])
+    gaps = np.diff(logs)
+    split = int(np.argmax(gaps)) + 1
+    if gaps[split - 1] <= math.log(factor):
+        return ""
+    return " | ".join(
+        f"repeat{'s' if len(part) > 1 else ''} {', '.join(str(int(r)) for r in repeats[part])}: "
+        f"{', '.join(f'{1e3 * s:.3g}' for s in seconds[part])} ms"
+        for part in (order[:split], order[split:]))
+
+
 VERDICT_METRICS = ("first_100_steps_s", "setup_s", "median_step_s", "peak_rss_mb")
 """The ratios that claims are judged on most (findings.QUANTITIES): their fragility makes a
 cell unstable."""
@@ -407,7 +430,9 @@ def summarize(runs: pd.DataFrame,
     process decides a verdict; ``busy``, a run was measured on a busy machine (load_results);
     ``warmup_capped``, a run's warm-up reached max_warmup_steps still warming up. Counts:
     ``disturbed_runs`` (runs whose 50-step block medians differ by more than
-    steady.DISTURBED_BLOCK_SPREAD) and ``outlier_runs`` (outlier_runs).
+    steady.DISTURBED_BLOCK_SPREAD) and ``outlier_runs`` (outlier_runs); ``disagreeing_repeats``
+    names, per implementation, repeats whose median steps fall into groups more than
+    OUTLIER_FACTOR apart, with their values (disagreeing_repeats; '' for none).
     ``<impl>_setup_s_amean`` and ``<impl>_median_step_s_amean`` are arithmetic means (the
     break-even's). ``<impl>_max_warmup_steps_run`` is the longest warm-up a run needed,
     ``<impl>_max_block_spread`` the largest block spread, ``<impl>_measured_in`` the cell
@@ -469,6 +494,9 @@ def summarize(runs: pd.DataFrame,
         row["unstable"] = bool(fragile)
         row["disturbed_runs"] = int(flags["disturbed"][positions].sum())
         row["outlier_runs"] = int(flags["outlier"][positions].sum())
+        row["disagreeing_repeats"] = "; ".join(
+            f"{impl}: {groups}" for impl, side in by_impl.items()
+            if (groups := disagreeing_repeats(side.repeat, side.values["median_step_s"])))
         row["busy"] = bool(flags["busy"][positions].any())
         row["warmup_capped"] = bool((flags["warmup_settled"][positions] == False).any())  # noqa: E712
         rows.append(row)
@@ -527,8 +555,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     ``batch_size``, ``16``; ``2.10``), ablations as text ('' for none), breakeven_steps (empty: never)
     as a nullable integer."""
     table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
-                                     "ablations": str, "fragile": str, "tf_version": str})
-    for column in ("ablations", "fragile"):  # none: '' (written as an empty field)
+                                     "ablations": str, "fragile": str, "tf_version": str,
+                                     "disagreeing_repeats": str})
+    for column in ("ablations", "fragile", "disagreeing_repeats"):  # none: '' (an empty field)
         if column in table:
             table[column] = table[column].fillna("")
     if "breakeven_steps" in table:

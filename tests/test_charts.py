@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 
 from rnnbench import charts, results
@@ -152,3 +153,13 @@ def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
                     "2.9": pytest.approx(0.02)}
     with pytest.raises(ValueError, match="two TensorFlow versions"):
         charts.build_chart("tf_version", summary[summary["tf_version"] == "2.12"], None)
+
+
+def test_facets_and_axes_sort_numbers_by_value():
+    """Vega-Lite sorts nominal values as strings (bs256 before bs64 before bs8)."""
+    from rnnbench import charts
+
+    assert charts.natural_order(pd.Series(["cell bs256 nu8", "cell bs8 nu8", "cell bs64 nu8",
+                                           "cell bs8 nu8"])) == [
+        "cell bs8 nu8", "cell bs64 nu8", "cell bs256 nu8"]
+    assert charts.natural_order(pd.Series(["5", "full", "12"])) == ["5", "12", "full"]

@@ -7,6 +7,8 @@ sequence_length stays readable.
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import pandas as pd
 
@@ -30,6 +32,15 @@ def _variant(frame: pd.DataFrame) -> pd.Series:
              + frame["tf_version"].astype(str).map(
                  lambda v: "" if v == grid.DEFAULT_TF_VERSION else f" TF {v}"))
     return label + frame["ablations"].map(lambda text: f", {text}" if text else "")
+
+
+def natural_order(labels: pd.Series) -> list[str]:
+    """The distinct ``labels`` in natural order, numbers by value ('bs8' < 'bs64' < 'bs256';
+    Vega-Lite sorts a nominal facet as strings: bs256, bs64, bs8)."""
+    def key(label: str) -> list:
+        return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                for part in re.split(r"(\d+)", str(label)) if part]
+    return sorted(set(labels), key=key)
 
 
 def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -75,7 +86,8 @@ def _geomean_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
     )
     bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
     return alt.layer(lines, bars, *extra, data=data).facet(
-        column=alt.Column("sequence_length:N", title=None), row=alt.Row("variant:N", title=None))
+        column=alt.Column("sequence_length:N", title=None),
+        row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"])))
 
 
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -124,7 +136,7 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
                        "&& datum.steps == 0 && datum.impl == 'static'")
     return alt.layer(band, lines, rule, data=data).facet(
         column=alt.Column("max_len:O", title="max_len"),
-        row=alt.Row("panel:N", title=None),
+        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
     ).resolve_scale(x="independent", y="independent").properties(
         title="Cumulative time; dashed line: break-even step (none: static never catches up), "
               "band: its 95 % interval"
@@ -162,11 +174,12 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
         }))
     data = pd.concat(frames, ignore_index=True)
     base = alt.Chart().encode(
-        x=alt.X("max_len:O", title="max_len"),
-        y=alt.Y("sequence_length:N", title="sequence_length"),
+        x=alt.X("max_len:O", title="max_len", sort=natural_order(data["max_len"])),
+        # the y title once, in the chart's subtitle: repeated per row, short rows overlap it
+        y=alt.Y("sequence_length:N", title=None, sort=natural_order(data["sequence_length"])),
     )
     rects = base.mark_rect().encode(
-        color=alt.Color("ratio:Q", title="static / dynamic",
+        color=alt.Color("ratio:Q", title="static / dynamic", legend=alt.Legend(format=".2f"),
                         scale=alt.Scale(type="log", scheme="redblue", reverse=True, domainMid=1)),
         tooltip=["variant", "quantity", "max_len", "sequence_length", "ratio", "ci_low", "ci_high"],
     )
@@ -175,10 +188,11 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     return cells.facet(
         column=alt.Column("quantity:N", title=None),
         # row labels horizontal, left of the panels: rotated, they ran into the axis titles
-        row=alt.Row("variant:N", title=None,
+        row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"]),
                     header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top",
                                       labelFontWeight="bold")),
-    ).properties(title="static_rnn / dynamic_rnn (above 1: static slower)")
+    ).properties(title=alt.Title("static_rnn / dynamic_rnn (above 1: static slower)",
+                                 subtitle="rows of each panel: sequence_length"))
 
 
 SETUP_AND_STEP = {"setup_s": "setup (s)", "median_step_s": "median step (s)"}
@@ -219,7 +233,7 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     return alt.layer(points, bars, data=data).facet(
         column=alt.Column("quantity:N", title=None, sort=list(ABLATION_METRICS.values())),
-        row=alt.Row("panel:N", title=None),
+        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
     ).resolve_scale(y="independent").properties(
         title=f"Ablation {axis}: the first value is the reference")
 
@@ -249,7 +263,8 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     return alt.layer(lines, bars, data=data).facet(
-        column=alt.Column("quantity:N", title=None), row=alt.Row("panel:N", title=None),
+        column=alt.Column("quantity:N", title=None),
+        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
     ).resolve_scale(y="independent").properties(
         title="static (unroll=True) against dynamic per api: setup and step time")
 
@@ -290,7 +305,8 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
         y=alt.Y("ci_low:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
         y2="ci_high:Q")
     return alt.layer(lines, bars, data=data).facet(
-        column=alt.Column("quantity:N", title=None), row=alt.Row("panel:N", title=None),
+        column=alt.Column("quantity:N", title=None),
+        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
     ).resolve_scale(y="independent").properties(
         title="the same cells across TensorFlow versions: setup, step time and their ratio")
 

@@ -18,7 +18,7 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.files import obstacles, stale_records  # noqa: E402
+from rnnbench.files import listed_results, obstacles, stale_records  # noqa: E402
 
 # Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -215,7 +215,7 @@ def targets():
 def set_aside_stale_tables(folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
-    (rnnbench.results.stale_records), or is itself missing beside other tables (a failed
+    (rnnbench.files.stale_records), or is itself missing beside other tables (a failed
     aggregation), Snakemake alone may say "Nothing to be done" or leave them in place, so the
     tables and charts move to ``folder``: the run measures what is missing and aggregates
     again. Tables of another grid are left alone (a run of this grid rewrites them)."""
@@ -244,17 +244,6 @@ def set_aside_stale_tables(folder="results/stale"):
     )
 
 
-def stale_paths(table):
-    """The result files a measurements.csv was built from (its ``path`` column); none when it
-    does not exist or predates that column."""
-    import csv
-
-    if not Path(table).exists():
-        return []
-    with open(table, newline="") as handle:
-        return [row["path"] for row in csv.DictReader(handle) if row.get("path")]
-
-
 def check_report_grid(partial="results/partial"):
     """With --report: refuse to embed tables that are not this config's (a run with
     --configfile F, a report without it: Snakemake would put F's results beside this grid's
@@ -266,7 +255,7 @@ def check_report_grid(partial="results/partial"):
     table = TABLES["measurements"]
     planned = set(result_paths())
     missing = sorted(result for result in planned if not Path(result).exists())
-    listed = set(stale_paths(table))
+    listed = set(listed_results(table))
     if missing and (len(missing) < len(planned) or not listed):
         raise WorkflowError(
             f"report: the run of this config did not finish: {len(missing)} of "

@@ -26,7 +26,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnbench import intervals  # noqa: E402
-from rnnbench.findings import cell_labels, interval_text, verdict  # noqa: E402
+from rnnbench.findings import cell_labels, column_interval, verdict  # noqa: E402
 from rnnbench.results import load_results, read_table, summarize  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -115,10 +115,6 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
     return pd.DataFrame(rows)
 
 
-def _interval(row: pd.Series, name: str) -> str:
-    return interval_text(row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"])
-
-
 def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
     """compare()'s table as a Markdown section: which environment each side is, then per
     cell each side's ratios and verdicts, and B / A per implementation."""
@@ -130,11 +126,11 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
                                                                    axis=1)])
     shown = pd.DataFrame({
         "cell": table["label"], "sides": table["side_a"] + " / " + table["side_b"],
-        **{f"{side} static / dynamic {word}": [_interval(r, f"{key}_ratio_{metric}")
+        **{f"{side} static / dynamic {word}": [column_interval(r, f"{key}_ratio_{metric}")
                                                for _, r in table.iterrows()]
            for key, side in (("a", "A"), ("b", "B"))
            for metric, word in SIDE_METRICS.items()},
-        **{f"B / A {impl} {word}": [_interval(r, f"b_over_a_{impl}_{metric}")
+        **{f"B / A {impl} {word}": [column_interval(r, f"b_over_a_{impl}_{metric}")
                                     for _, r in table.iterrows()]
            for impl in ("static", "dynamic") for metric, word in SIDE_METRICS.items()},
     })

@@ -38,21 +38,27 @@ def obstacles(paths: list[str]) -> dict[str, str]:
     return blocked
 
 
-def stale_records(measurements: str | Path) -> list[str]:
-    """Why a measurements.csv (and the tables built with it) no longer describes the result
-    files on disk: one line per file it lists (its ``path`` column) that is gone, or whose
-    bytes changed since it was read (its ``sha256`` column: an edit that kept the file's time,
-    as ``cp -p`` or ``rsync -a`` do, which Snakemake's time check misses). Empty when it does,
-    or when the table does not exist."""
+def listed_results(measurements: str | Path) -> dict[str, str | None]:
+    """The result files a measurements.csv was built from (its ``path`` column), each with
+    its bytes' sha256 when read (its ``sha256`` column; None where absent); empty when the
+    table does not exist."""
     import csv
 
     if not Path(measurements).exists():
-        return []
+        return {}
     with open(measurements, newline="") as handle:
-        listed = {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
-                  if row.get("path")}
+        return {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
+                if row.get("path")}
+
+
+def stale_records(measurements: str | Path) -> list[str]:
+    """Why a measurements.csv (and the tables built with it) no longer describes the result
+    files on disk: one line per file it lists (listed_results) that is gone, or whose bytes
+    changed since it was read (an edit that kept the file's time, as ``cp -p`` or ``rsync
+    -a`` do, which Snakemake's time check misses). Empty when it does, or when the table does
+    not exist."""
     out = []
-    for path, sha256 in listed.items():
+    for path, sha256 in listed_results(measurements).items():
         if not Path(path).exists():
             out.append(f"{path} is gone")
         elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:

@@ -151,10 +151,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
         if rows.empty:
             continue
         base = rows[rows["reference"]]
-        counts = base["verdict"].value_counts()
-        said = ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
-                         for label in ("holds", "does not hold", "inconclusive")
-                         if counts.get(label, 0))
+        said = _count(base["verdict"])
         low, high = base["ratio"].min(), base["ratio"].max()
         span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
         line = (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(base)} "
@@ -200,10 +197,7 @@ def _other_claim_line(claim: dict, verdicts: list[dict]) -> str:
     if not verdicts:
         return (f"- **{claim['id']}**, \"{claim['statement']}\": not judged, no group of cells "
                 "in this grid has what it needs.")
-    counts = pd.Series([v["verdict"] for v in verdicts]).value_counts()
-    said = ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
-                     for label in ("holds", "does not hold", "inconclusive")
-                     if counts.get(label, 0))
+    said = _count(pd.Series([v["verdict"] for v in verdicts]))
     return (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(verdicts)} group"
             f"{'s' if len(verdicts) != 1 else ''} of cells it {said} ({verdicts[0]['estimate']}"
             f"{'; ...' if len(verdicts) > 1 else ''}).")
@@ -224,6 +218,11 @@ def _ratio(row: pd.Series) -> str:
     return interval_text(row["ratio"], row["ci_low"], row["ci_high"])
 
 
+def column_interval(row: pd.Series, column: str) -> str:
+    """interval_text of a table's ``column`` and its ``<column>_ci_low`` / ``_ci_high``."""
+    return interval_text(row[column], row[f"{column}_ci_low"], row[f"{column}_ci_high"])
+
+
 def _threads(runs: pd.DataFrame) -> str:
     """'1 intra-op and 1 inter-op thread(s)', or every combination the grid ran."""
     pairs = runs[["intra_op_parallelism_threads", "inter_op_parallelism_threads"]]
@@ -232,9 +231,11 @@ def _threads(runs: pd.DataFrame) -> str:
 
 
 def _count(verdicts: pd.Series) -> str:
+    """'holds in 1, is inconclusive in 2': the verdicts that occur, with their counts."""
     counts = verdicts.value_counts()
-    return ", ".join(f"{label} in {counts.get(label, 0)}"
-                     for label in ("holds", "does not hold", "inconclusive"))
+    return ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
+                     for label in ("holds", "does not hold", "inconclusive")
+                     if counts.get(label, 0))
 
 
 def gap_share(ablated: float, reference: float, figure: float) -> float:
@@ -536,15 +537,15 @@ def _version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     rows = [{
         "cell": labels.get(r["stem"], r["stem"]), "TensorFlow": r["release"],
         "setup s, static / dynamic": f"{r['static_setup_s']:.2f} / {r['dynamic_setup_s']:.2f}",
-        "setup ratio": interval_text(r["ratio_setup_s"], r["ratio_setup_s_ci_low"],
-                                     r["ratio_setup_s_ci_high"]),
+        "setup ratio": column_interval(r, "ratio_setup_s"),
         "step ms, static / dynamic": f"{1e3 * r['static_median_step_s']:.2f} / "
                                      f"{1e3 * r['dynamic_median_step_s']:.2f}",
-        "step ratio": interval_text(r["ratio_median_step_s"], r["ratio_median_step_s_ci_low"],
-                                    r["ratio_median_step_s_ci_high"]),
+        "step ratio": column_interval(r, "ratio_median_step_s"),
         "break-even (steps)": _breakeven(r) or "never",
     } for _, r in table.iterrows()]
     return [pd.DataFrame(rows).to_markdown(index=False)]
+
+
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
     """results/FINDINGS.md: the bottom line (a sentence per claim), where it was measured,

@@ -29,7 +29,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnbench.findings import (SPEED, _breakeven, cell_labels, claim_table,  # noqa: E402
-                               gap_share, interval_text, verdict)
+                               column_interval, gap_share, verdict)
 from rnnbench.checks import load_claims  # noqa: E402
 from rnnbench.results import read_table  # noqa: E402
 
@@ -41,8 +41,7 @@ CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roof
 
 
 def _ratio(cell: pd.Series, metric: str) -> str:
-    return interval_text(cell[f"ratio_{metric}"], cell[f"ratio_{metric}_ci_low"],
-                         cell[f"ratio_{metric}_ci_high"])
+    return column_interval(cell, f"ratio_{metric}")
 
 
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],

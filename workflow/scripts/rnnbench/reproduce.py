@@ -125,7 +125,7 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
     with open(log, "w") as handle:
         proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
                                "--directory", str(folder), "--cores", str(cores),
-                               "--configfile", "grid.yaml"],
+                               "--configfile", str(folder / "grid.yaml")],
                               stdout=handle, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"the run in {folder} failed: see {log}")

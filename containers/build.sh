@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build the workflow's Apptainer image and print its path.
-# Usage: containers/build.sh [cpu|cuda] [TF_VERSION]
+# Usage: containers/build.sh [cpu|cuda] [TF_VERSION] [PYTHON]
 #   cpu   TensorFlow CPU-only (about 0.5 GB; what CI builds and tests)
 #   cuda  TensorFlow with its CUDA and cuDNN wheels (about 3.6 GB; for GPU hosts)
 #   TF_VERSION  2.21 (default: the venv's, with the whole workflow), or another version with
 #         locks in containers/ (2.12, 2.16: training images; see lock.sh)
+#   PYTHON  the image's Python, which must be the Python of the Snakemake that runs it: 3.11
+#         (Debian 12) or 3.13 (Debian 13; TensorFlow 2.21 only). Default: the Python of the
+#         repository's .venv, else python3's
 # The image goes to a cache folder, named by the hash of rnnbench.def and the image's locks
 # (rnnbench/container.py); containers/images/ gets a link to it, which the workflow's
 # container: names. When that image exists, this only makes the link; when a real image file
@@ -15,16 +18,21 @@
 # Cache: ${RNNBENCH_CACHE:-${XDG_CACHE_HOME:-~/.cache}/rnnbench}/images
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
-if [ $# -gt 2 ]; then echo "build.sh: a flavor (cpu or cuda) and a TensorFlow version, not '$*'" >&2; exit 2; fi
+if [ $# -gt 3 ]; then echo "build.sh: a flavor (cpu or cuda), a TensorFlow version and a Python version, not '$*'" >&2; exit 2; fi
 flavor=${1-cpu}
 tf_version=${2-2.21}
+version='import sys; print("%d.%d" % sys.version_info[:2])'
+python_version=${3-$("$repo/.venv/bin/python" -c "$version" 2>/dev/null || python3 -c "$version")}
 case $flavor in
     cpu|cuda) ;;
     gpu) echo "build.sh: the flavor is cuda (the image for device: gpu), not 'gpu'" >&2; exit 2 ;;
     [0-9]*) echo "build.sh: the flavor comes first: containers/build.sh cpu $flavor" >&2; exit 2 ;;
     *) echo "build.sh: the flavor must be cpu or cuda, not '$flavor'" >&2; exit 2 ;;
 esac
-link=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor" "$tf_version") || exit 2
+# the image's path, Debian release and locks (relative to containers/)
+arguments=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor" "$tf_version" \
+    "$python_version") || exit 2
+{ read -r link; read -r suite; read -r lock; read -r nodeps_lock; } <<< "$arguments"
 if [ -f "$link" ] && [ ! -L "$link" ]; then
     echo "build.sh: $link is an image file (not a link into the cache): using it as it is" >&2
     echo "$link"
@@ -55,13 +63,15 @@ if [ ! -f "$image" ]; then
     mkdir -p "$cache"
     tmp=$(mktemp "$image.XXXXXX.tmp")
     trap 'rm -f "$tmp"' EXIT
-    echo "build.sh: building $image (Debian from $mirror, Python packages from" \
+    echo "build.sh: building $image (Debian $suite from $mirror, Python packages from" \
          "${index:-the default index of pip}," \
          "CA bundle $ca)" >&2
     # zstd, not the default gzip: gzip took 106 s of a 188 s CPU build here and made every
     # `import tensorflow` in the image ~4.6 s (against ~2.8 s).
     (cd "$repo/containers" && apptainer build --force \
         --build-arg "FLAVOR=$flavor" --build-arg "TF_VERSION=$tf_version" --build-arg "MIRROR=$mirror" \
+        --build-arg "PYTHON=$python_version" --build-arg "SUITE=$suite" \
+        --build-arg "LOCK=$lock" --build-arg "NODEPS_LOCK=$nodeps_lock" \
         --build-arg "INDEX_URL=$index" --build-arg "CA_BUNDLE=$ca" \
         --mksquashfs-args "-comp zstd -Xcompression-level 3" \
         "$tmp" rnnbench.def) >&2

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Regenerate the hash-pinned locks the images install (pip install --require-hashes), one set
-# per TensorFlow version (requirements-<flavor>-tf<version>.txt, requirements-nodeps-tf<version>.txt;
-# rnnbench/container.py finds the versions from these names):
-#   2.21  the venv's TensorFlow: envs/requirements.txt with every dependency and its hashes
-#         (the whole workflow runs in this image), and the same with tensorflow[and-cuda]
-#         (CUDA and cuDNN wheels) in place of tensorflow-cpu; tf-keras from
-#         envs/requirements-nodeps.txt (installed --no-deps)
+# Regenerate the hash-pinned locks the images of older TensorFlow versions install (pip install
+# --require-hashes), one set per version (requirements-<flavor>-tf<version>.txt,
+# requirements-nodeps-tf<version>.txt; rnnbench/container.py finds the versions from these
+# names). The image of the venv's TensorFlow (2.21), which runs the whole workflow, installs
+# the venv's own locks for its Python (envs/locks/py<V>.txt, py<V>-cuda.txt, py<V>-nodeps.txt:
+# envs/lock.sh writes them).
 #   2.16  Keras 3 becomes the default: a training image (TensorFlow, the Keras 3 of its
 #         release, jsonschema and PyYAML at the venv's pins), cpu and cuda; tf-keras 2.16
 #   2.12  the first with Python 3.11 wheels: a training image, cpu only (tensorflow[and-cuda]
@@ -13,8 +12,9 @@
 # A training image has no Snakemake: a script: rule's job imports it from the host's folders,
 # which Snakemake binds into the container and appends to sys.path (Snakemake 9.27's pins
 # exclude TensorFlow 2.12's: wrapt >= 1.15 against < 1.15).
-# To update a package: change its pin in envs/ (or below), run ./install.sh and the tests,
-# then this. Resolves for Linux x86_64, CPython 3.11 (the images' Python) with uv, in seconds.
+# To update a package: change its pin below (jsonschema and PyYAML: in envs/), run this and
+# the tests. Resolves for Linux x86_64, CPython 3.11 (these images' Python: Debian 12's;
+# TensorFlow 2.12 has no wheels for later Pythons) with uv, in seconds.
 set -euo pipefail
 cd "$(dirname "$0")"
 index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
@@ -46,15 +46,6 @@ nodeps() {  # nodeps VERSION [PINS...]: the --no-deps lock (a comment only when 
     fi
 }
 
-# 2.21: the venv's versions
-default=$(pin tensorflow_cpu | sed -E 's/^[^=]+==([0-9]+\.[0-9]+).*/\1/')
-cp ../envs/requirements.txt "$tools/cpu.in"
-sed -E 's/^tensorflow[-_]cpu==/tensorflow[and-cuda]==/' ../envs/requirements.txt > "$tools/cuda.in"
-compile cpu.in "requirements-cpu-tf$default.txt"
-compile cuda.in "requirements-cuda-tf$default.txt"
-cp ../envs/requirements-nodeps.txt "$tools/nodeps.in"
-compile nodeps.in "requirements-nodeps-tf$default.txt" --no-deps
-
 # 2.16: Keras 3.3.3, the last Keras release before TensorFlow 2.17
 training cpu tensorflow-cpu==2.16.2 keras==3.3.3
 training cuda "tensorflow[and-cuda]==2.16.2" keras==3.3.3
@@ -67,4 +58,4 @@ training cpu tensorflow-cpu==2.12.1
 compile cpu.in requirements-cpu-tf2.12.txt
 nodeps 2.12
 
-echo "lock.sh: wrote containers/requirements-*-tf{2.12,2.16,$default}.txt"
+echo "lock.sh: wrote containers/requirements-*-tf{2.12,2.16}.txt"

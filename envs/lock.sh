@@ -4,6 +4,9 @@
 #   locks/py<V>.txt         requirements.txt (the workflow's pins) with every dependency's hash
 #   locks/py<V>-dev.txt     requirements-dev.txt (tests, linters), within requirements.txt's pins
 #   locks/py<V>-nodeps.txt  requirements-nodeps.txt (installed --no-deps)
+#   locks/py<V>-cuda.txt    the same as py<V>.txt with tensorflow[and-cuda] (TensorFlow's CUDA
+#                           build and its CUDA and cuDNN wheels) in place of tensorflow-cpu:
+#                           FLAVOR=cuda ./install.sh on a GPU machine, and the cuda image
 # The same versions for every Python (requirements.txt pins all of them); only the wheels and
 # their hashes differ. To update a package: change its pin in requirements*.txt, run this,
 # ./install.sh and the tests, then containers/lock.sh. Resolves for Linux x86_64 with uv.
@@ -27,5 +30,7 @@ for version in $(cat python-versions); do
     compile requirements.txt "locks/py$version.txt"
     compile requirements-dev.txt "locks/py$version-dev.txt" -c requirements.txt
     compile requirements-nodeps.txt "locks/py$version-nodeps.txt" --no-deps
+    sed -E 's/^tensorflow[-_]cpu==/tensorflow[and-cuda]==/' requirements.txt > "$tools/cuda.in"
+    compile "$tools/cuda.in" "locks/py$version-cuda.txt"
 done
 echo "envs/lock.sh: wrote envs/locks/py{$(paste -sd, python-versions)}*.txt"

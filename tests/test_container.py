@@ -23,9 +23,13 @@ from rnnbench import container, grid
 from rnnbench.schema import validate_result
 
 CONTAINERS = REPO / "containers"
+PYTHON = container.HOST_PYTHON
 CPU_IMAGE = container.image_path(REPO, "cpu")
-# The CPU images CI builds (.ci/run): the venv's TensorFlow and the oldest shipped one
-CPU_IMAGES = {version: container.image_path(REPO, "cpu", version) for version in ("2.12", "2.21")}
+# The CPU images CI builds (.ci/run) for this Python: the venv's TensorFlow and the oldest
+# shipped one (3.11: 2.12 and 2.21; 3.13: 2.21)
+CPU_IMAGES = {version: container.image_path(REPO, "cpu", version) for version in ("2.12", "2.21")
+              if version in container.shipped_tf_versions(CONTAINERS, "cpu")}
+OLDEST = min(CPU_IMAGES, key=container.tf_version_key, default=None)  # None: no image (3.12)
 
 
 def pins(path):
@@ -38,27 +42,27 @@ def pins(path):
     return found
 
 
-def test_locks_pin_what_the_venv_pins():
+def test_the_image_of_the_venvs_tensorflow_installs_the_venvs_locks():
     venv = pins(REPO / "envs/requirements.txt")
-    cpu = pins(CONTAINERS / "requirements-cpu-tf2.21.txt")
-    cuda = pins(CONTAINERS / "requirements-cuda-tf2.21.txt")
-    assert venv and {name: cpu.get(name) for name in venv} == venv
-    assert "tensorflow-cpu" not in cuda and cuda["tensorflow"] == venv["tensorflow-cpu"]
-    assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12"} <= set(cuda)  # the CUDA wheels
-    rest = {name: version for name, version in venv.items() if name != "tensorflow-cpu"}
-    assert {name: cuda.get(name) for name in rest} == rest
-    assert (pins(CONTAINERS / "requirements-nodeps-tf2.21.txt")
-            == pins(REPO / "envs/requirements-nodeps.txt"))
     assert venv["tensorflow-cpu"].startswith(f"{container.DEFAULT_TF_VERSION}.")
+    for python in container.DEBIAN_OF_PYTHON:  # (test_install checks those locks' pins)
+        for flavor, suffix in (("cpu", ""), ("cuda", "-cuda")):
+            assert container.lock_paths(CONTAINERS, flavor, "2.21", python) == (
+                REPO / "envs" / "locks" / f"py{python}{suffix}.txt",
+                REPO / "envs" / "locks" / f"py{python}-nodeps.txt")
 
 
 def test_each_version_has_its_locks_and_its_tensorflow():
-    assert container.shipped_tf_versions(CONTAINERS, "cpu") == ["2.12", "2.16", "2.21"]
-    assert container.shipped_tf_versions(CONTAINERS, "cuda") == ["2.16", "2.21"]
+    assert container.shipped_tf_versions(CONTAINERS, "cpu", "3.11") == ["2.12", "2.16", "2.21"]
+    assert container.shipped_tf_versions(CONTAINERS, "cuda", "3.11") == ["2.16", "2.21"]
+    # Debian 13's Python: the venv's TensorFlow only (2.12's and 2.16's wheels stop before it)
+    assert container.shipped_tf_versions(CONTAINERS, "cpu", "3.13") == ["2.21"]
+    assert container.shipped_tf_versions(CONTAINERS, "cuda", "3.13") == ["2.21"]
+    assert container.shipped_tf_versions(CONTAINERS, "cpu", "3.12") == []  # no Debian has it
     venv = pins(REPO / "envs/requirements.txt")
     for flavor in ("cpu", "cuda"):
-        for version in container.shipped_tf_versions(CONTAINERS, flavor):
-            lock, nodeps = map(pins, container.lock_paths(CONTAINERS, flavor, version))
+        for version in container.shipped_tf_versions(CONTAINERS, flavor, "3.11"):
+            lock, nodeps = map(pins, container.lock_paths(CONTAINERS, flavor, version, "3.11"))
             tensorflow = lock["tensorflow-cpu" if flavor == "cpu" else "tensorflow"]
             assert tensorflow.startswith(f"{version}."), (flavor, version, tensorflow)
             # what a training job imports, at the venv's versions where TensorFlow allows
@@ -75,6 +79,7 @@ def test_every_pin_carries_a_hash(lock):
     requirements = [block for block in blocks if re.match(r"[A-Za-z0-9]", block)]
     assert all("--hash=sha256:" in block for block in requirements)
     assert requirements or lock == "requirements-nodeps-tf2.12.txt"  # TF 2.12: no tf-keras
+    # (the venv's locks, which the 2.21 images install: test_install)
 
 
 def test_the_definition_names_no_registry_host():
@@ -82,48 +87,79 @@ def test_the_definition_names_no_registry_host():
     assert not re.search(r"[a-z]+://|pypi\.org|debian\.org", text)
     # the index only where build.sh was given one (its machine's pip configuration)
     for argument in ("MirrorURL: {{ MIRROR }}", 'index="{{ INDEX_URL }}"',
-                     "${index:+--index-url $index}",
-                     "requirements-{{ FLAVOR }}-tf{{ TF_VERSION }}.txt", "--require-hashes"):
+                     "${index:+--index-url $index}", "OSVersion: {{ SUITE }}",
+                     "{{ LOCK }} /opt/build/requirements.txt", "--require-hashes"):
         assert argument in text
 
 
 def test_the_image_name_follows_its_definition(tmp_path):
+    copy = tmp_path / "containers"
+    copy.mkdir()
     for path in [CONTAINERS / "rnnbench.def", *CONTAINERS.glob("requirements-*.txt")]:
-        shutil.copy(path, tmp_path / path.name)
-    keys = {(flavor, version): container.image_key(tmp_path, flavor, version)
-            for flavor in ("cpu", "cuda")
-            for version in container.shipped_tf_versions(tmp_path, flavor)}
+        shutil.copy(path, copy / path.name)
+    shutil.copytree(REPO / "envs" / "locks", tmp_path / "envs" / "locks")
+    keys = {(flavor, version, python): container.image_key(copy, flavor, version, python)
+            for python in ("3.11", "3.13") for flavor in ("cpu", "cuda")
+            for version in container.shipped_tf_versions(copy, flavor, python)}
     assert all(re.fullmatch("[0-9a-f]{16}", key) for key in keys.values())
-    assert len(set(keys.values())) == len(keys) == 5
-    assert keys["cpu", "2.21"] == container.image_key(CONTAINERS, "cpu")  # the default version
-    before = container.images_key(tmp_path, "cpu")
-    with open(tmp_path / "requirements-cpu-tf2.12.txt", "a") as lock:
+    assert len(set(keys.values())) == len(keys) == 7
+    assert keys["cpu", "2.21", PYTHON] == container.image_key(CONTAINERS, "cpu")  # the defaults
+    before = container.images_key(copy, "cpu", "3.11")
+    with open(copy / "requirements-cpu-tf2.12.txt", "a") as lock:
         lock.write("\n")
-    assert container.image_key(tmp_path, "cpu", "2.12") != keys["cpu", "2.12"]  # a new image
-    assert container.image_key(tmp_path, "cpu", "2.21") == keys["cpu", "2.21"]  # ... of its own
-    assert container.image_key(tmp_path, "cuda", "2.16") == keys["cuda", "2.16"]
-    assert container.images_key(tmp_path, "cpu") != before  # and a new folder for image runs
+    assert container.image_key(copy, "cpu", "2.12", "3.11") != keys["cpu", "2.12", "3.11"]
+    assert container.image_key(copy, "cpu", "2.21", "3.11") == keys["cpu", "2.21", "3.11"]
+    assert container.image_key(copy, "cuda", "2.16", "3.11") == keys["cuda", "2.16", "3.11"]
+    assert container.images_key(copy, "cpu", "3.11") != before  # a new folder for image runs
+    with open(tmp_path / "envs" / "locks" / "py3.13.txt", "a") as lock:  # the venv's lock
+        lock.write("\n")
+    assert container.image_key(copy, "cpu", "2.21", "3.13") != keys["cpu", "2.21", "3.13"]
+    assert container.image_key(copy, "cuda", "2.21", "3.13") == keys["cuda", "2.21", "3.13"]
     with pytest.raises(ValueError, match="'gpu'"):
-        container.image_key(tmp_path, "gpu")
+        container.image_key(copy, "gpu")
     with pytest.raises(ValueError, match=r"tf_version '2.13' has no cpu image; the cpu images "
-                                         r"are for TensorFlow 2.12, 2.16, 2.21"):
-        container.image_key(tmp_path, "cpu", "2.13")
+                                         r"for Python 3.11 are for TensorFlow 2.12, 2.16, 2.21"):
+        container.image_key(copy, "cpu", "2.13", "3.11")
     with pytest.raises(ValueError, match=r"only from 2.14 on"):
-        container.image_key(tmp_path, "cuda", "2.12")
+        container.image_key(copy, "cuda", "2.12", "3.11")
+    with pytest.raises(ValueError, match=r"tf_version '2.12' has no cpu image for Python 3.13 "
+                                         r"\(its images are for Python 3.11, Debian bookworm"):
+        container.image_key(copy, "cpu", "2.12", "3.13")
+
+
+def test_snakemake_on_a_python_no_debian_image_has_is_refused():
+    """Ubuntu 24.04's Python 3.12: no image can serve its Snakemake's jobs."""
+    with pytest.raises(ValueError, match=r"no image runs Python 3.12, this Snakemake's: .* "
+                                         r"Python 3.11 \(Debian bookworm\) and 3.13 \(Debian "
+                                         r"trixie\): .*PYTHON=python3.11 ./install.sh"):
+        container.image_path(REPO, "cpu", "2.21", "3.12")
+
+
+def test_build_sh_gets_the_release_and_locks_of_the_images_python():
+    for python, suite in (("3.11", "bookworm"), ("3.13", "trixie")):
+        proc = subprocess.run(["python3", CONTAINERS.parent / "workflow/scripts/rnnbench/container.py",
+                               REPO, "cuda", "2.21", python], capture_output=True, text=True,
+                              check=True)
+        assert proc.stdout.split() == [
+            str(container.image_path(REPO, "cuda", "2.21", python)), suite,
+            f"../envs/locks/py{python}-cuda.txt", f"../envs/locks/py{python}-nodeps.txt"]
 
 
 def test_the_image_path_is_absolute_wherever_snakemake_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = container.image_path(REPO, "cuda")
     assert path.is_absolute() and path.parent == REPO / "containers" / "images"
-    assert path.name == f"rnnbench-cuda-tf2.21-{container.image_key(CONTAINERS, 'cuda')}.sif"
-    assert container.image_path(REPO, "cpu", "2.12").name.startswith("rnnbench-cpu-tf2.12-")
+    assert path.name == (f"rnnbench-cuda-tf2.21-py{PYTHON}-"
+                         f"{container.image_key(CONTAINERS, 'cuda')}.sif")
+    assert container.image_path(REPO, "cpu", "2.12", "3.11").name.startswith(
+        "rnnbench-cpu-tf2.12-py3.11-")
 
 
 def test_a_bare_run_lists_the_installed_version_only():
     container.check_bare_tf_versions(["2.21"], "2.21.0", CONTAINERS)
     with pytest.raises(ValueError) as error:
-        container.check_bare_tf_versions(["2.12", "2.16", "2.21", "2.13"], "2.21.0", CONTAINERS)
+        container.check_bare_tf_versions(["2.12", "2.16", "2.21", "2.13"], "2.21.0", CONTAINERS,
+                                         python="3.11")
     # every version that cannot run, at once: how to run those with an image, which have none
     assert str(error.value) == (
         "tf_version ['2.13']: no cpu image (the cpu images are of TensorFlow 2.12, 2.16, 2.21); "
@@ -131,7 +167,11 @@ def test_a_bare_run_lists_the_installed_version_only():
         "every job; run them with --use-singularity, after containers/build.sh cpu 2.12; "
         'containers/build.sh cpu 2.16; or set tf_version: ["2.21"]')
     with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: no cuda image"):
-        container.check_bare_tf_versions(["2.12"], "2.21.0", CONTAINERS, "cuda")
+        container.check_bare_tf_versions(["2.12"], "2.21.0", CONTAINERS, "cuda", python="3.11")
+    with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: no cpu image for Python 3.13 "
+                                         r"\(the cpu images are of TensorFlow 2.21; those of "
+                                         r"2.12 run Python 3.11"):
+        container.check_bare_tf_versions(["2.12"], "2.21.0", CONTAINERS, python="3.13")
     with pytest.raises(ValueError, match="no TensorFlow is installed"):
         container.check_bare_tf_versions(["2.21"], None, CONTAINERS)
     assert container.installed_tf_version().startswith("2.21.")  # the venv's, not imported
@@ -142,14 +182,6 @@ def test_check_deployment_names_every_missing_image(tmp_path):
     with pytest.raises(ValueError) as error:
         container.check_deployment(images, "cpu", "cpu", REPO, os.environ)
     assert "build.sh cpu 2.12" in str(error.value) and "build.sh cpu 2.21" in str(error.value)
-
-
-def test_snakemake_on_another_python_than_the_images_is_refused(tmp_path):
-    """A Snakemake on Python 3.13 (Debian 13's venv) cannot serve jobs in the 3.11 images."""
-    with pytest.raises(ValueError, match=r"the images run Python 3.11, this Snakemake Python "
-                                         r"3.13; .*\(PYTHON=python3.11 ./install.sh\)"):
-        container.check_deployment({"2.21": tmp_path / "a.sif"}, "cpu", "cpu", REPO,
-                                   os.environ, "3.13")
 
 
 def test_the_image_sha256_is_that_of_the_file_now(tmp_path):
@@ -175,7 +207,7 @@ def copy_of_the_workflow(tmp_path, def_suffix=""):
     repo.mkdir()
     for name in ("Snakefile", "config.yaml"):
         shutil.copy(REPO / name, repo / name)
-    for folder in ("workflow", "profiles"):
+    for folder in ("workflow", "profiles", "envs"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "containers").mkdir()
     for path in [*CONTAINERS.glob("requirements-*.txt"), *(
@@ -204,7 +236,8 @@ def test_build_sh_keeps_an_image_file_copied_in_place(tmp_path):
     image = container.image_path(repo, "cpu")
     image.parent.mkdir()
     image.write_bytes(b"an image copied here by hand")
-    proc = subprocess.run([str(repo / "containers" / "build.sh"), "cpu"], capture_output=True,
+    proc = subprocess.run([str(repo / "containers" / "build.sh"), "cpu", "2.21", PYTHON],
+                          capture_output=True,
                           text=True, env={**os.environ, "RNNBENCH_CACHE": str(tmp_path / "c")})
     assert proc.returncode == 0 and proc.stdout.strip() == str(image)
     assert not image.is_symlink() and image.read_bytes() == b"an image copied here by hand"
@@ -263,8 +296,13 @@ def test_check_deployment_starts_the_image(tmp_path):
         check(CPU_IMAGE, environ)
         # an image under another version's name (a wrong link or copy) is refused by its labels
         with pytest.raises(ValueError, match=f"{CPU_IMAGE} holds the cpu image of TensorFlow "
-                                             "2.21 .* not the cpu image of 2.12"):
+                                             f"2.21 with Python {PYTHON} .* not the cpu image "
+                                             f"of 2.12 with Python {PYTHON}"):
             container.check_deployment({"2.12": CPU_IMAGE}, "cpu", "cpu", REPO, environ)
+        # ... and one of another Python (a Snakemake of 3.13 cannot serve a 3.11 image's jobs)
+        with pytest.raises(ValueError, match=f"with Python {PYTHON} .* not the cpu image of "
+                                             "2.21 with Python 3.99"):
+            container.check_deployment({"2.21": CPU_IMAGE}, "cpu", "cpu", REPO, environ, "3.99")
 
 
 def should_run():
@@ -279,13 +317,14 @@ needs_image = pytest.mark.skipif(
 
 
 def tiny_grid_in_images(workdir):
-    """A tiny keras cell at TensorFlow 2.12 with --use-singularity in ``workdir``: 2 training
-    jobs and rule peak in the 2.12 image (Keras 2), rules make_data and aggregate in the 2.21
-    image, as every rule that is not a training or peak job (test_slurm runs a compat_v1 cell
-    at 2.21 in its image). Run in the background from the session's start (conftest)."""
+    """A tiny keras cell at the oldest TensorFlow with an image for this Python (3.11: 2.12;
+    3.13: 2.21) with --use-singularity in ``workdir``: 2 training jobs and rule peak in that
+    version's image, rules make_data and aggregate in the 2.21 image, as every rule that is not
+    a training or peak job (test_slurm runs a compat_v1 cell at 2.21 in its image). Run in the
+    background from the session's start (conftest)."""
     if not (shutil.which("apptainer") and all(i.exists() for i in CPU_IMAGES.values())):
         return None  # the test fails, naming what is missing
-    config = {**TINY, "repeats": 1, "max_len": [4], "api": ["keras"], "tf_version": ["2.12"]}
+    config = {**TINY, "repeats": 1, "max_len": [4], "api": ["keras"], "tf_version": [OLDEST]}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(workdir, "--cores", "2", "--use-singularity", "--",
                      "results/measurements.csv", "results/summary.csv")
@@ -303,7 +342,7 @@ def test_the_tiny_grid_runs_inside_the_cpu_images(scenarios):
         assert image.exists(), f"RNNBENCH_REQUIRE_CONTAINER=1 but {image} is missing"
     tmp_path, outcome = scenarios["test_the_tiny_grid_runs_inside_the_cpu_images"]
     config, log = outcome["config"], outcome["log"]
-    for rule, version in (("make_data", "2.21"), ("peak", "2.12"), ("train_static", "2.12"),
+    for rule, version in (("make_data", "2.21"), ("peak", OLDEST), ("train_static", OLDEST),
                           ("aggregate", "2.21")):
         job = log[log.index(f"rule {rule}:"):]
         assert f"Activating singularity image {CPU_IMAGES[version]}" in job[:job.index("Finished")]
@@ -314,27 +353,32 @@ def test_the_tiny_grid_runs_inside_the_cpu_images(scenarios):
         config, image=f"apptainer-cpu-{container.images_key(CONTAINERS, 'cpu')}")
     runs = list((tmp_path / "results/runs" / protocol).rglob("repeat*.json"))
     assert len(runs) == 2
-    image = CPU_IMAGES["2.12"]  # the image of the cells' tf_version (common.smk image_of)
+    image = CPU_IMAGES[OLDEST]  # the image of the cells' tf_version (common.smk image_of)
     for path in runs:
         result = json.loads(path.read_text())
         validate_result(result)  # the same schema as the bare run's results
         meta = result["metadata"]
-        assert result["cell"]["tf_version"] == "2.12" and "_tf2.12" in result["cell_id"]
+        assert result["cell"]["tf_version"] == OLDEST
+        # (the venv's TensorFlow is the cell id's default: no suffix)
+        assert (f"_tf{OLDEST}" in result["cell_id"]) == (OLDEST != container.DEFAULT_TF_VERSION)
         assert meta["apptainer_container"] == str(image)
-        assert meta["tf_version"].startswith("2.12.") and meta["keras_version"].startswith("2.12.")
+        assert meta["tf_version"].startswith(f"{OLDEST}.")
+        # the image's Keras: 2.12's own (tf.keras) or the Keras 3 of envs/requirements.txt
+        assert meta["keras_version"].startswith("2.12." if OLDEST == "2.12" else "3.")
         assert meta["image_sha256"] == hashlib.sha256(image.read_bytes()).hexdigest()
         assert meta["python_prefix"] == "/opt/rnnbench"  # the image's Python ...
         assert meta["tensorflow_path"].startswith("/opt/rnnbench/")  # ... and TensorFlow
-        assert meta["python_version"].startswith("3.11.")
+        assert meta["python_version"].startswith(f"{PYTHON}.")
         assert meta["is_cuda_build"] is False and meta["gpus_visible"] == []
         assert result["cell"]["api"] == "keras" and result["loss"]["first"] > 0
-    peak = json.loads((tmp_path / "results/runs" / protocol / "peak_intra1_tf2.12.json").read_text())
-    assert peak["tf_version"] == "2.12" and peak["metadata"]["tf_version"].startswith("2.12.")
+    peak = json.loads((tmp_path / "results/runs" / protocol
+                       / f"peak_intra1_tf{OLDEST}.json").read_text())
+    assert peak["tf_version"] == OLDEST and peak["metadata"]["tf_version"].startswith(f"{OLDEST}.")
 
     assert not (tmp_path / ".keras").exists()  # Keras wrote no config into the working dir
 
     # the same tables as a bare run's (test_workflow checks those against the same reference)
-    tiny = {**TINY, "tf_version": ["2.12"]}
+    tiny = {**TINY, "tf_version": [OLDEST]}
     grid.validate_config(tiny)
     for table, columns in reference_columns(tmp_path).items():
         ours = pd.read_csv(tmp_path / "results" / table)

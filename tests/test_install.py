@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from test_container import CONTAINERS, pins
+from test_container import pins
 
 ENVS = REPO / "envs"
 VERSIONS = ENVS.joinpath("python-versions").read_text().split()
@@ -27,13 +27,27 @@ def test_every_supported_python_has_hash_pinned_locks_at_the_same_versions():
         assert not DEV_ONLY & set(locked), version
         assert {name: pins(dev_lock).get(name) for name in dev} == dev, version
         assert pins(nodeps) == pins(ENVS / "requirements-nodeps.txt"), version
-        for lock in (runtime, dev_lock, nodeps):  # --require-hashes: every pin has a hash
-            lines = lock.read_text().splitlines()
+        cuda = pins(ENVS / "locks" / f"py{version}-cuda.txt")
+        # FLAVOR=cuda: TensorFlow's CUDA build at the CPU build's version, its CUDA and cuDNN
+        # wheels, and every other package as in the CPU lock
+        assert "tensorflow-cpu" not in cuda and cuda["tensorflow"] == workflow["tensorflow-cpu"]
+        assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12"} <= set(cuda), version
+        rest = {name: v for name, v in locked.items() if name != "tensorflow-cpu"}
+        assert {name: cuda.get(name) for name in rest} == rest, version
+        assert not DEV_ONLY & set(cuda), version  # the images hold the workflow, not linters
+        for lock in (runtime, dev_lock, nodeps, ENVS / "locks" / f"py{version}-cuda.txt"):
+            lines = lock.read_text().splitlines()  # --require-hashes: every pin has a hash
             for line, following in zip(lines, lines[1:] + [""]):
                 if "==" in line and not line.startswith("#"):
                     assert following.strip().startswith("--hash=sha256:"), (lock.name, line)
-    # the images hold the workflow, not the linters
-    assert not DEV_ONLY & set(pins(CONTAINERS / "requirements-cpu-tf2.21.txt"))
+
+
+def test_install_refuses_an_unknown_flavor(tmp_path):
+    proc = subprocess.run([REPO / "install.sh"], capture_output=True, text=True,
+                          env={**os.environ, "FLAVOR": "gpu", "VENV": str(tmp_path / "v")})
+    assert proc.returncode == 1
+    assert "FLAVOR must be cpu (the default) or cuda, not 'gpu'" in proc.stderr
+    assert not (tmp_path / "v").exists()
 
 
 def test_install_refuses_a_python_it_has_no_locks_for(tmp_path):

@@ -47,21 +47,17 @@ for note in NOTES:
 # installed TensorFlow runs every job: the config may list its version only.
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
 CONTAINERS = Path(workflow.basedir) / "containers"
-IMAGE = images.image_path(workflow.basedir, FLAVOR)
+IMAGE = None  # the image of the venv's TensorFlow (every rule but training and peak jobs)
 IMAGES = {}  # tf_version: image, with --use-singularity
 IMAGE_SHA256 = {}  # tf_version: the image's sha256, with --use-singularity
 try:
     if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
-        # raises ValueError for a version without an image of this flavor
+        # the images of this Snakemake's Python; ValueError for a Python or version without one
+        IMAGE = images.image_path(workflow.basedir, FLAVOR)
         IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
         used = {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}  # the 2.21 image: the other rules
         images.check_deployment(
-            used,
-            FLAVOR,
-            config["device"],
-            workflow.basedir,
-            os.environ,
-            "%d.%d" % sys.version_info[:2],
+            used, FLAVOR, config["device"], workflow.basedir, os.environ
         )
         IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:

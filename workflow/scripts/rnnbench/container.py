@@ -1,7 +1,14 @@
 """Which Apptainer image a run uses and where it lives (containers/build.sh builds it).
 
 Standard library only: containers/build.sh runs this file with the host's python3 to learn
-the image's path (``python3 container.py REPO FLAVOR TF_VERSION``), before any venv exists.
+the image's path, Debian release and locks (``python3 container.py REPO FLAVOR TF_VERSION
+PYTHON``), before any venv exists.
+
+An image's Python is the Python of the Snakemake that runs it (a job in an image imports
+Snakemake from the host's venv, which only the same Python can load): Debian 12 (bookworm)
+for Python 3.11, Debian 13 (trixie) for 3.13. The image of the venv's TensorFlow installs the
+venv's own locks (``envs/locks/py<python>.txt``); the older TensorFlow versions have locks
+for Python 3.11 only (containers/lock.sh), as their wheels stop before 3.13.
 """
 
 from __future__ import annotations
@@ -23,42 +30,83 @@ DEFAULT_TF_VERSION = "2.21"
 (aggregation, charts); the images of other versions hold what a training job imports."""
 
 
+DEBIAN_OF_PYTHON = {"3.11": "bookworm", "3.13": "trixie"}
+"""The Debian release whose python3 is each image Python (major.minor): the images there are."""
+
+OLDER_VERSIONS_PYTHON = "3.11"
+"""The Python of the images of TensorFlow versions other than the venv's (containers/lock.sh:
+TensorFlow 2.12 has wheels up to Python 3.11, 2.16 up to 3.12)."""
+
+HOST_PYTHON = "%d.%d" % sys.version_info[:2]
+"""This interpreter's major.minor: the image Python a Snakemake run here needs."""
+
+
 def tf_version_key(tf_version: str) -> tuple[int, ...]:
     """Sort key of a major.minor version in release order ("2.9" before "2.12")."""
     return tuple(int(part) for part in tf_version.split("."))
 
 
-def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str) -> tuple[Path, Path]:
-    """The two hash-pinned locks an image installs: ``requirements-<flavor>-tf<version>.txt``
-    and ``requirements-nodeps-tf<version>.txt`` (installed with --no-deps; may list nothing).
+def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str,
+               python: str = HOST_PYTHON) -> tuple[Path, Path]:
+    """The two hash-pinned locks an image installs, the second with --no-deps (may list
+    nothing). The venv's TensorFlow (DEFAULT_TF_VERSION): the venv's locks for that Python,
+    ``envs/locks/py<python>.txt`` (``py<python>-cuda.txt`` for cuda) and
+    ``py<python>-nodeps.txt``, beside ``containers_dir``. Other versions:
+    ``requirements-<flavor>-tf<version>.txt`` and ``requirements-nodeps-tf<version>.txt`` in
+    ``containers_dir``, for OLDER_VERSIONS_PYTHON.
     """
     folder = Path(containers_dir)
+    if tf_version == DEFAULT_TF_VERSION:
+        locks = folder.parent / "envs" / "locks"
+        return (locks / f"py{python}{'-cuda' if flavor == 'cuda' else ''}.txt",
+                locks / f"py{python}-nodeps.txt")
     return (folder / f"requirements-{flavor}-tf{tf_version}.txt",
             folder / f"requirements-nodeps-tf{tf_version}.txt")
 
 
-def shipped_tf_versions(containers_dir: str | Path, flavor: str) -> list[str]:
-    """TensorFlow versions ("2.12", ...) with a lock for ``flavor``, oldest first: the
-    versions containers/build.sh can build (containers/lock.sh writes the locks)."""
-    found = [path.name[len(f"requirements-{flavor}-tf"):-len(".txt")]
-             for path in Path(containers_dir).glob(f"requirements-{flavor}-tf*.txt")]
-    return sorted(found, key=tf_version_key)
+def shipped_tf_versions(containers_dir: str | Path, flavor: str,
+                        python: str = HOST_PYTHON) -> list[str]:
+    """TensorFlow versions ("2.12", ...) with an image of ``flavor`` for ``python``, oldest
+    first: the versions containers/build.sh can build (a Debian release with that Python, and
+    the locks, which envs/lock.sh and containers/lock.sh write)."""
+    if python not in DEBIAN_OF_PYTHON:
+        return []
+    found = []
+    if python == OLDER_VERSIONS_PYTHON:
+        found = [path.name[len(f"requirements-{flavor}-tf"):-len(".txt")]
+                 for path in Path(containers_dir).glob(f"requirements-{flavor}-tf*.txt")]
+    if lock_paths(containers_dir, flavor, DEFAULT_TF_VERSION, python)[0].exists():
+        found.append(DEFAULT_TF_VERSION)
+    return sorted(set(found), key=tf_version_key)
 
 
-def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str) -> None:
-    """Raises ValueError, naming the shipped versions, if there is no lock (so no image) for
-    ``tf_version`` in ``flavor``; for cuda 2.12, says why (no CUDA wheels before 2.14)."""
+def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str,
+                     python: str = HOST_PYTHON) -> None:
+    """Raises ValueError, naming the versions there are images of, if there is no image of
+    ``tf_version`` in ``flavor`` for ``python``: no Debian release has that Python (say which
+    do), the version's wheels stop before it, or cuda 2.12 (no CUDA wheels before 2.14)."""
     if flavor not in FLAVOR_OF_DEVICE.values():
         raise ValueError(f"image flavor must be one of {sorted(set(FLAVOR_OF_DEVICE.values()))}, "
                          f"not {flavor!r}")
-    shipped = shipped_tf_versions(containers_dir, flavor)
+    if python not in DEBIAN_OF_PYTHON:
+        have = " and ".join(f"{v} (Debian {DEBIAN_OF_PYTHON[v]})" for v in DEBIAN_OF_PYTHON)
+        raise ValueError(
+            f"no image runs Python {python}, this Snakemake's: a job in an image imports "
+            f"Snakemake from the venv, which only the same Python can load. The images run "
+            f"Python {have}: make a venv with one of them (PYTHON=python3.11 ./install.sh) "
+            "to run in images, or run without --sdm apptainer")
+    shipped = shipped_tf_versions(containers_dir, flavor, python)
     if tf_version not in shipped:
         why = ""
-        if flavor == "cuda" and tf_version in shipped_tf_versions(containers_dir, "cpu"):
+        if flavor == "cuda" and tf_version in shipped_tf_versions(containers_dir, "cpu", python):
             why = (" (TensorFlow's pip package brings CUDA and cuDNN, as tensorflow[and-cuda], "
                    "only from 2.14 on; the cpu image has it)")
+        elif tf_version in shipped_tf_versions(containers_dir, flavor, OLDER_VERSIONS_PYTHON):
+            why = (f" for Python {python} (its images are for Python {OLDER_VERSIONS_PYTHON}, "
+                   f"Debian {DEBIAN_OF_PYTHON[OLDER_VERSIONS_PYTHON]}: run it from a venv of "
+                   f"that Python, PYTHON=python{OLDER_VERSIONS_PYTHON} ./install.sh)")
         raise ValueError(f"tf_version {tf_version!r} has no {flavor} image{why}; the {flavor} "
-                         f"images are for TensorFlow {', '.join(shipped)}")
+                         f"images for Python {python} are for TensorFlow {', '.join(shipped)}")
 
 
 def installed_tf_version() -> str | None:
@@ -74,7 +122,8 @@ def installed_tf_version() -> str | None:
 
 def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
                            containers_dir: str | Path, flavor: str = "cpu",
-                           runner: str = "without containers, the installed") -> None:
+                           runner: str = "without containers, the installed",
+                           python: str = HOST_PYTHON) -> None:
     """Without containers every job runs one TensorFlow (``installed``, e.g. "2.21.0"; with
     --use-conda, envs/environment.yaml's, said by ``runner``): the config's tf_version must
     list its major.minor alone. Versions with an image of ``flavor`` in ``containers_dir``
@@ -87,13 +136,18 @@ def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
         raise ValueError(f"tf_version {tf_versions}: no TensorFlow is installed in this Python "
                          f"({sys.executable}); run ./install.sh, or --use-singularity")
     ours = ".".join(installed.split(".")[:2])
-    shipped = shipped_tf_versions(containers_dir, flavor)
+    shipped = shipped_tf_versions(containers_dir, flavor, python)
     imaged = [v for v in tf_versions if v != ours and v in shipped]
     unknown = [v for v in tf_versions if v != ours and v not in shipped]
     problems = []
     if unknown:
-        problems.append(f"tf_version {unknown}: no {flavor} image (the {flavor} images are of "
-                        f"TensorFlow {', '.join(shipped)})")
+        older = [v for v in unknown if python != OLDER_VERSIONS_PYTHON
+                 and v in shipped_tf_versions(containers_dir, flavor, OLDER_VERSIONS_PYTHON)]
+        problems.append(f"tf_version {unknown}: no {flavor} image"
+                        + (f" for Python {python}" if python != OLDER_VERSIONS_PYTHON else "")
+                        + f" (the {flavor} images are of TensorFlow {', '.join(shipped) or 'none'}"
+                        + (f"; those of {', '.join(older)} run Python {OLDER_VERSIONS_PYTHON}: "
+                           f"run them from a venv of that Python" if older else "") + ")")
     if imaged:
         problems.append(f"tf_version {imaged}: {runner} TensorFlow {installed} runs every job; "
                         "run them with --use-singularity, after "
@@ -102,41 +156,58 @@ def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
         raise ValueError("; ".join(problems) + f"; or set tf_version: [\"{ours}\"]")
 
 
-def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION) -> str:
+def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
+              python: str = HOST_PYTHON) -> str:
     """First 16 hex digits of the sha256 over everything that defines an image.
 
-    Hashes the flavor and TensorFlow version, ``rnnbench.def`` and the image's two locks
-    (lock_paths; each length-prefixed), so a change to any of them names a new image.
-    Raises ValueError for an unknown flavor or a version without a lock (check_tf_version).
+    Hashes the flavor, TensorFlow version and Python, ``rnnbench.def`` and the image's two
+    locks (lock_paths; each length-prefixed), so a change to any of them names a new image.
+    Raises ValueError for an unknown flavor or a version without an image (check_tf_version).
     """
-    check_tf_version(containers_dir, flavor, tf_version)
-    digest = hashlib.sha256(f"{flavor} {tf_version}".encode())
-    for path in (Path(containers_dir) / "rnnbench.def", *lock_paths(containers_dir, flavor,
-                                                                    tf_version)):
+    check_tf_version(containers_dir, flavor, tf_version, python)
+    digest = hashlib.sha256(f"{flavor} {tf_version} {python}".encode())
+    for path in (Path(containers_dir) / "rnnbench.def",
+                 *lock_paths(containers_dir, flavor, tf_version, python)):
         data = path.read_bytes()
         digest.update(len(data).to_bytes(8, "little") + data)
     return digest.hexdigest()[:16]
 
 
-def images_key(containers_dir: str | Path, flavor: str) -> str:
+def images_key(containers_dir: str | Path, flavor: str, python: str = HOST_PYTHON) -> str:
     """First 16 hex digits of the sha256 over the image_key of every shipped version of
-    ``flavor``: names the set of images a run with --use-singularity may use, so that its
-    results go to a folder of their own and a changed definition or lock re-measures."""
-    keys = [f"{v}:{image_key(containers_dir, flavor, v)}"
-            for v in shipped_tf_versions(containers_dir, flavor)]
+    ``flavor`` for ``python``: names the set of images a run with --use-singularity may use,
+    so that its results go to a folder of their own and a changed definition or lock
+    re-measures."""
+    keys = [f"{v}:{image_key(containers_dir, flavor, v, python)}"
+            for v in shipped_tf_versions(containers_dir, flavor, python)]
     return hashlib.sha256(" ".join(keys).encode()).hexdigest()[:16]
 
 
-def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION) -> Path:
-    """Absolute path the workflow's ``container:`` names for a flavor and TensorFlow version.
+def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
+               python: str = HOST_PYTHON) -> Path:
+    """Absolute path the workflow's ``container:`` names for a flavor, TensorFlow version
+    and Python.
 
-    ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-<key>.sif``, a link that
-    build.sh makes to the image it keeps in its cache folder. Absolute, so that
+    ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-py<python>-<key>.sif``, a link
+    that build.sh makes to the image it keeps in its cache folder. Absolute, so that
     ``--directory`` cannot break it. Raises ValueError as image_key.
     """
     repo = Path(repo_dir).resolve()
-    key = image_key(repo / "containers", flavor, tf_version)
-    return repo / "containers" / "images" / f"rnnbench-{flavor}-tf{tf_version}-{key}.sif"
+    key = image_key(repo / "containers", flavor, tf_version, python)
+    name = f"rnnbench-{flavor}-tf{tf_version}-py{python}-{key}.sif"
+    return repo / "containers" / "images" / name
+
+
+def build_arguments(repo_dir: str | Path, flavor: str, tf_version: str,
+                    python: str) -> list[str]:
+    """What containers/build.sh needs, one per line of this file's command-line output: the
+    image's path (image_path), its Debian release (DEBIAN_OF_PYTHON) and its two locks,
+    relative to ``containers/`` (where build.sh runs apptainer build). Raises ValueError as
+    image_key."""
+    repo = Path(repo_dir).resolve()
+    locks = lock_paths(repo / "containers", flavor, tf_version, python)
+    return [str(image_path(repo, flavor, tf_version, python)), DEBIAN_OF_PYTHON[python],
+            *(os.path.relpath(lock, repo / "containers") for lock in locks)]
 
 
 def image_sha256(path: str | Path) -> str:
@@ -193,32 +264,22 @@ def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
         raise RuntimeError(f"image {path}: its labels are not JSON: {error}") from error
 
 
-IMAGE_PYTHON = "3.11"
-"""The Python of every image (Debian 12's; rnnbench.def)."""
-
-
 def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
                      repo_dir: str | Path, environ: Mapping[str, str],
-                     host_python: str = IMAGE_PYTHON) -> None:
+                     host_python: str = HOST_PYTHON) -> None:
     """Everything --use-singularity needs, checked before any job: each image
     (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
     PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
     (Apptainer passes the host's variables in and %environment cannot unset them; the image's
     Python would load the host's packages), and each image starts and is what its name says
-    (image_labels: its flavor and TensorFlow version); and Snakemake runs on the images'
-    Python (``host_python``, major.minor): a job in an image imports Snakemake from the host's
-    venv, which another Python cannot load.
+    (image_labels: its flavor, TensorFlow version and Python, which must be Snakemake's,
+    ``host_python``, major.minor: a job in an image imports Snakemake from the host's venv,
+    which another Python cannot load; image_path names the image of that Python).
 
     Raises:
         ValueError: naming the problem and what to do.
     """
     repo = Path(repo_dir)
-    if host_python != IMAGE_PYTHON:
-        raise ValueError(f"--use-singularity: the images run Python {IMAGE_PYTHON}, this Snakemake "
-                         f"Python {host_python}; a job in an image imports Snakemake from this "
-                         f"venv, which Python {IMAGE_PYTHON} cannot load: install a venv with "
-                         f"Python {IMAGE_PYTHON} (PYTHON=python{IMAGE_PYTHON} ./install.sh) to "
-                         "run in the images, or run without them")
     spaced = sorted({str(image) for image in images.values()
                      if any(c.isspace() for c in str(image))})
     if spaced:
@@ -247,16 +308,18 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
             labels = image_labels(image)
         except RuntimeError as error:
             raise ValueError(str(error)) from error
-        found = (labels.get("org.rnnbench.flavor"), labels.get("org.rnnbench.tf_version"))
-        if found != (flavor, tf_version):
+        found = tuple(labels.get(f"org.rnnbench.{key}") for key in ("flavor", "tf_version",
+                                                                    "python"))
+        if found != (flavor, tf_version, host_python):
             raise ValueError(
-                f"{image} holds the {found[0]} image of TensorFlow {found[1]} (its labels), not "
-                f"the {flavor} image of {tf_version}: a link or copy of another image; make it "
-                f"again with {repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
+                f"{image} holds the {found[0]} image of TensorFlow {found[1]} with Python "
+                f"{found[2]} (its labels), not the {flavor} image of {tf_version} with Python "
+                f"{host_python}: a link or copy of another image; make it again with "
+                f"{repo / 'containers' / 'build.sh'} {flavor} {tf_version} {host_python}")
 
 
 if __name__ == "__main__":
     try:
-        print(image_path(*sys.argv[1:4]))
+        print("\n".join(build_arguments(*sys.argv[1:5])))
     except ValueError as error:
         sys.exit(f"{Path(sys.argv[0]).name}: {error}")

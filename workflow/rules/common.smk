@@ -56,9 +56,7 @@ try:
         IMAGE = images.image_path(workflow.basedir, FLAVOR)
         IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
         used = {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}  # the 2.21 image: the other rules
-        images.check_deployment(
-            used, FLAVOR, config["device"], workflow.basedir, os.environ
-        )
+        images.check_deployment(used, FLAVOR, config["device"], workflow.basedir, os.environ)
         IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
         # envs/environment.yaml pins the venv's TensorFlow

@@ -163,3 +163,71 @@ def test_facets_and_axes_sort_numbers_by_value():
                                            "cell bs8 nu8"])) == [
         "cell bs8 nu8", "cell bs64 nu8", "cell bs256 nu8"]
     assert charts.natural_order(pd.Series(["5", "full", "12"])) == ["5", "12", "full"]
+
+
+def test_setup_split_chart_stacks_the_phases_per_implementation(tables):
+    spec = charts.build_chart("setup_split", *tables).to_dict()
+    (bars,) = encodings(spec)
+    assert bars["x"]["field"] == "shape" and bars["xOffset"]["field"] == "impl"
+    assert bars["y"]["field"] == "seconds" and bars["y"]["aggregate"] == "sum"  # stacked
+    assert bars["color"]["field"] == "part" and bars["order"]["field"] == "order"
+    data = spec["datasets"][spec["data"]["name"]]
+    c1 = {r["part"]: r["seconds"] for r in data if r["impl"] == "static" and r["shape"] == "ml 10, sl 5"}
+    # hand-made c1: graph construction 1, session setup 0.5, first step 2 of which Grappler
+    # timed alone 1.5; compat_v1's words
+    assert c1 == {"graph construction": pytest.approx(1.0), "session setup": pytest.approx(0.5),
+                  "Grappler (timed alone)": pytest.approx(1.5),
+                  "first step (rest)": pytest.approx(0.5)}
+    assert "static_rnn" in spec["title"]
+
+
+def test_each_api_gets_its_own_words(tables):
+    summary = tables[0].assign(api="keras")
+    assert charts.build_chart("setup_time", summary, None).to_dict()["spec"]["layer"][0][
+        "encoding"]["y"]["title"] == "tracing + model setup + first call (s)"
+    # Keras: Grappler is not timed alone (NaN), and the first call is not split
+    unsplit = summary.assign(**{f"{impl}_{part}": float("nan") for impl in ("static", "dynamic")
+                                for part in ("graph_optimisation_s", "first_step_rest_s")})
+    split = charts.build_chart("setup_split", unsplit, None).to_dict()
+    parts = {(r["part"], r["seconds"]) for r in split["datasets"][split["data"]["name"]]
+             if r["impl"] == "static" and r["shape"] == "ml 10, sl 5"}
+    assert parts == {("tracing", 1.0), ("model setup", 0.5), ("first call", 2.0)}
+    assert charts.build_chart("ratio_heatmap", summary, None).to_dict()["title"]["text"] == (
+        "unroll=True / unroll=False (above 1: static slower)")
+    mixed = pd.concat([tables[0], summary.assign(cell_id=summary["cell_id"] + "_keras")])
+    assert charts.build_chart("ratio_heatmap", mixed, None).to_dict()["title"]["text"].startswith(
+        "static / dynamic (static_rnn / dynamic_rnn; unroll=True / unroll=False)")
+    inference = tables[0].assign(mode="inference")
+    assert charts.build_chart("steps_per_s", inference, None).to_dict()["title"] == (
+        "Steady-state speed, inference steps per second")
+
+
+def test_ratio_chart_puts_the_ratio_against_a_varied_axis(tmp_path):
+    """c at batch_size 8, 64 and 256 (static's steps 2x, 1x, 0.5x dynamic's), read back
+    from CSV as the plot rule does: one panel, x in numeric order on a log scale, one shared
+    log y, the ratio with its interval per quantity."""
+    records = []
+    for batch_size, ratio in ((8, 2.0), (64, 1.0), (256, 0.5)):
+        for repeat in (1, 2, 3):
+            jitter = 1 + 0.01 * repeat
+            records.append(make_result("static", f"c_bs{batch_size}", repeat,
+                                       batch_size=batch_size, step_s=(0.01 * ratio * jitter,) * 3))
+            records.append(make_result("dynamic", f"c_bs{batch_size}", repeat,
+                                       batch_size=batch_size, step_s=(0.01 * jitter,) * 3))
+    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    summary = results.read_table(tmp_path / "summary.csv")
+    spec = charts.build_chart("ratio_batch_size", summary, None).to_dict()
+    rule, bars, line = encodings(spec)
+    assert line["x"]["field"] == "batch_size" and line["x"]["scale"]["type"] == "log"
+    assert line["x"]["axis"]["values"] == [8, 64, 256]
+    assert line["y"]["field"] == "ratio" and line["y"]["scale"]["type"] == "log"
+    assert (bars["y"]["field"], bars["y2"]["field"]) == ("ci_low", "ci_high")
+    assert rule["y"] == {"datum": 1}
+    assert "resolve" not in spec  # one y scale for every panel
+    data = spec["datasets"][spec["data"]["name"]]
+    step = {r["batch_size"]: r["ratio"] for r in data if r["quantity"] == "median step"}
+    assert step == {8: pytest.approx(2.0), 64: pytest.approx(1.0), 256: pytest.approx(0.5)}
+    assert {r["panel"] for r in data} == {"every cell"}
+    with pytest.raises(ValueError, match="does not vary num_units"):
+        charts.build_chart("ratio_num_units", summary, None)

@@ -103,3 +103,33 @@ def test_keras_masks_the_padding(keras_side):
         before, after = keras_side["padding"][unroll]
         assert before == pytest.approx(after, rel=1e-6)
     assert keras_side["padding"]["output_shape"] == [6, 4]  # [batch, num_units]
+
+
+def inference_probe(workdir):
+    """tests/inference_probe.py's output, from a fresh Python (``workdir`` unused): timed runs
+    of each keras api in both modes. Run in the background from the session's start."""
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "inference_probe.py")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "workflow" / "scripts")})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+SCENARIOS["test_inference_times_the_forward_pass_alone_in_each_keras_api"] = inference_probe
+
+
+def test_inference_times_the_forward_pass_alone_in_each_keras_api(scenarios):
+    runs = scenarios["test_inference_times_the_forward_pass_alone_in_each_keras_api"][1]
+    for api in ("keras", "keras_xla"):
+        for impl in ("static", "dynamic"):
+            train, inference = runs[f"{api} {impl} train"], runs[f"{api} {impl} inference"]
+            # the same weights and first batch: the same first loss; no update in inference
+            # (its loss at a later step of the same batch is unchanged), training moves it
+            assert inference["loss"][0] == pytest.approx(train["loss"][0], abs=1e-6)
+            assert inference["loss"][1] == pytest.approx(inference["loss"][0], abs=1e-6)
+            assert train["loss"][1] != pytest.approx(train["loss"][0], abs=1e-6)
+            # no gradient or Adam in the traced graph: fewer nodes, a third of the FLOP
+            assert inference["nodes"] < train["nodes"] / 2
+            assert inference["flop"] == pytest.approx(train["flop"] / 3)
+            assert inference["fetches"] == ["loss"] and inference["steps"] == 3
+            assert all(phase > 0 for phase in inference["phases"])

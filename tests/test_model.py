@@ -164,6 +164,28 @@ def test_ablations_reach_the_run(tiny_cell, tiny_protocol):
     assert standard["graph"]["optimised_node_count"] != standard["graph"]["node_count"]
 
 
+@pytest.mark.parametrize("impl", ["static", "dynamic"])
+def test_inference_times_the_forward_pass_alone(impl, tiny_cell, tiny_protocol):
+    arrays = data.make_dataset(max_len=6, sequence_length={"uniform": [2, 6]}, input_dim=3,
+                               num_classes=8, num_samples=4, seed=0)  # one batch, every step
+    train = bench.run(impl, tiny_cell, arrays, tiny_protocol, WORKFLOW_META)
+    inference = bench.run(impl, {**tiny_cell, "mode": "inference"}, arrays, tiny_protocol,
+                          WORKFLOW_META)
+    inference.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
+    validate_result(inference)
+    # the same weights and batch: the same loss, unchanged by its steps (no update)
+    assert inference["loss"]["first"] == pytest.approx(train["loss"]["first"], rel=1e-6)
+    assert inference["loss"]["last"] == pytest.approx(inference["loss"]["first"], rel=1e-6)
+    assert train["loss"]["last"] < train["loss"]["first"]  # training moves it
+    # no gradient or Adam in the graph; the loss alone fetched; a third of the FLOP
+    assert inference["protocol"]["fetches"] == ["loss"]
+    assert inference["graph"]["node_count"] < train["graph"]["node_count"] / 2
+    assert inference["work"]["train_step_flop"] == pytest.approx(
+        train["work"]["train_step_flop"] / 3)
+    assert len(inference["timings"]["step_s"]) == 4
+    assert inference["timings"]["graph_construction_s"] > 0
+
+
 def test_mismatched_arrays_are_refused_before_tensorflow_work(tiny_cell, tiny_protocol):
     arrays = data.make_dataset(max_len=7, sequence_length=3, input_dim=3, num_classes=8,
                                num_samples=12, seed=0)

@@ -15,16 +15,16 @@ TINY = {"cell": "basic_lstm", "batch_size": 8, "max_len": 4, "sequence_length": 
         "num_units": 8, "input_dim": 4}
 
 
-def test_train_step_flop_hand_count():
+def test_step_flop_hand_count():
     # 2 x batch 8 x (4 + 8) x 4 gates x 8 units = 6144 per time step, x 4 steps, x 3 (backward)
-    assert resources.train_step_flop(TINY, "static") == 6144 * 4 * 3
+    assert resources.step_flop(TINY, "static") == 6144 * 4 * 3
     # the seed's cell counts its 20 valid steps, not the 300 padded ones
-    assert resources.train_step_flop(SEED_CELL, "dynamic") == 3 * 20 * 2 * 200 * 216 * 4 * 200
+    assert resources.step_flop(SEED_CELL, "dynamic") == 3 * 20 * 2 * 200 * 216 * 4 * 200
     # ... except where the loop runs the padded length (bench records the same: roofline)
     for padded in ({"api": "keras"}, {"pass_sequence_length": False}, {"loop_bound": "max_len"}):
-        assert resources.train_step_flop({**SEED_CELL, **padded}, "dynamic") == (
+        assert resources.step_flop({**SEED_CELL, **padded}, "dynamic") == (
             3 * 300 * 2 * 200 * 216 * 4 * 200)
-    assert resources.train_step_flop({**SEED_CELL, "loop_bound": "max_len"}, "static") == (
+    assert resources.step_flop({**SEED_CELL, "loop_bound": "max_len"}, "static") == (
         3 * 20 * 2 * 200 * 216 * 4 * 200)
 
 
@@ -48,7 +48,7 @@ def test_runtime_in_minutes():
     assert resources.training_runtime_min(TINY, "dynamic", 8) == 11
     # static seed cell: 300 s setup + 3801 steps x 4.1472e9 FLOP / 1e10 FLOP/s = 1876.4 s,
     # 2 x (5 + 31.27) = 72.5 minutes, rounded up
-    assert resources.train_step_flop(SEED_CELL, "static") == 4.1472e9
+    assert resources.step_flop(SEED_CELL, "static") == 4.1472e9
     # min_measure_s adds its seconds: 60 s more is 2 more minutes
     assert resources.training_runtime_min(SEED_CELL, "static", 3801, 60.0) == 75
     assert resources.training_runtime_min(SEED_CELL, "static", 3801) == 73

@@ -17,9 +17,9 @@ def test_cell_step_flop_hand_count():
         roofline.cell_step_flop("rnn", 2, 3, 4)
 
 
-def test_train_step_flop_is_three_forward_passes_over_the_computed_steps():
-    assert roofline.train_step_flop("basic_lstm", 2, 3, 4, time_steps=5) == 3 * 5 * 448
-    assert roofline.train_step_flop("gru", 2, 3, 4, time_steps=2.5) == 3 * 2.5 * 336
+def test_step_flop_is_three_forward_passes_over_the_computed_steps():
+    assert roofline.step_flop("basic_lstm", 2, 3, 4, time_steps=5) == 3 * 5 * 448
+    assert roofline.step_flop("gru", 2, 3, 4, time_steps=2.5) == 3 * 2.5 * 336
 
 
 def test_time_steps_per_step_follows_the_batches():

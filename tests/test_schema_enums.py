@@ -25,6 +25,8 @@ def enum(*path):
     (("api",), keras_model.APIS),
     (("api",), grid.API_SUFFIXES),
     (("fetches",), grid.FETCHES),
+    (("mode",), grid.MODES),
+    (("mode",), roofline.FORWARD_PASSES),
     (("device",), container.FLAVOR_OF_DEVICE),
     (("device",), roofline.PEAK_SIZE),
     (("claims", "items", "properties", "quantity"), findings.QUANTITIES),

@@ -96,6 +96,7 @@ PLOTS = (
     + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
     + (["api"] if grid.charts_apis(list(CELLS.values())) else [])
     + (["tf_version"] if len(config["tf_version"]) > 1 else [])
+    + [f"ratio_{axis}" for axis in grid.ratio_axes(CELLS.values())]
 )
 PEAKS = expand(
     f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",

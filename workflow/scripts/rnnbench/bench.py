@@ -268,7 +268,9 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
             loss = build_loss(tf, inputs, lengths, labels, impl, cell["cell"], cell["num_units"],
                               parallel_iterations, cell["loop_bound"],
                               cell["pass_sequence_length"], cell["swap_memory"])
-            if with_hooks:  # as the seed's Estimator: a global step and a loss summary
+            if cell.get("mode", "train") == "inference":  # the forward pass and the loss
+                every_step = hook = {"loss": loss}
+            elif with_hooks:  # as the seed's Estimator: a global step and a loss summary
                 global_step = tf1.train.get_or_create_global_step()
                 train_op = tf1.train.AdamOptimizer().minimize(loss, global_step=global_step)
                 every_step = {"train_op": train_op, "loss": loss, "global_step": global_step}
@@ -343,8 +345,8 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
 def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
                workflow_meta: dict[str, Any]) -> dict[str, Any]:
     """run() for the keras apis: a Keras layer (unroll=True for static, False for dynamic)
-    trained by keras_model.build_train_step, eager TensorFlow. Phases, with
-    ``time.perf_counter``:
+    trained by keras_model.build_train_step (in mode inference, its forward pass and loss
+    alone), eager TensorFlow. Phases, with ``time.perf_counter``:
 
     - ``session_setup_s``: the layer, its weights (keras_model.initial_layer_weights), the
       optimizer and the input pipeline (``tf.data``; each step takes its batch outside the
@@ -385,7 +387,8 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     layer.set_weights(initial)
     train_step, _ = keras_model.build_train_step(tf, keras, layer, max_len,
                                                  cell["api"] == "keras_xla",
-                                                 cell["pass_sequence_length"])
+                                                 cell["pass_sequence_length"],
+                                                 cell.get("mode", "train") == "train")
     batches = iter(tf.data.Dataset.from_tensor_slices(
         (arrays["inputs"], arrays["sequence_length"], arrays["labels"])
     ).repeat().batch(batch_size, drop_remainder=True))
@@ -415,7 +418,8 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     weights = {f"{i}:0": w for i, w in enumerate(initial)}
     return _record(
         tf, impl, cell, {**protocol, "parallel_iterations": None,
-                         "fetches": ["train_step", "loss"], "hook_fetches": []},
+                         "fetches": (["train_step", "loss"] if cell.get("mode", "train") == "train"
+                                     else ["loss"]), "hook_fetches": []},
         workflow_meta,
         {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
          "first_step_s": first_step_s, "graph_optimisation_s": None,
@@ -441,7 +445,7 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
     """The result record (result.schema.yaml) of a finished run: ``timings`` (seconds) get
     step_stats of their ``step_s``, the metadata what metadata.collect sees plus the
     workflow's ``workflow_meta`` and the cell's threads, ``work`` the FLOP of
-    roofline.train_step_flop over ``time_steps``, ``weights`` (name -> initial array) their
+    roofline.step_flop over ``time_steps`` in the cell's mode, ``weights`` (name -> initial array) their
     sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF;
     ``noise``: metadata.noise of the run."""
     peak_rss_mb = metadata.peak_rss_mb()  # before metadata.collect, which allocates too
@@ -470,9 +474,9 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
         "graph": graph,
         "work": {
             "time_steps_per_step": time_steps,
-            "train_step_flop": roofline.train_step_flop(
+            "train_step_flop": roofline.step_flop(
                 cell["cell"], cell["batch_size"], cell["input_dim"], cell["num_units"],
-                time_steps),
+                time_steps, cell.get("mode", "train")),
         },
         "memory": {
             "rss_before_import_mb": rss_mb[0],

@@ -90,20 +90,36 @@ def _geomean_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
         row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"])))
 
 
+def _phases(summary: pd.DataFrame) -> str:
+    """The setup's phases in the words of the summary's apis (grid.api_words): 'graph
+    construction + session setup + first step' for compat_v1, 'tracing + model setup + first
+    call' for Keras."""
+    return " + ".join(grid.api_words(summary["api"], phase) for phase in
+                      ("graph_construction_s", "session_setup_s", "first_step_s"))
+
+
+def _steps(summary: pd.DataFrame) -> str:
+    """'training step', 'inference step' or 'step', by the summary's modes (grid.MODES)."""
+    modes = set(summary["mode"]) if "mode" in summary else {"train"}
+    return {frozenset({"train"}): "training step",
+            frozenset({"inference"}): "inference step"}.get(frozenset(modes), "step")
+
+
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Median setup seconds (graph construction + session setup + first step) against max_len,
-    per implementation, with 95 % t-intervals over repeats (fresh processes); log y axis."""
+    """Median setup seconds (graph construction + session setup + first step; for Keras
+    tracing + model setup + first call) against max_len, per implementation, with 95 %
+    t-intervals over repeats (fresh processes); log y axis."""
     data = _long(summary, "setup_s")
     return _geomean_with_interval(
-        data, "graph construction + session setup + first step (s)", log_scale=True
-    ).properties(title="Setup time before the second training step")
+        data, f"{_phases(summary)} (s)", log_scale=True
+    ).properties(title=f"Setup time before the second {_steps(summary)}")
 
 
 def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
     """Median steady-state steps/s against max_len, per implementation and sequence_length."""
     data = _long(summary, "steps_per_s")
     return _geomean_with_interval(data, "steady-state steps/s", log_scale=False).properties(
-        title="Steady-state training speed"
+        title=f"Steady-state speed, {_steps(summary)}s per second"
     )
 
 
@@ -144,7 +160,7 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
 
 
 def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Median achieved GFLOP/s (roofline.train_step_flop / median step) against max_len per
+    """Median achieved GFLOP/s (roofline.step_flop / median step) against max_len per
     implementation, with 95 % intervals, and the device's matmul rate (rule peak) as a
     dashed line: how far each implementation is from what the device's matmuls can do."""
     data = _long(summary, "achieved_flop_per_s")
@@ -154,8 +170,8 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
         y=alt.Y("max(peak):Q", scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
-    return _geomean_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(title="Achieved GFLOP/s per training step; dashed: the device's float32 "
-                       "matmul rate")
+    return _geomean_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(
+        title=f"Achieved GFLOP/s per {_steps(summary)}; dashed: the device's float32 matmul rate")
 
 
 def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -191,7 +207,7 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
         row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"]),
                     header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top",
                                       labelFontWeight="bold")),
-    ).properties(title=alt.Title("static_rnn / dynamic_rnn (above 1: static slower)",
+    ).properties(title=alt.Title(f"{grid.impl_words(summary['api'])} (above 1: static slower)",
                                  subtitle="rows of each panel: sequence_length"))
 
 
@@ -311,6 +327,97 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
         title="the same cells across TensorFlow versions: setup, step time and their ratio")
 
 
+SETUP_PARTS = {"graph_construction_s": "graph_construction_s", "session_setup_s": "session_setup_s",
+               "graph_optimisation_s": None, "first_step_rest_s": "first_step_s"}
+
+
+def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Where the setup goes: per cell and implementation, stacked bars of the geometric means
+    over repeats (seconds) of graph construction (Keras: tracing), session setup (Keras: model
+    setup), Grappler's graph optimisation timed alone (compat_v1 with grappler_alone) and the
+    rest of the first step (Keras: the first call, not split); one row of panels per variant,
+    one group of bars per max_len and sequence_length, static and dynamic side by side."""
+    frames = []
+    for part, phase in SETUP_PARTS.items():
+        for impl in ("static", "dynamic"):
+            seconds = summary[f"{impl}_{part}"]
+            split = summary[f"{impl}_graph_optimisation_s"].notna()
+            if part == "first_step_rest_s":  # not split where Grappler was not timed alone
+                seconds = seconds.where(split, summary[f"{impl}_first_step_s"])
+            # each row in its api's words (grid.API_WORDS)
+            words = summary["api"].map(lambda api: grid.api_words([api], phase) if phase
+                                       else "Grappler (timed alone)")
+            if part == "first_step_rest_s":
+                words = words + split.map({True: " (rest)", False: ""})
+            frames.append(pd.DataFrame({
+                "variant": _variant(summary),
+                "shape": "ml " + summary["max_len"].astype(str) + ", sl "
+                + summary["sequence_length"].astype(str),
+                "impl": impl, "part": words,
+                "order": list(SETUP_PARTS).index(part), "seconds": seconds}))
+    data = pd.concat(frames, ignore_index=True).dropna(subset=["seconds"])
+    parts = list(dict.fromkeys(data.sort_values("order")["part"]))
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("shape:N", title="max_len, sequence_length", sort=natural_order(data["shape"])),
+        xOffset=alt.XOffset("impl:N", sort=["static", "dynamic"]),
+        y=alt.Y("sum(seconds):Q", title="seconds (geometric mean over repeats)"),
+        color=alt.Color("part:N", title="phase", sort=parts),
+        order=alt.Order("order:Q"),
+        opacity=alt.Opacity("impl:N", sort=["static", "dynamic"], title="implementation",
+                            scale=alt.Scale(range=[1.0, 0.55])),
+        tooltip=["variant", "shape", "impl", "part", alt.Tooltip("seconds:Q", format=".3f")],
+    ).facet(row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"]))
+            ).resolve_scale(y="independent").properties(
+        title=f"Where the setup goes, per cell: left bar {grid.api_words(summary['api'], 'static')}"
+              f", right bar {grid.api_words(summary['api'], 'dynamic')}")
+
+
+RATIO_OF = {"setup_s": "setup", "median_step_s": "median step"}
+
+
+def ratio_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
+    """The static/dynamic ratio of the median setup and of the median step, with 95 %
+    intervals, against ``axis`` (one of grid.RATIO_AXES; log x at the grid's values, one
+    shared log y with a rule at 1), one panel per combination of the other axes the grid
+    varies; the cells without ablations only.
+
+    Raises:
+        ValueError: for an axis not in grid.RATIO_AXES, or one the summary does not vary.
+    """
+    plain = summary[summary["ablations"].fillna("") == ""]
+    if axis not in grid.RATIO_AXES or axis not in grid.ratio_axes(
+            row for _, row in plain.iterrows()):
+        raise ValueError(f"chart: ratio_{axis}: the grid does not vary {axis} (one of "
+                         f"{list(grid.RATIO_AXES)})")
+    others = [a for a in ("cell", *grid.RATIO_AXES, "sequence_length", "api", "tf_version", "mode")
+              if a != axis and a in plain and plain[a].astype(str).nunique() > 1]
+    panel = (plain[others].astype(str).apply(
+        lambda row: ", ".join(f"{a} {v}" for a, v in row.items()), axis=1)
+        if others else pd.Series("every cell", index=plain.index))
+    data = pd.concat([pd.DataFrame({
+        "panel": panel, axis: plain[axis], "quantity": title,
+        "ratio": plain[f"ratio_{metric}"], "ci_low": plain[f"ratio_{metric}_ci_low"],
+        "ci_high": plain[f"ratio_{metric}_ci_high"]})
+        for metric, title in RATIO_OF.items()], ignore_index=True)
+    values = sorted(plain[axis].astype(int).unique())
+    x = alt.X(f"{axis}:Q", title=axis, scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=values, format="d"))
+    y_scale = alt.Scale(type="log")
+    color = alt.Color("quantity:N", title="static / dynamic of",
+                      scale=alt.Scale(domain=list(RATIO_OF.values()),
+                                      range=["#7570b3", "#e7298a"]))
+    lines = alt.Chart().mark_line(point=True).encode(
+        x=x, y=alt.Y("ratio:Q", title=f"{grid.impl_words(plain['api'])} (log)", scale=y_scale),
+        color=color, tooltip=["panel", axis, "quantity", "ratio", "ci_low", "ci_high"])
+    bars = alt.Chart().mark_errorbar().encode(x=x, y=alt.Y("ci_low:Q", scale=y_scale),
+                                              y2="ci_high:Q", color=color)
+    one = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(y=alt.datum(1))
+    return alt.layer(one, bars, lines, data=data).facet(
+        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"]))).properties(
+        title=alt.Title(f"static / dynamic against {axis} (above 1: static slower)",
+                        subtitle="95 % intervals; one y scale for every panel"))
+
+
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
     """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
 
@@ -331,6 +438,10 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return api_chart(summary)
     if name == "tf_version":
         return tf_version_chart(summary)
+    if name == "setup_split":
+        return setup_split_chart(summary)
+    if name.startswith("ratio_"):
+        return ratio_chart(summary, name.removeprefix("ratio_"))
     if name in ABLATION_CHARTS:
         return ablation_chart(summary, name.removeprefix("ablation_"))
     raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS + ABLATION_CHARTS}")

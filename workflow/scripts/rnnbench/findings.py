@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from rnnbench.claims import judge
+from rnnbench import grid
 from rnnbench.grid import ABLATION_DEFAULTS, tf_version_key
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
@@ -344,7 +345,7 @@ def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
             optimisation = on["first_step_s"].median() - off["first_step_s"].median()
             first_100 = on["first_100_steps_s"].median()
             rows.append({
-                "cell_id": stem, "impl": impl,
+                "cell_id": stem, "impl": impl, "api": on["api"].iloc[0],
                 "graph_construction_s": on["graph_construction_s"].median(),
                 "session_setup_s": on["session_setup_s"].median(),
                 "first_step_s": on["first_step_s"].median(),
@@ -361,13 +362,16 @@ def _setup_section(split: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     if split.empty:
         return ["Not isolated: no cell of this grid has a twin with Grappler off "
                 "(meta_optimizer on and off).", ""]
+    def words(phase: str) -> str:  # in the words of the apis of these cells
+        return grid.api_words(split["api"], phase)
+
     table = pd.DataFrame({
         "cell": split["cell_id"].map(lambda c: labels.get(c, c)), "impl": split["impl"],
-        "graph construction": split["graph_construction_s"].map("{:.2f}".format),
-        "session setup": split["session_setup_s"].map("{:.2f}".format),
-        "first step": split["first_step_s"].map("{:.2f}".format),
-        "first step without Grappler": split["first_step_without_grappler_s"].map(
-            "{:.2f}".format),
+        words("graph_construction_s"): split["graph_construction_s"].map("{:.2f}".format),
+        words("session_setup_s"): split["session_setup_s"].map("{:.2f}".format),
+        words("first_step_s"): split["first_step_s"].map("{:.2f}".format),
+        f"{words('first_step_s')} without Grappler": split[
+            "first_step_without_grappler_s"].map("{:.2f}".format),
         "graph optimisation": split["graph_optimisation_s"].map("{:.2f}".format),
         "time to the 100th step": split["first_100_steps_s"].map("{:.2f}".format),
         "optimisation's share of it": split["optimisation_share_of_first_100"].map(

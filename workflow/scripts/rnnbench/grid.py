@@ -38,12 +38,27 @@ ABLATION_DEFAULTS = {
     "swap_memory": False,
     "intra_op_parallelism_threads": 1,
     "inter_op_parallelism_threads": 1,
+    "mode": "train",
 }
 CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "api",
              "tf_version", *ABLATION_DEFAULTS)
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla), and their id suffixes (compat_v1, the original, adds none).
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla"}
+# Each api's own words for the two implementations and the setup phases (bench: compat_v1
+# builds a graph and a Session; the keras apis trace a tf.function and compile it on its first
+# call), for tables, chart titles and FINDINGS.
+API_WORDS = {
+    "compat_v1": {"static": "static_rnn", "dynamic": "dynamic_rnn",
+                  "graph_construction_s": "graph construction",
+                  "session_setup_s": "session setup", "first_step_s": "first step"},
+    "keras": {"static": "unroll=True", "dynamic": "unroll=False",
+              "graph_construction_s": "tracing", "session_setup_s": "model setup",
+              "first_step_s": "first call"},
+    "keras_xla": {"static": "unroll=True", "dynamic": "unroll=False",
+                  "graph_construction_s": "tracing", "session_setup_s": "model setup",
+                  "first_step_s": "first call (XLA compilation)"},
+}
 # Ablation axes that change dynamic_rnn only: static_rnn's graph and steps are the same at
 # every value (it has no while loop), so a cell away from its reference in these axes alone
 # reuses the reference cell's static runs (shared_runs) instead of measuring them again.
@@ -51,6 +66,14 @@ STATIC_INVARIANT_AXES = ("loop_bound", "parallel_iterations", "swap_memory")
 # Ablations that only tf.compat.v1's static_rnn / dynamic_rnn and Session have: a keras cell
 # away from these defaults is left out of the grid (cells()).
 COMPAT_V1_ONLY = ("loop_bound", "fetches", "parallel_iterations", "swap_memory")
+MODES = {
+    "train": "training steps",
+    "inference": "inference (forward pass alone)",
+}
+"""The mode axis: what a measured step runs. train: forward, backward and Adam (the seed's);
+inference: the forward pass and the loss, no gradient or optimizer in the graph (the same
+graph construction or tracing, first call and steady steps). Inference fetches the loss
+alone, so a cell with mode inference and fetches other than loss is left out (cells())."""
 FETCHES = {
     "train_op": "train_op fetched alone",
     "loss": "train_op and loss",
@@ -58,6 +81,28 @@ FETCHES = {
     "hooks_cold": "hook fetches not warmed up",
 }
 """The fetches axis: what each training step fetches (fetch_plan), in words."""
+
+
+def api_words(apis: Iterable[str], key: str) -> str:
+    """The words of ``key`` (a key of API_WORDS' entries: static, dynamic or a phase's
+    timing) for the ``apis`` of a table or chart: the distinct words in API_WORDS order,
+    joined by ' / ' ('graph construction / tracing'). Raises KeyError for an unknown api or
+    key."""
+    present = set(apis)
+    unknown = present - set(API_WORDS)
+    if unknown:
+        raise KeyError(f"unknown api {sorted(unknown)}")
+    return " / ".join(dict.fromkeys(words[key] for api, words in API_WORDS.items()
+                                    if api in present))
+
+
+def impl_words(apis: Iterable[str]) -> str:
+    """'static_rnn / dynamic_rnn' for compat_v1 alone, 'unroll=True / unroll=False' for the
+    keras apis alone, and for a mix 'static / dynamic (static_rnn / dynamic_rnn; unroll=True /
+    unroll=False)': how a ratio of the two implementations is named for ``apis``."""
+    pairs = list(dict.fromkeys(f"{API_WORDS[a]['static']} / {API_WORDS[a]['dynamic']}"
+                               for a in API_WORDS if a in set(apis)))
+    return pairs[0] if len(pairs) == 1 else f"static / dynamic ({'; '.join(pairs)})"
 
 
 def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
@@ -98,12 +143,24 @@ def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -
     raise ValueError(f"fetches: {fetches!r} is not one of loss, train_op, hooks, hooks_cold")
 
 
-CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline",
+          "setup_split")
 """The charts every grid gets (rnnbench.charts draws them)."""
-ABLATION_CHARTS = tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
-"""One more chart per ablation axis that the grid varies (charts.ablation_chart), one comparing
-the apis when the grid has more than one (charts.api_chart), one comparing the TensorFlow
-versions when it has more than one (charts.tf_version_chart)."""
+RATIO_AXES = ("max_len", "batch_size", "num_units", "input_dim")
+"""The numeric axes that get a chart of the static/dynamic ratios against them
+(charts.ratio_chart) when the grid varies them (ratio_axes)."""
+ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
+                   + tuple(f"ratio_{axis}" for axis in RATIO_AXES))
+"""The charts a grid gets for what it varies: one per ablation axis (charts.ablation_chart), one
+comparing the apis when the grid has more than one (charts.api_chart), one comparing the
+TensorFlow versions when it has more than one (charts.tf_version_chart), and one per numeric
+axis of RATIO_AXES it varies (charts.ratio_chart)."""
+
+
+def ratio_axes(cells: Iterable) -> list[str]:
+    """The RATIO_AXES that take two values or more among ``cells`` (dicts or table rows)."""
+    cells = list(cells)
+    return [axis for axis in RATIO_AXES if len({int(cell[axis]) for cell in cells}) > 1]
 
 
 def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
@@ -445,6 +502,8 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
                         ("inter_op_parallelism_threads", "inter")):
         if int(get[axis]) != 1:
             out.append((axis, f"_{short}{get[axis]}", f"{get[axis]} {short}-op threads"))
+    if get["mode"] != "train":
+        out.append(("mode", "_infer", MODES[get["mode"]]))
     return out
 
 
@@ -456,7 +515,8 @@ def cell_id(cell: dict) -> str:
     in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
     ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
     ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
-    (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads)."""
+    (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads), ``_infer`` (mode
+    inference)."""
     name = (
         f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
         f"_sl{sequence_length_id(cell['sequence_length'])}"
@@ -574,7 +634,8 @@ def cells(config: dict) -> dict[str, dict]:
     one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
-    COMPAT_V1_ONLY (they have no such setting).
+    COMPAT_V1_ONLY (they have no such setting), and cells of mode inference with fetches
+    other than loss (MODES).
     """
     out = {}
     one_at_a_time = config.get("ablation_design") == "one_at_a_time"
@@ -591,6 +652,8 @@ def cells(config: dict) -> dict[str, dict]:
             continue
         if cell["api"] != "compat_v1" and set(ablated_axes(cell)) & set(COMPAT_V1_ONLY):
             continue
+        if cell["mode"] == "inference" and cell["fetches"] != "loss":
+            continue  # inference fetches the loss alone (MODES)
         cell["dataset"] = dataset_id(
             cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],
             config["num_samples"], config["seed"],

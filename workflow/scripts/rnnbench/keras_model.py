@@ -151,12 +151,15 @@ def initial_layer_weights(layer: Any, cell: str, input_dim: int, num_units: int,
 
 
 def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int,
-                     xla: bool, pass_sequence_length: bool = True) -> tuple[Any, Any]:
+                     xla: bool, pass_sequence_length: bool = True,
+                     train: bool = True) -> tuple[Any, Any]:
     """The compiled train step and the optimizer it updates.
 
     Returns ``(train_step, optimizer)``; ``train_step(inputs, sequence_length, labels)``
     takes float32 [batch, max_len, input_dim], int32 [batch], int32 [batch] and returns the
-    scalar loss after one Adam update of ``layer``'s weights. Wrapped in ``tf.function``
+    scalar loss (computed before the update) after one Adam update of ``layer``'s weights;
+    with ``train`` False (mode inference) the forward pass and loss alone, no gradient and
+    no update (the optimizer is then unused). Wrapped in ``tf.function``
     (``jit_compile=xla``); its first call traces and compiles it.
     """
     optimizer = keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-8)
@@ -174,4 +177,4 @@ def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int
         optimizer.apply_gradients(zip(grads, layer.trainable_variables))
         return loss
 
-    return tf.function(train_step, jit_compile=xla), optimizer
+    return tf.function(train_step if train else loss_of, jit_compile=xla), optimizer

@@ -86,21 +86,21 @@ def dataset_mem_mb(params: dict) -> int:
     return 256 * math.ceil((512 + 2 * inputs / 2**20) / 256)
 
 
-def train_step_flop(cell: dict, impl: str) -> float:
-    """Upper bound of the FLOP of one training step of ``impl`` in a cell
-    (roofline.train_step_flop) over the time steps it computes (roofline.computed_time_steps)
-    for the longest sequence_length the cell can produce (no batch computes more steps)."""
+def step_flop(cell: dict, impl: str) -> float:
+    """Upper bound of the FLOP of one measured step of ``impl`` in a cell (roofline.step_flop,
+    in the cell's mode) over the time steps it computes (roofline.computed_time_steps) for the
+    longest sequence_length the cell can produce (no batch computes more steps)."""
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
-    return roofline.train_step_flop(cell["cell"], cell["batch_size"], cell["input_dim"],
-                                    cell["num_units"],
-                                    roofline.computed_time_steps(cell, impl, longest))
+    return roofline.step_flop(cell["cell"], cell["batch_size"], cell["input_dim"],
+                              cell["num_units"], roofline.computed_time_steps(cell, impl, longest),
+                              cell.get("mode", "train"))
 
 
 def training_runtime_min(cell: dict, impl: str, total_steps: int,
                          min_measure_s: float = 0.0) -> int:
     """Wall-time limit to request for one training job, in whole minutes: twice
     ``BASE_MINUTES`` + (static only) ``STATIC_SETUP_S_PER_STEP`` x max_len + total_steps x
-    train_step_flop / ``CPU_FLOP_PER_S`` + min_measure_s.
+    step_flop / ``CPU_FLOP_PER_S`` + min_measure_s.
 
     Args:
         cell: batch_size, max_len, sequence_length, num_units, input_dim of the grid cell (and
@@ -112,5 +112,5 @@ def training_runtime_min(cell: dict, impl: str, total_steps: int,
             past ``steps`` until this long.
     """
     setup_s = STATIC_SETUP_S_PER_STEP * cell["max_len"] if impl == "static" else 0.0
-    steps_s = total_steps * train_step_flop(cell, impl) / CPU_FLOP_PER_S + min_measure_s
+    steps_s = total_steps * step_flop(cell, impl) / CPU_FLOP_PER_S + min_measure_s
     return math.ceil(2 * (BASE_MINUTES + (setup_s + steps_s) / 60))

@@ -119,9 +119,11 @@ def load_results(paths: Iterable[str | Path],
             "first_step_s": timings["first_step_s"],
             # None (the keras apis: not measured) becomes NaN
             "graph_optimisation_s": _or_nan(timings["graph_optimisation_s"]),
-            # the first step without the optimisation (Grappler alone can take a little longer)
-            "first_step_rest_s": max(0.0, timings["first_step_s"]
-                                     - _or_nan(timings["graph_optimisation_s"])),
+            # the first step without the optimisation (Grappler alone can take a little
+            # longer); NaN where it was not timed alone (max(0.0, nan) would give 0.0)
+            "first_step_rest_s": (np.nan if timings["graph_optimisation_s"] is None
+                                  else max(0.0, timings["first_step_s"]
+                                           - timings["graph_optimisation_s"])),
             "setup_s": timings["graph_construction_s"] + timings["session_setup_s"]
             + timings["first_step_s"],
             "median_step_s": timings["median_step_s"],
@@ -439,7 +441,7 @@ def summarize(runs: pd.DataFrame,
     whose jobs measured the runs (another cell's for a shared reference, grid.shared_runs).
     With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count and
     tf_version), ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads
-    and tf_version and ``<impl>_fraction_of_peak`` the achieved FLOP/s (roofline.train_step_flop
+    and tf_version and ``<impl>_fraction_of_peak`` the achieved FLOP/s (roofline.step_flop
     / median step) over it.
 
     Raises:

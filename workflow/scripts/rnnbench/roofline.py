@@ -38,17 +38,26 @@ def cell_step_flop(cell: str, batch_size: int, input_dim: int, num_units: int) -
     return 2 * batch_size * (input_dim + num_units) * GATES[cell] * num_units
 
 
-def train_step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
-                    time_steps: float) -> float:
-    """FLOP of one training step (forward + backward) over ``time_steps`` cell calls.
+FORWARD_PASSES = {"train": 3.0, "inference": 1.0}
+"""Forward passes' worth of matmul FLOP in one measured step of each mode (grid axis mode)."""
 
-    3 x forward: the backward pass of a matmul Y = X W is two matmuls of the same size
-    (dX = dY W^T and dW = X^T dY), as in the 6 N FLOP per token (2 N forward, 4 N backward)
-    of Kaplan et al., "Scaling Laws for Neural Language Models" (2020), section 2.1. The
-    loss, the Adam update (O(parameters), once per step) and element-wise ops are left out:
-    a lower bound of the work, close for num_units >= 32.
+
+def step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
+              time_steps: float, mode: str = "train") -> float:
+    """FLOP of one measured step over ``time_steps`` cell calls: a training step (forward +
+    backward, mode train) or a forward pass alone (mode inference).
+
+    Training is 3 x forward: the backward pass of a matmul Y = X W is two matmuls of the same
+    size (dX = dY W^T and dW = X^T dY), as in the 6 N FLOP per token (2 N forward, 4 N
+    backward) of Kaplan et al., "Scaling Laws for Neural Language Models" (2020), section
+    2.1. The loss, the Adam update (O(parameters), once per step) and element-wise ops are
+    left out: a lower bound of the work, close for num_units >= 32.
+
+    Raises:
+        KeyError: for a mode not in FORWARD_PASSES or a cell type not in GATES.
     """
-    return 3.0 * time_steps * cell_step_flop(cell, batch_size, input_dim, num_units)
+    return (FORWARD_PASSES[mode] * time_steps
+            * cell_step_flop(cell, batch_size, input_dim, num_units))
 
 
 def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:

@@ -32,5 +32,7 @@ for version in $(cat python-versions); do
     compile requirements-nodeps.txt "locks/py$version-nodeps.txt" --no-deps
     sed -E 's/^tensorflow[-_]cpu==/tensorflow[and-cuda]==/' requirements.txt > "$tools/cuda.in"
     compile "$tools/cuda.in" "locks/py$version-cuda.txt"
+    # name the input by what it is, not by its temporary path (a lock that changes each run)
+    sed -i "s|$tools/cuda.in|requirements.txt with tensorflow[and-cuda]|" "locks/py$version-cuda.txt"
 done
 echo "envs/lock.sh: wrote envs/locks/py{$(paste -sd, python-versions)}*.txt"

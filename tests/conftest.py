@@ -133,17 +133,19 @@ def start_scenarios(request, tmp_path_factory):
     """Start the scenarios of the selected tests in background threads when the session
     starts, where their module's should_run() says so: test_slurm.SCENARIOS (runs through the
     SLURM cluster), test_container.SCENARIOS (the tiny grid in the images),
-    test_keras_model.SCENARIOS (the Keras side of the loss checks, in a fresh Python). They
+    test_keras_model.SCENARIOS (the Keras side of the loss checks, in a fresh Python),
+    test_jax_model.SCENARIOS (the stand-alone JAX script, a tiny grid with jax_scan). They
     mostly wait (for the cluster's queue, for Apptainer starting an image, for a job
     importing TensorFlow or XLA compiling), so they overlap the other tests instead of
     adding to the suite's time. Tests that share a scenario share one run of it."""
     import test_container
+    import test_jax_model
     import test_keras_model
     import test_slurm
 
     selected = {item.name for item in request.session.items}
     chosen = {name: module.SCENARIOS[name]
-              for module in (test_slurm, test_container, test_keras_model)
+              for module in (test_slurm, test_container, test_keras_model, test_jax_model)
               if selected & set(module.SCENARIOS) and module.should_run()
               for name in sorted(selected & set(module.SCENARIOS))}
     request.config.scenarios = Scenarios()

@@ -97,6 +97,7 @@ PLOTS = (
     + (["api"] if grid.charts_apis(list(CELLS.values())) else [])
     + (["tf_version"] if len(config["tf_version"]) > 1 else [])
     + [f"ratio_{axis}" for axis in grid.ratio_axes(CELLS.values())]
+    + (["jax_unroll"] if "jax_scan" in config["api"] else [])
 )
 PEAKS = expand(
     f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",

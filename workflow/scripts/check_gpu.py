@@ -11,7 +11,7 @@ from rnnbench.model import import_tf
 
 tf = import_tf()
 device = snakemake.config["device"]
-seen = metadata.collect(tf, device)
+seen = metadata.collect(metadata.tensorflow_info(tf, device))
 report = {key: seen[key] for key in (
     "tf_version", "is_cuda_build", "cuda_version", "cudnn_version", "gpus_visible",
     "cuda_visible_devices", "python_prefix", "tensorflow_path", "apptainer_container")}

@@ -18,7 +18,7 @@ tf = import_tf()
 check_tensorflow(tf, tf_version)
 peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
                                     intra, inter, device)
-meta = {**metadata.collect(tf, device), **dict(snakemake.params.workflow_meta),
+meta = {**metadata.collect(metadata.tensorflow_info(tf, device)), **dict(snakemake.params.workflow_meta),
         "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
 with open(snakemake.output[0], "w") as handle:
     json.dump({"peak": peak, "tf_version": tf_version, "metadata": meta}, handle, indent=1)

@@ -207,7 +207,129 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         raise ValueError(f"inputs: shape {arrays['inputs'].shape} does not match [*, {expected}]")
     if cell["api"] == "compat_v1":
         return _run_compat_v1(impl, cell, arrays, protocol, workflow_meta)
+    if cell["api"] == "jax_scan":
+        return _run_jax(impl, cell, arrays, protocol, workflow_meta)
     return _run_keras(impl, cell, arrays, protocol, workflow_meta)
+
+
+def scan_unroll(impl: str, cell: dict) -> int:
+    """The unroll factor of the cell's jax.lax.scan: 1 for dynamic; for static the cell's
+    ``unroll`` (max_len, the default: fully unrolled; a factor above max_len is max_len)."""
+    if impl == "dynamic":
+        return 1
+    unroll = cell.get("unroll", "max_len")
+    return cell["max_len"] if unroll == "max_len" else min(int(unroll), cell["max_len"])
+
+
+def import_jax(device: str, intra_op: int) -> ModuleType:
+    """Import JAX for ``device`` ("cpu" or "gpu") with ``intra_op`` CPU threads for XLA's
+    CPU backend (XLA_FLAGS, set before the import: 1 thread as TensorFlow's
+    intra_op_parallelism_threads 1). Returns the ``jax`` module.
+
+    Raises:
+        RuntimeError: if JAX was imported already (its flags would not apply), or device is
+            "gpu" and JAX sees no GPU.
+    """
+    if "jax" in sys.modules:
+        raise RuntimeError("jax was imported before its flags were set (bench.import_jax)")
+    threads = (f"--xla_cpu_multi_thread_eigen={'true' if intra_op > 1 else 'false'} "
+               f"intra_op_parallelism_threads={intra_op}")
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {threads}".strip()
+    os.environ["JAX_PLATFORMS"] = "cpu" if device == "cpu" else "cuda,cpu"
+    import jax
+
+    if device == "gpu" and jax.default_backend() != "gpu":
+        raise RuntimeError("device: 'gpu' was asked for, but JAX sees no GPU "
+                           f"(backend {jax.default_backend()})")
+    return jax
+
+
+def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
+             workflow_meta: dict[str, Any]) -> dict[str, Any]:
+    """run() for api jax_scan: rnnbench.jax_model's train step (in mode inference its forward
+    pass and loss), jit-compiled ahead of time; TensorFlow is never imported. Phases, with
+    ``time.perf_counter``:
+
+    - ``session_setup_s``: the initial weights (jax_model.initial_params, compat_v1's), Adam's
+      slots, and the dataset moved to the device in num_samples // batch_size batches (each
+      step takes the next one: no input pipeline inside the timed steps).
+    - ``graph_construction_s``: tracing and lowering to StableHLO (``jit(...).lower``): the
+      scan body written unroll times for static.
+    - ``graph_optimisation_s``: XLA's compilation (``.compile()``), timed alone and part of
+      the first step, as Grappler's is for compat_v1.
+    - ``first_step_s``: the compilation plus the first call, so that graph construction,
+      setup and first step sum to everything before the second step.
+    - warm-up and measured steps as for compat_v1; each step fetches the loss (``float``,
+      which waits for the step).
+
+    The scan runs the padded max_len, masked by sequence_length (no loop-bound saving);
+    ``node_count`` counts the StableHLO module's lines, ``optimised_node_count`` those of the
+    compiled HLO.
+
+    Raises:
+        RuntimeError: as import_jax.
+    """
+    rss_before_import_mb = metadata.peak_rss_mb()
+    noise_before = metadata.noise_probe()
+    jax = import_jax(protocol["device"], cell["intra_op_parallelism_threads"])
+    from rnnbench import jax_model
+
+    rss_after_import_mb = metadata.peak_rss_mb()
+    batch_size, max_len = cell["batch_size"], cell["max_len"]
+    unroll = scan_unroll(impl, cell)
+    train = cell.get("mode", "train") == "train"
+    log.info("%s %s (jax_scan, unroll %d): building the step (max_len %d)", impl, cell["cell"],
+             unroll, max_len)
+
+    start = time.perf_counter()
+    initial = jax_model.initial_params(cell["cell"], cell["input_dim"], cell["num_units"],
+                                       protocol["seed"])
+    params = jax.device_put(initial)
+    opt_state = jax_model.adam_init(params)
+    lengths = (arrays["sequence_length"] if cell["pass_sequence_length"]
+               else np.full_like(arrays["sequence_length"], max_len))
+    batches = [jax.device_put((arrays["inputs"][k:k + batch_size], lengths[k:k + batch_size],
+                               arrays["labels"][k:k + batch_size]))
+               for k in range(0, len(lengths) - batch_size + 1, batch_size)]
+    jax.block_until_ready((params, opt_state, batches))
+    session_setup_s = time.perf_counter() - start
+    log.info("weights, optimizer and batches on the device: %.2f s", session_setup_s)
+
+    with heartbeat("tracing and compilation"):
+        start = time.perf_counter()
+        built = jax_model.compile_train_step(cell["cell"], unroll, params, opt_state,
+                                             *batches[0], train=train)
+        params, opt_state, loss = built.step(params, opt_state, *batches[0])
+        first_loss = float(loss)
+        first_step_s = time.perf_counter() - start - built.trace_s
+    log.info("tracing: %.2f s; compilation %.2f s, first step %.2f s in all", built.trace_s,
+             built.compile_s, first_step_s)
+    state = {"params": params, "opt": opt_state, "k": 1}
+
+    def step(_: Any) -> float:  # the next batch, as compat_v1's get_next
+        batch = batches[state["k"] % len(batches)]
+        state["params"], state["opt"], value = built.step(state["params"], state["opt"], *batch)
+        state["k"] += 1
+        return float(value)
+
+    steps = warm_and_measure(step, lambda warmup, k: False, protocol)
+    noise_after = metadata.noise_probe()
+    stablehlo, hlo = built.lowered_text, built.compiled_text
+    return _record(
+        None, impl, cell, {**protocol, "parallel_iterations": None,
+                           "fetches": ["train_step", "loss"] if train else ["loss"],
+                           "hook_fetches": []},
+        workflow_meta,
+        {"graph_construction_s": built.trace_s, "session_setup_s": session_setup_s,
+         "first_step_s": first_step_s, "graph_optimisation_s": built.compile_s,
+         "warmup_step_s": steps["warmup_step_s"], "warmup_settled": steps["warmup_settled"],
+         "step_s": steps["step_s"], "hook_steps": []},
+        {"node_count": max(1, stablehlo.count("\n")), "function_node_count": 0,
+         "graphdef_bytes": max(1, len(stablehlo.encode())),
+         "optimised_node_count": max(1, hlo.count("\n")) if hlo else None},
+        roofline.computed_time_steps(cell, impl, max_len), (first_loss, steps["last"]),
+        initial, (rss_before_import_mb, rss_after_import_mb),
+        metadata.noise(noise_before, noise_after))
 
 
 def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
@@ -439,11 +561,12 @@ def graph_sizes(graph_def: Any) -> dict[str, int]:
             "graphdef_bytes": graph_def.ByteSize()}
 
 
-def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta: dict,
+def _record(tf: ModuleType | None, impl: str, cell: dict, protocol: dict, workflow_meta: dict,
             timings: dict, graph: dict, time_steps: float, losses: tuple, weights: dict,
             rss_mb: tuple, noise: dict) -> dict[str, Any]:
     """The result record (result.schema.yaml) of a finished run: ``timings`` (seconds) get
-    step_stats of their ``step_s``, the metadata what metadata.collect sees plus the
+    step_stats of their ``step_s``, the metadata what metadata.collect sees (of TensorFlow,
+    ``tf``, or with ``tf`` None of JAX) plus the
     workflow's ``workflow_meta`` and the cell's threads, ``work`` the FLOP of
     roofline.step_flop over ``time_steps`` in the cell's mode, ``weights`` (name -> initial array) their
     sha256. ``losses``: (first, last) or None; ``rss_mb``: (before, after) importing TF;
@@ -452,11 +575,13 @@ def _record(tf: ModuleType, impl: str, cell: dict, protocol: dict, workflow_meta
     stats = step_stats(timings["step_s"])
     log.info("done: median step %.2f ms (%.1f steps/s), step IQR / median %.2f",
              1000 * stats["median_step_s"], stats["steps_per_s"], stats["step_iqr_over_median"])
-    meta = metadata.collect(tf, protocol["device"])
+    meta = metadata.collect(metadata.tensorflow_info(tf, protocol["device"]) if tf is not None
+                            else metadata.jax_info(protocol["device"]))
     meta.update(
         # the Keras that trained a keras api model (TF 2.12 imports its Keras 2 for compat_v1
-        # too); None for compat_v1
-        keras_version=(sys.modules["keras"].__version__ if cell["api"] != "compat_v1" else None),
+        # too); None for compat_v1 and jax_scan
+        keras_version=(sys.modules["keras"].__version__ if cell["api"].startswith("keras")
+                       else None),
         git=workflow_meta["git"],
         image_sha256=workflow_meta["image_sha256"],
         intra_op_parallelism_threads=cell["intra_op_parallelism_threads"],

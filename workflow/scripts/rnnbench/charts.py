@@ -418,6 +418,35 @@ def ratio_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
                         subtitle="95 % intervals; one y scale for every panel"))
 
 
+def jax_unroll_chart(summary: pd.DataFrame) -> alt.Chart:
+    """The unroll spectrum of the jax_scan cells (findings.unroll_table): tracing, XLA
+    compilation and the median step (seconds, geometric means over repeats; log y) against
+    the scan's unroll factor (log x, 1: dynamic's loop), one panel per cell shape.
+
+    Raises:
+        ValueError: for a summary without jax_scan cells.
+    """
+    from rnnbench.findings import unroll_table
+
+    table = unroll_table(summary)
+    if table.empty:
+        raise ValueError("chart: jax_unroll: the grid has no jax_scan cell")
+    parts = {"graph_construction_s": "tracing and lowering",
+             "graph_optimisation_s": "XLA compilation", "median_step_s": "median step"}
+    data = table.melt(id_vars=["shape", "unroll"], value_vars=list(parts),
+                      var_name="quantity", value_name="seconds")
+    data["quantity"] = data["quantity"].map(parts)
+    x = alt.X("unroll:Q", title="scan unroll factor (1: dynamic's loop)",
+              scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=sorted(table["unroll"].astype(int).unique()), format="d"))
+    return alt.Chart(data).mark_line(point=True).encode(
+        x=x, y=alt.Y("seconds:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        color=alt.Color("quantity:N", title=None, sort=list(parts.values())),
+        tooltip=["shape", "unroll", "quantity", alt.Tooltip("seconds:Q", format=".4g")],
+    ).facet(row=alt.Row("shape:N", title=None, sort=natural_order(data["shape"]))).properties(
+        title="JAX lax.scan: compile time and step time against the unroll factor")
+
+
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
     """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
 
@@ -440,6 +469,8 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return tf_version_chart(summary)
     if name == "setup_split":
         return setup_split_chart(summary)
+    if name == "jax_unroll":
+        return jax_unroll_chart(summary)
     if name.startswith("ratio_"):
         return ratio_chart(summary, name.removeprefix("ratio_"))
     if name in ABLATION_CHARTS:

@@ -26,8 +26,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnbench import intervals  # noqa: E402
-from rnnbench.findings import cell_labels, column_interval, verdict  # noqa: E402
-from rnnbench.results import load_results, read_table, summarize  # noqa: E402
+from rnnbench.checks import load_claims  # noqa: E402
+from rnnbench.findings import cell_labels, column_interval, jax_lines, verdict  # noqa: E402
+from rnnbench.results import (load_results, read_table, share_runs, shared_in,  # noqa: E402
+                              summarize)
 
 REPO = Path(__file__).resolve().parents[3]
 SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
@@ -37,7 +39,7 @@ SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
 def read_side(source: str | Path) -> pd.DataFrame:
     """The runs of one side (load_results' rows): from a measurements.csv, or from every
     training result JSON under a folder (``<cell>/<impl>/repeat<N>.json``; rule peak's files
-    are left out).
+    are left out), with the runs a cell takes from another (results.shared_in).
 
     Raises:
         ValueError: naming ``source`` when it holds no result, or a file that is not valid.
@@ -49,7 +51,8 @@ def read_side(source: str | Path) -> pd.DataFrame:
                    if p.parent.name in ("static", "dynamic"))
     if not paths:
         raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
-    return load_results(paths)
+    runs = load_results(paths)
+    return share_runs(runs, shared_in(runs))  # a cell's runs measured in another (grid)
 
 
 def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -150,6 +153,22 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
     ])
 
 
+def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
+    """'For JAX users' (findings.jax_lines) of each side's jax_scan runs, per environment
+    (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
+    time to N steps is lowest. Empty without jax_scan runs."""
+    out = []
+    for name, side in runs.items():
+        jax = side[side["api"] == "jax_scan"]
+        if jax.empty:
+            continue
+        for _, summary in summarize_side(jax, name).groupby("side", sort=False):
+            lines = jax_lines(summary)
+            out += [f"## For JAX users: {summary['side'].iloc[0]}", "",
+                    f"Environment: {summary['environment'].iloc[0]}.", ""] + lines
+    return out
+
+
 def compare_chart(table: pd.DataFrame):
     """Each side's static / dynamic step ratio per cell, with its 95 % interval: an
     alt.Chart, points for the estimates, rules for the intervals, 1 marked."""
@@ -188,12 +207,19 @@ def main() -> None:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:
         sys.exit(f"compare: {error}")
-    claims = yaml.safe_load(Path(args.configfile).read_text()).get("claims", [])
+    config = yaml.safe_load(Path(args.configfile).read_text())
+    config.setdefault("claims", [])
+    try:
+        load_claims(config, REPO)  # claims_from: the shipped config names the seeds' claims
+    except ValueError as error:
+        sys.exit(f"compare: {error}")
+    claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
     table = compare(a, b, claims, tuple(args.names))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)
-    text = compare_markdown(table, claims)
+    text = "\n".join([compare_markdown(table, claims),
+                      *jax_sections(dict(zip(args.names, (a, b))))])
     (out / "compare.md").write_text(text)
     if not table.empty:
         from rnnbench.charts import save_chart

@@ -423,7 +423,7 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
     Cells are named by ``labels`` (cell_labels; default: by api, max_len and
     sequence_length). Empty without keras cells."""
     lines = []
-    plain = summary[(summary["api"] != "compat_v1") & (summary["ablations"] == "")]
+    plain = summary[summary["api"].isin(["keras", "keras_xla"]) & (summary["ablations"] == "")]
     labels = labels or cell_labels(plain, ("api", "max_len", "sequence_length"))
     for _, cell in plain.iterrows():
         setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
@@ -443,6 +443,69 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
             line += (f" Its unroll=False step takes {ratio:.2f} [{low:.2f}, {high:.2f}] times "
                      f"dynamic_rnn's (compat_v1) in the same cell.")
         lines.append(line)
+    return lines
+
+
+JAX_HORIZONS = (1_000, 100_000)
+"""The step counts 'For JAX users' finds the fastest unroll factor for."""
+
+
+def unroll_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The unroll spectrum of the jax_scan cells: per cell shape (the cells alike but for the
+    unroll axis, named by the id of the one at unroll max_len) and unroll factor, the geometric means over repeats of tracing, XLA compilation,
+    setup (everything before the second step) and the median step (seconds), and the total
+    to each of JAX_HORIZONS steps (setup + N x median step). unroll 1 is dynamic's runs (from
+    the reference cell); every other factor a cell's static runs. ``shape`` is the group's
+    cell id at the reference; ``unroll`` an int. Empty without jax_scan cells."""
+    jax = summary[(summary["api"] == "jax_scan")
+                  & summary["ablations"].map(lambda a: all(
+                      part.startswith("static at scan unroll=") for part in a.split(", ")
+                      if part))]
+    rows = []
+    for _, cell in jax.iterrows():
+        unroll = str(cell["unroll"])
+        shape = cell["cell_id"].removesuffix(f"_u{unroll}")  # grid.cell_id's last suffix
+        impls = [("static", cell["max_len"] if unroll == "max_len" else int(unroll))]
+        if unroll == "max_len":
+            impls.append(("dynamic", 1))
+        for impl, factor in impls:
+            row = {"shape": shape, "unroll": min(int(factor), int(cell["max_len"])),
+                   **{key: cell[f"{impl}_{key}"] for key in (
+                       "graph_construction_s", "graph_optimisation_s", "setup_s",
+                       "median_step_s")}}
+            row.update({f"total_{n}_s": row["setup_s"] + n * row["median_step_s"]
+                        for n in JAX_HORIZONS})
+            rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    return (pd.DataFrame(rows).drop_duplicates(["shape", "unroll"])
+            .sort_values(["shape", "unroll"]).reset_index(drop=True))
+
+
+def jax_lines(summary: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
+    """'For JAX users': per cell shape, the unroll spectrum (unroll_table) as a table, and
+    where on it the total time to each of JAX_HORIZONS steps is lowest (point estimates:
+    geometric means over repeats). Empty without jax_scan cells."""
+    table = unroll_table(summary)
+    if table.empty:
+        return []
+    labels = labels or {}
+    lines = []
+    for shape, group in table.groupby("shape", sort=False):
+        best = {n: group.loc[group[f"total_{n}_s"].idxmin()] for n in JAX_HORIZONS}
+        lines += [f"**{labels.get(shape, shape)}**: the total time to "
+                  + " and to ".join(f"{n:,} steps is lowest at unroll {int(row['unroll'])} "
+                                    f"({row[f'total_{n}_s']:.3g} s)" for n, row in best.items())
+                  + ".", "",
+                  pd.DataFrame({
+                      "unroll": group["unroll"].astype(int),
+                      "tracing and lowering (s)": group["graph_construction_s"].map("{:.3f}".format),
+                      "XLA compilation (s)": group["graph_optimisation_s"].map("{:.3f}".format),
+                      "setup (s)": group["setup_s"].map("{:.3f}".format),
+                      "median step (ms)": (1000 * group["median_step_s"]).map("{:.3f}".format),
+                      **{f"total to {n:,} steps (s)": group[f"total_{n}_s"].map("{:.4g}".format)
+                         for n in JAX_HORIZONS},
+                  }).to_markdown(index=False), ""]
     return lines
 
 
@@ -654,6 +717,15 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 "device, TensorFlow, threads, data and initial weights). Keras runs the whole "
                 "padded length either way, masked: the loop-bound saving of dynamic_rnn does "
                 "not apply.", ""] + keras + [""]
+    jax = jax_lines(summary, labels)
+    if jax:
+        out += ["## For JAX users", "",
+                "The model written in JAX (api jax_scan: jax.lax.scan, a jit-compiled train "
+                "step, TF1's Adam), its scan at each unroll factor the grid lists (1: dynamic's "
+                "loop; max_len: fully unrolled, static's reference), measured as above; the "
+                "scan runs the padded length, masked. Totals are setup + N x the median step, "
+                "from geometric means over repeats (point estimates; the ratios with intervals "
+                "are in the tables below).", ""] + jax
     versions = version_table(summary, runs)
     if not versions.empty:
         out += ["## Across TensorFlow versions", "",

@@ -39,12 +39,14 @@ ABLATION_DEFAULTS = {
     "intra_op_parallelism_threads": 1,
     "inter_op_parallelism_threads": 1,
     "mode": "train",
+    "unroll": "max_len",
 }
 CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "api",
              "tf_version", *ABLATION_DEFAULTS)
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla), and their id suffixes (compat_v1, the original, adds none).
-API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla"}
+API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
+                "jax_scan": "_jaxscan"}
 # Each api's own words for the two implementations and the setup phases (bench: compat_v1
 # builds a graph and a Session; the keras apis trace a tf.function and compile it on its first
 # call), for tables, chart titles and FINDINGS.
@@ -58,6 +60,10 @@ API_WORDS = {
     "keras_xla": {"static": "unroll=True", "dynamic": "unroll=False",
                   "graph_construction_s": "tracing", "session_setup_s": "model setup",
                   "first_step_s": "first call (XLA compilation)"},
+    "jax_scan": {"static": "scan unroll=k", "dynamic": "scan unroll=1",
+                 "graph_construction_s": "tracing and lowering",
+                 "session_setup_s": "parameter setup",
+                 "first_step_s": "XLA compilation + first call"},
 }
 # Ablation axes that change dynamic_rnn only: static_rnn's graph and steps are the same at
 # every value (it has no while loop), so a cell away from its reference in these axes alone
@@ -66,6 +72,13 @@ STATIC_INVARIANT_AXES = ("loop_bound", "parallel_iterations", "swap_memory")
 # Ablations that only tf.compat.v1's static_rnn / dynamic_rnn and Session have: a keras cell
 # away from these defaults is left out of the grid (cells()).
 COMPAT_V1_ONLY = ("loop_bound", "fetches", "parallel_iterations", "swap_memory")
+# Ablations jax_scan lacks besides those (it has no Grappler), and the one only it has (the
+# scan's unroll factor of static): cells away from these references in another api are left out.
+TENSORFLOW_ONLY = ("meta_optimizer",)
+JAX_ONLY = ("unroll",)
+# Ablation axes that change static alone (dynamic is always unroll=1): a cell away from its
+# reference in these alone reuses the reference cell's dynamic runs (shared_runs).
+DYNAMIC_INVARIANT_AXES = ("unroll",)
 MODES = {
     "train": "training steps",
     "inference": "inference (forward pass alone)",
@@ -150,11 +163,12 @@ RATIO_AXES = ("max_len", "batch_size", "num_units", "input_dim")
 """The numeric axes that get a chart of the static/dynamic ratios against them
 (charts.ratio_chart) when the grid varies them (ratio_axes)."""
 ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
-                   + tuple(f"ratio_{axis}" for axis in RATIO_AXES))
+                   + tuple(f"ratio_{axis}" for axis in RATIO_AXES) + ("jax_unroll",))
 """The charts a grid gets for what it varies: one per ablation axis (charts.ablation_chart), one
 comparing the apis when the grid has more than one (charts.api_chart), one comparing the
-TensorFlow versions when it has more than one (charts.tf_version_chart), and one per numeric
-axis of RATIO_AXES it varies (charts.ratio_chart)."""
+TensorFlow versions when it has more than one (charts.tf_version_chart), one per numeric
+axis of RATIO_AXES it varies (charts.ratio_chart), and the unroll spectrum of its jax_scan
+cells (charts.jax_unroll_chart)."""
 
 
 def ratio_axes(cells: Iterable) -> list[str]:
@@ -504,6 +518,8 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
             out.append((axis, f"_{short}{get[axis]}", f"{get[axis]} {short}-op threads"))
     if get["mode"] != "train":
         out.append(("mode", "_infer", MODES[get["mode"]]))
+    if str(get["unroll"]) != "max_len":
+        out.append(("unroll", f"_u{get['unroll']}", f"static at scan unroll={get['unroll']}"))
     return out
 
 
@@ -516,7 +532,7 @@ def cell_id(cell: dict) -> str:
     ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
     ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
     (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads), ``_infer`` (mode
-    inference)."""
+    inference), ``_u<N>`` (static's scan unroll, jax_scan)."""
     name = (
         f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
         f"_sl{sequence_length_id(cell['sequence_length'])}"
@@ -634,8 +650,9 @@ def cells(config: dict) -> dict[str, dict]:
     one_at_a_time, so are the cells that change more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
     combination with the others). So are cells of the keras apis with an ablation in
-    COMPAT_V1_ONLY (they have no such setting), and cells of mode inference with fetches
-    other than loss (MODES).
+    COMPAT_V1_ONLY (they have no such setting), cells of jax_scan away from TENSORFLOW_ONLY's
+    references or at a tf_version other than the venv's, cells of other apis away from
+    JAX_ONLY's references, and cells of mode inference with fetches other than loss (MODES).
     """
     out = {}
     one_at_a_time = config.get("ablation_design") == "one_at_a_time"
@@ -650,7 +667,13 @@ def cells(config: dict) -> dict[str, dict]:
             continue  # the batch_max cell is the same measurement
         if one_at_a_time and len(ablated_axes(cell, varied)) > 1:
             continue
-        if cell["api"] != "compat_v1" and set(ablated_axes(cell)) & set(COMPAT_V1_ONLY):
+        ablated = set(ablated_axes(cell))
+        if cell["api"] != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
+            continue
+        if cell["api"] == "jax_scan" and (ablated & set(TENSORFLOW_ONLY)
+                                          or cell["tf_version"] != DEFAULT_TF_VERSION):
+            continue  # no Grappler; and no TensorFlow in its job: one tf_version
+        if cell["api"] != "jax_scan" and ablated & set(JAX_ONLY):
             continue
         if cell["mode"] == "inference" and cell["fetches"] != "loss":
             continue  # inference fetches the loss alone (MODES)
@@ -667,18 +690,21 @@ def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
     the id of the cell whose runs of impl serve it. A cell away from its reference in some
     STATIC_INVARIANT_AXES (among the grid's varied axes) takes the static runs of the same cell
     with those axes at their references (when the grid has it), so an ablation that changes
-    dynamic_rnn alone does not re-measure static_rnn unchanged.
+    dynamic_rnn alone does not re-measure static_rnn unchanged; likewise a cell away in
+    DYNAMIC_INVARIANT_AXES (the scan's unroll) takes its reference's dynamic runs.
 
     ``cells``: the grid (cells()). Planning (which jobs run) and aggregation (which rows a cell
     gets) both read this one mapping."""
     varied = varied_axes(cells.values())
     out = {}
     for name, cell in cells.items():
-        axes = [axis for axis in ablated_axes(cell, varied) if axis in STATIC_INVARIANT_AXES]
-        if axes:
-            reference = cell_id({**cell, **{axis: ABLATION_DEFAULTS[axis] for axis in axes}})
-            if reference in cells:
-                out[(name, "static")] = reference
+        for impl, invariant in (("static", STATIC_INVARIANT_AXES),
+                                ("dynamic", DYNAMIC_INVARIANT_AXES)):
+            axes = [axis for axis in ablated_axes(cell, varied) if axis in invariant]
+            if axes:
+                reference = cell_id({**cell, **{axis: ABLATION_DEFAULTS[axis] for axis in axes}})
+                if reference in cells:
+                    out[(name, impl)] = reference
     return out
 
 
@@ -690,21 +716,23 @@ def job_priorities(cells: dict[str, dict], repeats: int,
     Jobs run repeat by repeat through the grid (repeat 1 of every cell, then repeat 2, ...),
     so a slow spell of the machine spreads over cells instead of spoiling one; within a
     repeat, the static and dynamic runs of a cell, and the dynamic runs of the cells that
-    share its static run, are next to each other in time (the pair that intervals.ratio_ci
+    share its static run (or its dynamic run: jax_scan's unroll), are next to each other in time (the pair that intervals.ratio_ci
     analyses paired). Static runs first in odd repeats and dynamic first in even ones, so
     neither side always follows the other. All priorities are >= 1 (other rules: 0)."""
-    groups = {g: i for i, g in enumerate(dict.fromkeys(shared.get((name, "static"), name)
-                                                      for name in cells))}
+    def group_of(name: str) -> str:  # the cell whose runs this one shares, or itself
+        return shared.get((name, "static"), shared.get((name, "dynamic"), name))
+
+    groups = {g: i for i, g in enumerate(dict.fromkeys(group_of(name) for name in cells))}
     out = {}
     for repeat in range(1, repeats + 1):
         for name in cells:
-            group = shared.get((name, "static"), name)
+            group = group_of(name)
             top = 3 * (len(groups) * (repeats - repeat + 1) - groups[group])
             odd = repeat % 2 == 1
-            if (name, "static") not in shared:
-                out[(name, "static", repeat)] = top if odd else top - 1
-            out[(name, "dynamic", repeat)] = ((top - 1 if odd else top) if group == name
-                                              else top - 2)
+            for impl, first in (("static", odd), ("dynamic", not odd)):
+                if (name, impl) not in shared:
+                    out[(name, impl, repeat)] = ((top if first else top - 1) if group == name
+                                                 else top - 2)
     return out
 
 

@@ -37,7 +37,9 @@ import numpy as np
 
 from rnnbench.model import CELLS, initial_weights
 
-APIS = ("compat_v1", "keras", "keras_xla")
+APIS = ("compat_v1", "keras", "keras_xla", "jax_scan")
+"""Every api a cell can be written in: compat_v1 (rnnbench.model), the keras apis (this
+module) and jax_scan (rnnbench.jax_model)."""
 FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forget gate
 
 

@@ -92,8 +92,31 @@ def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
     }
 
 
-def collect(tf: ModuleType, device: str) -> dict[str, Any]:
-    """What this process sees of one run: software versions, machine, threads, time, job, image.
+def jax_info(device: str) -> dict[str, Any]:
+    """JAX's version, backend and devices, in the keys tensorflow_info fills for TensorFlow
+    (its TensorFlow keys None: a JAX job never imports TensorFlow), plus ``jax_version``,
+    ``jaxlib_version``, ``jax_backend`` and ``xla_flags`` (the XLA_FLAGS the job ran with:
+    its CPU threads). ``is_cuda_build`` says whether JAX's backend is a GPU."""
+    import jax
+    import jaxlib
+
+    backend = jax.default_backend()
+    gpus = [d.device_kind for d in jax.devices() if d.platform == "gpu"]
+    return {
+        "tf_version": None, "tf_git_version": None, "tensorflow_path": None,
+        "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+        "jax_backend": backend, "xla_flags": os.environ.get("XLA_FLAGS"),
+        "is_cuda_build": backend == "gpu", "cuda_version": None, "cudnn_version": None,
+        "gpus_visible": gpus,
+        "gpu_driver": gpu_driver() if gpus else None,
+        "device": device,
+        "device_name": gpus[0] if device == "gpu" and gpus else cpu_model(),
+    }
+
+
+def collect(framework: dict[str, Any]) -> dict[str, Any]:
+    """What this process sees of one run: software versions, machine, threads, time, job, image,
+    and ``framework``: what tensorflow_info or jax_info says.
 
     The workflow's git commit is not here: the job may run in an image without git or the
     repository (bench.run takes it from the workflow).
@@ -116,7 +139,7 @@ def collect(tf: ModuleType, device: str) -> dict[str, Any]:
         "apptainer_container": os.environ.get("APPTAINER_CONTAINER")
         or os.environ.get("SINGULARITY_CONTAINER"),
     }
-    meta.update(tensorflow_info(tf, device))
+    meta.update(framework)
     return meta
 
 

@@ -112,8 +112,10 @@ def load_results(paths: Iterable[str | Path],
             "input_dim": cell["input_dim"],
             "api": cell["api"],
             "tf_version": cell["tf_version"],
-            **{axis: cell[axis] for axis in ABLATION_DEFAULTS},
+            # (results written before an axis existed were at its reference)
+            **{axis: cell.get(axis, default) for axis, default in ABLATION_DEFAULTS.items()},
             "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
+            "unroll": str(cell.get("unroll", "max_len")),  # max_len or a number
             "graph_construction_s": timings["graph_construction_s"],
             "session_setup_s": timings["session_setup_s"],
             "first_step_s": timings["first_step_s"],
@@ -207,8 +209,10 @@ def environment(meta: dict) -> str:
              if meta["is_cuda_build"] else "CPU build")
     device = meta["device_name"] if meta["device"] == "gpu" else "CPU"
     image = f"image {meta['image_sha256'][:12]}" if meta["image_sha256"] else "bare"
-    return (f"{meta['cpu_model']} ({_cpus(meta)} CPUs), {device}, TensorFlow {meta['tf_version']} "
-            f"({build}), Python {meta['python_version']}, {image}")
+    framework = (f"JAX {meta['jax_version']} ({meta['jax_backend']} backend)"
+                 if meta.get("jax_version") else f"TensorFlow {meta['tf_version']} ({build})")
+    return (f"{meta['cpu_model']} ({_cpus(meta)} CPUs), {device}, {framework}, "
+            f"Python {meta['python_version']}, {image}")
 
 
 def _cpus(meta: dict) -> int:
@@ -254,6 +258,31 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
             rows[column] = own[column].iloc[0]
         added.append(rows)
     return _sorted(pd.concat([runs, *added], ignore_index=True)) if added else runs
+
+
+def shared_in(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """grid.shared_runs's mapping, read from the runs themselves, for a result set without its
+    config (a folder sent back, jax_standalone.py's output): (cell_id, impl) -> the cell whose
+    runs of impl serve it, for each cell that has no runs of impl, is away from its reference
+    in invariant axes of impl alone (grid.STATIC_INVARIANT_AXES for static,
+    DYNAMIC_INVARIANT_AXES for dynamic), and whose cell at those references has runs of impl
+    in ``runs``."""
+    from rnnbench.grid import DYNAMIC_INVARIANT_AXES, STATIC_INVARIANT_AXES
+
+    axes = [c for c in CELL_COLUMNS if c not in ("cell_id", "base_cell_id", "compat_v1_cell_id",
+                                                 "default_tf_cell_id", "ablations")]
+    cells = runs.drop_duplicates("cell_id").set_index("cell_id")[axes].astype(str)
+    measured = set(zip(runs["cell_id"], runs["impl"]))
+    out = {}
+    for impl, invariant in (("static", STATIC_INVARIANT_AXES), ("dynamic", DYNAMIC_INVARIANT_AXES)):
+        at_reference = cells.assign(**{a: str(ABLATION_DEFAULTS[a]) for a in invariant})
+        owner = {tuple(row): name for name, row in cells.iterrows() if (name, impl) in measured
+                 and tuple(row) == tuple(at_reference.loc[name])}
+        for name, row in at_reference.iterrows():
+            source = owner.get(tuple(row))
+            if (name, impl) not in measured and source and source != name:
+                out[(name, impl)] = source
+    return out
 
 
 def _path_says(path: str | Path) -> tuple[str, str, int] | None:
@@ -553,10 +582,11 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
-    sequence_length, parallel_iterations and tf_version as text (``10``, ``full``, ``u5-20``;
+    sequence_length, parallel_iterations, unroll and tf_version as text (``10``, ``full``, ``u5-20``;
     ``batch_size``, ``16``; ``2.10``), ablations as text ('' for none), breakeven_steps (empty: never)
     as a nullable integer."""
     table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
+                                     "unroll": str,
                                      "ablations": str, "fragile": str, "tf_version": str,
                                      "disagreeing_repeats": str})
     for column in ("ablations", "fragile", "disagreeing_repeats"):  # none: '' (an empty field)

@@ -1,0 +1,264 @@
+"""The JAX model (rnnbench.jax_model) computes the compat_v1 model's function from the same
+weights, before and after an Adam step; its unroll factor changes nothing; padding is masked;
+and it never imports TensorFlow. Then the api jax_scan end to end: a timed run of each
+mode that imports no TensorFlow, the stand-alone script (jax_standalone.py, what runs on a GPU
+machine) on presets/jax-tiny.json, and a tiny grid with api [compat_v1, jax_scan] through the
+workflow. JAX is pinned in the venv (envs/requirements.txt), as TensorFlow is."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rnnbench import data
+
+from rnnbench import jax_model  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = {"PYTHONPATH": str(REPO / "workflow" / "scripts")}
+MAX_LEN, INPUT_DIM, NUM_UNITS, SEED = 6, 3, 8, 0
+LENGTHS = pytest.mark.parametrize("sequence_length", [MAX_LEN, {"uniform": [1, MAX_LEN]}],
+                                  ids=["equal", "mixed"])
+
+
+def batch_of(sequence_length, seed=1):
+    return data.make_dataset(max_len=MAX_LEN, sequence_length=sequence_length,
+                             input_dim=INPUT_DIM, num_classes=NUM_UNITS, num_samples=5, seed=seed)
+
+
+def jax_losses(cell, batch, unroll=1):
+    """Loss before and after one Adam step, through compile_train_step, as float64 [2]."""
+    params = jax_model.initial_params(cell, INPUT_DIM, NUM_UNITS, SEED)
+    opt_state = jax_model.adam_init(params)
+    args = (batch["inputs"], batch["sequence_length"], batch["labels"])
+    compiled = jax_model.compile_train_step(cell, unroll, params, opt_state, *args)
+    assert compiled.trace_s > 0 and compiled.compile_s > 0
+    params, _, before = compiled.step(params, opt_state, *args)
+    after = jax_model.loss(params, cell, *args)
+    return np.array([before, after], np.float64)
+
+
+@pytest.mark.parametrize("cell", jax_model.CELLS)
+@LENGTHS
+def test_the_jax_loss_is_compat_v1s_before_and_after_an_adam_step(cell, sequence_length):
+    from test_model import losses  # the compat_v1 reference (imports TensorFlow)
+
+    batch = batch_of(sequence_length)
+    reference, names = losses("dynamic", cell, batch, NUM_UNITS, seed=SEED, adam_steps=1)
+    assert sorted(jax_model.param_shapes(cell, INPUT_DIM, NUM_UNITS)) == names
+    ours = jax_losses(cell, batch)
+    assert np.abs(ours - reference).max() < 1e-5 * np.abs(reference).max(), (ours, reference)
+    assert ours[1] < ours[0]  # Adam really trains
+
+
+@pytest.mark.parametrize("cell", jax_model.CELLS)
+def test_every_unroll_gives_the_same_loss(cell):
+    batch = batch_of({"uniform": [1, MAX_LEN]})
+    base = jax_losses(cell, batch, unroll=1)
+    for unroll in (2, 4, MAX_LEN):  # 4 does not divide max_len 6
+        np.testing.assert_allclose(jax_losses(cell, batch, unroll), base, rtol=1e-6,
+                                   err_msg=f"unroll {unroll}")
+
+
+@pytest.mark.parametrize("cell", jax_model.CELLS)
+def test_padding_beyond_sequence_length_changes_nothing(cell):
+    import jax
+
+    batch = batch_of({"uniform": [1, MAX_LEN - 2]}, seed=2)
+    changed = {**batch, "inputs": batch["inputs"].copy()}
+    for row, length in enumerate(batch["sequence_length"]):
+        changed["inputs"][row, length:] = 7.0
+    params = jax_model.initial_params(cell, INPUT_DIM, NUM_UNITS, SEED)
+
+    def value_and_grads(b):
+        return jax.value_and_grad(jax_model.loss)(
+            params, cell, b["inputs"], b["sequence_length"], b["labels"])
+
+    (original, grads), (padded, padded_grads) = value_and_grads(batch), value_and_grads(changed)
+    assert float(original) == float(padded)
+    for name in grads:
+        np.testing.assert_array_equal(grads[name], padded_grads[name])
+    # each sample's final state is the state after its own valid steps alone
+    state = jax_model.rnn(params, cell, batch["inputs"], batch["sequence_length"])
+    for row, length in enumerate(batch["sequence_length"]):
+        alone = jax_model.rnn(params, cell, batch["inputs"][row:row + 1, :length],
+                              np.array([length], np.int32))
+        np.testing.assert_allclose(state[-1][row], alone[-1][0], rtol=1e-6, atol=1e-7)
+    # and without the lengths the padding would count
+    unmasked = jax_model.loss(params, cell, changed["inputs"],
+                              np.full(5, MAX_LEN, np.int32), batch["labels"])
+    assert abs(float(unmasked) - float(original)) > 1e-4
+
+
+def test_adam_follows_tf1s_formula():
+    # a gradient of 1e-7 makes sqrt(v) ~ epsilon: epsilon's place in the formula matters
+    params, grads = {"w": np.float32([1.0, 0.0])}, {"w": np.float32([0.5, 1e-7])}
+    state = jax_model.adam_init(params)
+    for _ in range(2):
+        params, state = jax_model.adam_update(params, grads, state)
+    g = grads["w"].astype(np.float64)
+    m1, v1 = 0.1 * g, 0.001 * g * g
+    w1 = np.array([1.0, 0.0]) - 0.001 * np.sqrt(1 - 0.999) / (1 - 0.9) * m1 / (np.sqrt(v1) + 1e-8)
+    m2, v2 = 0.9 * m1 + 0.1 * g, 0.999 * v1 + 0.001 * g * g
+    w2 = w1 - 0.001 * np.sqrt(1 - 0.999 ** 2) / (1 - 0.9 ** 2) * m2 / (np.sqrt(v2) + 1e-8)
+    np.testing.assert_allclose(params["w"], w2, rtol=1e-4)  # float32 rounding at 1e-7
+
+
+def test_unknown_cells_are_refused():
+    with pytest.raises(ValueError, match="'lstmm'"):
+        jax_model.param_shapes("lstmm", 3, 4)
+    with pytest.raises(ValueError, match="'lstmm'"):
+        jax_model.rnn({}, "lstmm", np.zeros((1, 2, 3), np.float32), np.int32([2]))
+
+
+def test_the_module_never_imports_tensorflow():
+    code = ("import sys, numpy as np\n"
+            "from rnnbench import jax_model\n"
+            "params = jax_model.initial_params('gru', 2, 4, 0)\n"
+            "jax_model.loss(params, 'gru', np.ones((1, 3, 2), np.float32), np.int32([2]),"
+            " np.int32([1])).block_until_ready()\n"
+            "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ,
+                                            "PYTHONPATH": str(REPO / "workflow" / "scripts")})
+    assert proc.returncode == 0, proc.stderr
+
+
+RUN_BOTH_MODES = """
+import json, sys
+from rnnbench import bench, data, grid
+from rnnbench.schema import validate_result
+cell = {"cell": "gru", "batch_size": 4, "max_len": 5, "sequence_length": {"uniform": [1, 5]},
+        "num_units": 4, "input_dim": 3, "api": "jax_scan", "tf_version": grid.DEFAULT_TF_VERSION,
+        **grid.ABLATION_DEFAULTS, "unroll": 2, "dataset": "tiny"}
+protocol = {"steps": 3, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
+            "hook_every": 3, "device": "cpu", "seed": 0, "log_every": 2, "grappler_alone": False}
+arrays = data.make_dataset(max_len=5, sequence_length={"uniform": [1, 5]}, input_dim=3,
+                           num_classes=4, num_samples=4, seed=1)  # one batch: every step
+result = bench.run(sys.argv[1], {**cell, "mode": sys.argv[2]}, arrays, protocol,
+                   {"git": None, "image_sha256": None})
+result.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
+validate_result(result)
+print(json.dumps({"tensorflow": "tensorflow" in sys.modules, "result": result}))
+"""
+
+
+@pytest.mark.parametrize("impl", ["static", "dynamic"])
+def test_a_jax_run_times_each_mode_without_tensorflow(impl):
+    out = {}
+    for mode in ("train", "inference"):
+        proc = subprocess.run([sys.executable, "-c", RUN_BOTH_MODES, impl, mode],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **SCRIPTS})
+        assert proc.returncode == 0, proc.stderr
+        out[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out[mode]["tensorflow"] is False  # a JAX job never imports TensorFlow
+    train, inference = out["train"]["result"], out["inference"]["result"]
+    meta = train["metadata"]
+    assert meta["tf_version"] is None and meta["jax_version"] == jax_model.jax.__version__
+    assert "intra_op_parallelism_threads=1" in meta["xla_flags"]
+    timings = train["timings"]  # the compilation is part of the first step, timed alone too
+    assert 0 < timings["graph_optimisation_s"] < timings["first_step_s"]
+    assert timings["graph_construction_s"] > 0 and len(timings["step_s"]) == 3
+    # the same weights and batch: the same first loss; inference leaves it unchanged
+    assert inference["loss"]["first"] == pytest.approx(train["loss"]["first"], rel=1e-6)
+    assert inference["loss"]["last"] == pytest.approx(inference["loss"]["first"], rel=1e-6)
+    assert train["loss"]["last"] < train["loss"]["first"]
+    assert inference["protocol"]["fetches"] == ["loss"]
+    assert inference["graph"]["node_count"] < train["graph"]["node_count"]  # no gradient
+    assert inference["work"]["train_step_flop"] == pytest.approx(
+        train["work"]["train_step_flop"] / 3)
+
+
+def test_the_training_jobs_imports_hold_no_tensorflow():
+    """The import graph of a jax_scan training job (workflow/scripts/train.py's modules)."""
+    code = ("import sys\n"
+            "from rnnbench import bench, data, interrupt, metadata, schema\n"
+            "bench.import_jax('cpu', 1)\n"
+            "from rnnbench import jax_model\n"
+            "assert 'tensorflow' not in sys.modules, sorted(m for m in sys.modules if 'tensorflow' in m)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **SCRIPTS})
+    assert proc.returncode == 0, proc.stderr
+
+
+def standalone(workdir):
+    """jax_standalone.py on presets/jax-tiny.json into ``workdir``, twice (the second run
+    finds every result and measures nothing: it resumes). Run in the background."""
+    command = [sys.executable, str(REPO / "workflow/scripts/jax_standalone.py"),
+               str(REPO / "presets/jax-tiny.json"), str(workdir / "out")]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    second = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return {"first": first, "second": second}
+
+
+def jax_grid(workdir):
+    """A tiny grid with api [compat_v1, jax_scan] and unroll [max_len, 2] through the workflow
+    in ``workdir``. Run in the background."""
+    import yaml
+
+    from conftest import TINY, snakemake
+
+    config = {**TINY, "max_len": [4], "api": ["compat_v1", "jax_scan"],
+              "unroll": ["max_len", 2], "repeats": 2}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(workdir, "--cores", "2", check=False)
+    return {"config": config, "proc": proc}
+
+
+SCENARIOS = {"test_the_standalone_script_writes_the_workflows_results": standalone,
+             "test_a_tiny_grid_with_jax_scan_runs_through_the_workflow": jax_grid}
+
+
+def should_run():
+    return True
+
+
+def test_the_standalone_script_writes_the_workflows_results(scenarios):
+    from rnnbench.compare import read_side
+    from rnnbench.results import summarize
+    from rnnbench.schema import validate_result
+
+    workdir, outcome = scenarios["test_the_standalone_script_writes_the_workflows_results"]
+    assert outcome["first"].returncode == 0, outcome["first"].stderr
+    assert outcome["second"].returncode == 0 and outcome["second"].stdout == ""  # resumed
+    out = workdir / "out"
+    paths = sorted((out / "runs").rglob("repeat*.json"))
+    # 2 repeats of: the cell at unroll max_len (static, dynamic) and at unroll 2 (static; its
+    # dynamic is the same runs)
+    assert len(paths) == 6
+    for path in paths:
+        result = json.loads(path.read_text())
+        validate_result(result)
+        assert result["metadata"]["tf_version"] is None and result["cell"]["api"] == "jax_scan"
+    record = json.loads((out / "standalone.json").read_text())
+    assert [run["rc"] for run in record["runs"]] == [0] * 6
+    runs = read_side(out / "runs")  # compare.py's reading: the shared dynamic runs added
+    assert set(zip(runs["cell_id"], runs["impl"])) == {
+        (cell, impl) for cell in ("basic_lstm_bs8_ml6_slu1-6_nu8_in4_jaxscan",
+                                  "basic_lstm_bs8_ml6_slu1-6_nu8_in4_jaxscan_u2")
+        for impl in ("static", "dynamic")}
+    assert len(summarize(runs)) == 2
+
+
+def test_a_tiny_grid_with_jax_scan_runs_through_the_workflow(scenarios):
+    workdir, outcome = scenarios["test_a_tiny_grid_with_jax_scan_runs_through_the_workflow"]
+    proc = outcome["proc"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    findings = (workdir / "results" / "FINDINGS.md").read_text()
+    assert "## For JAX users" in findings and "total to 100,000 steps (s)" in findings
+    assert (workdir / "results" / "plots" / "jax_unroll.svg").stat().st_size > 0
+    import pandas as pd
+
+    summary = pd.read_csv(workdir / "results" / "summary.csv", dtype={"unroll": str})
+    assert set(summary["api"]) == {"compat_v1", "jax_scan"}
+    jax = summary[summary["api"] == "jax_scan"].set_index("unroll")
+    assert set(jax.index) == {"max_len", "2"}
+    # unroll 2's dynamic runs are the reference cell's (the same loop), not measured again
+    measured = pd.read_csv(workdir / "results" / "measurements.csv")
+    u2 = measured[measured["cell_id"].str.endswith("_jaxscan_u2")]
+    assert set(u2[u2["impl"] == "dynamic"]["measured_in"]) == {jax.loc["max_len", "cell_id"]}

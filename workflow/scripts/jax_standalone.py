@@ -1,0 +1,156 @@
+"""The jax_scan measurement without Snakemake or TensorFlow, for a machine that has JAX and
+numpy only (a GPU machine without TensorFlow): it expands a preset into cells as the workflow
+does (rnnbench.grid), makes the same datasets (rnnbench.data), runs each (cell,
+implementation, repeat) in a fresh Python with bench.run, repeat by repeat, and writes the
+workflow's result JSONs, which `rnnbench/compare.py` and the workflow's aggregation read
+beside any other results.
+
+Usage (from the repository root):
+
+    python workflow/scripts/jax_standalone.py PRESET.json OUT
+
+PRESET.json holds config keys (config.yaml's names: cell, batch_size, max_len,
+sequence_length, num_units, input_dim, unroll, mode, repeats, steps, min_measure_s,
+warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan, every other
+ablation at its reference. It writes OUT/runs/<protocol>/<cell>/<static|dynamic>/
+repeat<N>.json, OUT/data/ (the datasets, with their sha256 sidecars) and OUT/standalone.json
+(what ran: the preset, each run's wall time, the versions). Results are checked against the
+result schema where jsonschema and PyYAML are installed (the venv; they are not needed).
+Exit status 1 if a run failed (its error in standalone.json; the others still run).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+from rnnbench import data, grid, metadata  # noqa: E402  (numpy only: no TensorFlow, no JAX)
+
+SETTINGS = {"repeats": 3, "steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
+            "max_warmup_steps": 500, "num_samples": 1000, "seed": 0, "device": "cpu"}
+"""The defaults of the preset's protocol keys (config.yaml's)."""
+AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "unroll",
+        "mode")
+"""The preset's grid axes; each a list, as in config.yaml."""
+
+
+def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
+    """The full config (api jax_scan, every other axis at its reference) and its cells
+    (grid.cells) of a preset.
+
+    Raises:
+        ValueError: naming a key the preset may not set, an axis that is not a list, or a
+            missing axis.
+    """
+    unknown = set(preset) - set(SETTINGS) - set(AXES)
+    if unknown:
+        raise ValueError(f"preset: unknown keys {sorted(unknown)}; allowed: "
+                         f"{sorted(set(SETTINGS) | set(AXES))}")
+    for axis in AXES[:6]:
+        if axis not in preset:
+            raise ValueError(f"preset: {axis} is missing (a list, e.g. [64])")
+    for axis in AXES:
+        if axis in preset and not isinstance(preset[axis], list):
+            raise ValueError(f"preset: {axis}: {preset[axis]!r} is not a list")
+    config = {**SETTINGS, **{axis: [default] for axis, default in grid.ABLATION_DEFAULTS.items()},
+              "hook_every": 100, "grappler_alone": False, "ablation_design": "product",
+              "api": ["jax_scan"], "tf_version": [grid.DEFAULT_TF_VERSION], **preset}
+    return config, grid.cells(config)
+
+
+def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
+    """The runs, (cell_id, impl, repeat), repeat by repeat through the grid with static and
+    dynamic side by side (as grid.job_priorities orders the workflow's jobs), leaving out the
+    runs a cell takes from another (grid.shared_runs: dynamic is the same at every unroll)."""
+    shared = grid.shared_runs(cells)
+    return [(name, impl, repeat) for repeat in range(1, config["repeats"] + 1)
+            for name in cells for impl in grid.IMPLEMENTATIONS if (name, impl) not in shared]
+
+
+def one_run(job: dict) -> None:
+    """Measure one run in this process (``job``: cell, impl, repeat, protocol, dataset
+    paths, output path) and write its result JSON."""
+    from rnnbench import bench
+
+    arrays, sidecar = data.load_dataset(job["npz"], job["sidecar"])
+    result = bench.run(job["impl"], job["cell"], arrays, job["protocol"],
+                       {"git": metadata.git_commit(REPO), "image_sha256": None})
+    result.update(cell_id=job["cell_id"], repeat=job["repeat"], job_threads=1,
+                  data={"path": job["npz"], "sha256": sidecar["sha256"]})
+    try:
+        from rnnbench.schema import validate_result
+    except ImportError:  # no jsonschema or PyYAML here: the aggregation validates it later
+        pass
+    else:
+        validate_result(result)
+    out = Path(job["out"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(out)
+
+
+def main(preset_path: str, out_dir: str) -> int:
+    """Run every planned run of the preset in a fresh Python; returns the exit status."""
+    preset = json.loads(Path(preset_path).read_text())
+    config, cells = expand(preset)
+    out = Path(out_dir)
+    runs_dir = out / "runs" / grid.protocol_id(config)
+    protocol = {key: config[key] for key in ("steps", "min_measure_s", "warmup_steps",
+                                             "max_warmup_steps", "hook_every", "device", "seed",
+                                             "grappler_alone")}
+    protocol["log_every"] = 100
+    log = out / "standalone.json"  # every run so far, across resumed invocations
+    record = {"preset": preset, "python": sys.version,
+              "runs": json.loads(log.read_text())["runs"] if log.exists() else []}
+    paths = {}
+    for dataset, spec in grid.datasets(config).items():  # as rule make_data
+        npz = out / "data" / f"{dataset}.npz"
+        if not npz.exists():
+            npz.parent.mkdir(parents=True, exist_ok=True)
+            data.write_dataset(data.make_dataset(**spec), spec, npz, npz.with_suffix(".json"))
+        paths[dataset] = (str(npz), str(npz.with_suffix(".json")))
+    failed = 0
+    for cell_id, impl, repeat in plan(config, cells):
+        target = runs_dir / cell_id / impl / f"repeat{repeat}.json"
+        if target.exists():  # resumed: measured before
+            continue
+        cell = cells[cell_id]
+        job = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "cell": cell,
+               "protocol": protocol, "npz": paths[cell["dataset"]][0],
+               "sidecar": paths[cell["dataset"]][1], "out": str(target)}
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(job)],
+                              capture_output=True, text=True)
+        wall_s = time.perf_counter() - start
+        entry = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "wall_s": round(wall_s, 2),
+                 "rc": proc.returncode}
+        if proc.returncode != 0:
+            failed += 1
+            entry["error"] = proc.stderr[-2000:]
+        print(f"jax_standalone: {cell_id} {impl} repeat {repeat}: {wall_s:.1f} s"
+              + ("" if proc.returncode == 0 else f", failed:\n{proc.stderr[-2000:]}"),
+              flush=True)
+        record["runs"].append(entry)
+        log.write_text(json.dumps(record, indent=1))
+    out.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps(record, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        one_run(json.loads(sys.argv[2]))
+    elif len(sys.argv) == 3:
+        try:
+            sys.exit(main(sys.argv[1], sys.argv[2]))
+        except ValueError as error:
+            sys.exit(f"jax_standalone.py: {error}")
+    else:
+        sys.exit(__doc__)

@@ -79,6 +79,15 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
                    setup_of=lambda impl, m: 0.002 * m * m if impl == "static" else 1.0)
     assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
     assert claims.judge(reaches, curved)[0]["verdict"] == "inconclusive"  # no extrapolation
+    # runs too scattered: the prediction interval at 3000 reaches below zero
+    (tmp_path / "scatter").mkdir()
+    scattered = results.load_results(write_results(tmp_path / "scatter", [
+        make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
+                    setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
+        for m in (10, 20, 40) for repeat, spread in ((1, 0.2), (2, 1.0), (3, 3.0))
+        for impl in ("static", "dynamic")]))
+    row = claims.judge(reaches, scattered)[0]
+    assert row["verdict"] == "inconclusive" and "[-" in row["estimate"]
     text = findings.findings_markdown(results.summarize(runs), runs, [
         {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
                                       "max_warmup_steps": 1})

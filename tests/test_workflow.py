@@ -193,6 +193,27 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     assert re.search(r"aggregate\s+1\n", proc.stdout + proc.stderr)
 
 
+def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp_path):
+    """The profile re-runs a rule on changed inputs only (never on changed params, which
+    would re-measure): the claims reach rule findings as a file rewritten when they change."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(finished_run, copy, symlinks=True)
+    claim = {"id": "tiny-setup", "seed": "test", "statement": "static_rnn starts slower",
+             "quantity": "setup_s", "direction": "static > dynamic"}
+    (copy / "claims.yaml").write_text(yaml.safe_dump({"claims": [claim]}))
+    proc = snakemake(copy, "--cores", "1", "--configfile", str(copy / "config.yaml"),
+                     str(copy / "claims.yaml"))
+    log = proc.stdout + proc.stderr
+    assert re.search(r"findings\s+1\n", log) and "train_static" not in log
+    findings = (copy / "results/FINDINGS.md").read_text()
+    assert "### tiny-setup: static_rnn starts slower" in findings and "tiny-steps" not in findings
+    proc = snakemake(copy, "-n", "--cores", "1", "--configfile", str(copy / "config.yaml"),
+                     str(copy / "claims.yaml"))
+    assert "Nothing to be done" in proc.stdout + proc.stderr  # written once
+
+
 def _validated(config):
     config = dict(config)
     grid.validate_config(config)

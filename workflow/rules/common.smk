@@ -1,3 +1,4 @@
+import json
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.files import listed_results, obstacles, stale_records  # noqa: E402
+from rnnbench.files import listed_results, obstacles, stale_records, write_if_changed  # noqa: E402
 
 # Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -151,6 +152,7 @@ def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
 
 TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
 TRAIN_BENCHMARKS = f"results/benchmarks/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.tsv"
+FINDINGS_SETTINGS = "results/findings_settings.json"
 TABLES = {
     "measurements": "results/measurements.csv",
     "summary": "results/summary.csv",
@@ -174,6 +176,7 @@ def blocked_results():
         *(f"results/data/{name}.{ext}" for name in DATASETS for ext in ("npz", "json")),
         "results/logs/aggregate.log",
         "results/partial/missing.csv",
+        FINDINGS_SETTINGS,
     ]
     found = obstacles([path for job in jobs for path in job] + others)
     stopped = [f"{path}: {found[path]}" for path in others if path in found]
@@ -278,6 +281,13 @@ def check_report_grid(partial="results/partial"):
 REPORT = any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv)
 if workflow.is_main_process:  # not again in each job's own Snakemake process
     set_aside_stale_tables()
+    # FINDINGS depends on settings that change no measurement (the claims, extrapolate): the
+    # profile re-runs a rule on changed inputs only (not params, which would re-measure), so
+    # they are rule findings' input file, rewritten only when they change.
+    write_if_changed(
+        FINDINGS_SETTINGS,
+        json.dumps({key: config.get(key) for key in ("claims", "extrapolate")}, indent=1) + "\n",
+    )
     if REPORT:
         check_report_grid()
     # One command resumes after any interruption: the locks of a Snakemake that was killed

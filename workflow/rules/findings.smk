@@ -4,6 +4,8 @@ rule findings:
     input:
         summary="results/summary.csv",
         measurements="results/measurements.csv",
+        # the claims and extrapolate: a changed claim re-writes FINDINGS (common.smk)
+        settings=FINDINGS_SETTINGS,
     output:
         report("results/FINDINGS.md", caption="../report/findings.rst", category="Findings"),
     log:

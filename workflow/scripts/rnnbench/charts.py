@@ -327,34 +327,35 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
         title="the same cells across TensorFlow versions: setup, step time and their ratio")
 
 
-SETUP_PARTS = {"graph_construction_s": "graph_construction_s", "session_setup_s": "session_setup_s",
-               "graph_optimisation_s": None, "first_step_rest_s": "first_step_s"}
+SETUP_PARTS = ("graph_construction_s", "session_setup_s", "graph_optimisation_s",
+               "first_step_rest_s")
+"""The setup's phases, stacked in this order (grid.API_WORDS names them per api)."""
 
 
 def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
     """Where the setup goes: per cell and implementation, stacked bars of the geometric means
     over repeats (seconds) of graph construction (Keras: tracing), session setup (Keras: model
-    setup), Grappler's graph optimisation timed alone (compat_v1 with grappler_alone) and the
-    rest of the first step (Keras: the first call, not split); one row of panels per variant,
+    setup), Grappler's graph optimisation timed alone (compat_v1 with grappler_alone; for
+    jax_scan the XLA compilation) and the rest of the first step (not split where the
+    optimisation was not timed alone: the Keras apis); one row of panels per variant,
     one group of bars per max_len and sequence_length, static and dynamic side by side."""
     frames = []
-    for part, phase in SETUP_PARTS.items():
+    for part in SETUP_PARTS:
         for impl in ("static", "dynamic"):
             seconds = summary[f"{impl}_{part}"]
             split = summary[f"{impl}_graph_optimisation_s"].notna()
-            if part == "first_step_rest_s":  # not split where Grappler was not timed alone
+            words = summary["api"].map(lambda api: grid.api_words([api], part))
+            if part == "first_step_rest_s":  # not split where nothing was timed alone
                 seconds = seconds.where(split, summary[f"{impl}_first_step_s"])
-            # each row in its api's words (grid.API_WORDS)
-            words = summary["api"].map(lambda api: grid.api_words([api], phase) if phase
-                                       else "Grappler (timed alone)")
-            if part == "first_step_rest_s":
-                words = words + split.map({True: " (rest)", False: ""})
+                words = words.where(split, summary["api"].map(
+                    lambda api: grid.api_words([api], "first_step_s")))
+            # (each row in its api's words: grid.API_WORDS)
             frames.append(pd.DataFrame({
                 "variant": _variant(summary),
                 "shape": "ml " + summary["max_len"].astype(str) + ", sl "
                 + summary["sequence_length"].astype(str),
                 "impl": impl, "part": words,
-                "order": list(SETUP_PARTS).index(part), "seconds": seconds}))
+                "order": SETUP_PARTS.index(part), "seconds": seconds}))
     data = pd.concat(frames, ignore_index=True).dropna(subset=["seconds"])
     parts = list(dict.fromkeys(data.sort_values("order")["part"]))
     return alt.Chart(data).mark_bar().encode(
@@ -406,11 +407,12 @@ def ratio_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
     color = alt.Color("quantity:N", title="static / dynamic of",
                       scale=alt.Scale(domain=list(RATIO_OF.values()),
                                       range=["#7570b3", "#e7298a"]))
+    y_title = f"{grid.impl_words(plain['api'])} (log)"
     lines = alt.Chart().mark_line(point=True).encode(
-        x=x, y=alt.Y("ratio:Q", title=f"{grid.impl_words(plain['api'])} (log)", scale=y_scale),
+        x=x, y=alt.Y("ratio:Q", title=y_title, scale=y_scale),
         color=color, tooltip=["panel", axis, "quantity", "ratio", "ci_low", "ci_high"])
-    bars = alt.Chart().mark_errorbar().encode(x=x, y=alt.Y("ci_low:Q", scale=y_scale),
-                                              y2="ci_high:Q", color=color)
+    bars = alt.Chart().mark_errorbar().encode(
+        x=x, y=alt.Y("ci_low:Q", title=y_title, scale=y_scale), y2="ci_high:Q", color=color)
     one = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(y=alt.datum(1))
     return alt.layer(one, bars, lines, data=data).facet(
         row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"]))).properties(

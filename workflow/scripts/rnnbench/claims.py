@@ -14,7 +14,9 @@ from the runs with intervals of stated coverage:
   linear`` holds when the lack-of-fit test does not reject the line and the slope is above 0,
   does not hold when the test rejects it; ``at``/``value`` holds when the 95 % prediction
   interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
-  when the line does not fit (an extrapolation from it is not to be trusted).
+  when the line does not fit (an extrapolation from it is not to be trusted) or when the
+  interval reaches zero or below (every quantity is positive: the runs are too scattered to
+  tell the claimed value from nothing).
 
 This module imports nothing heavy at the top: check_claim runs when the Snakefile is read.
 """
@@ -146,7 +148,9 @@ def judge(claim: dict, runs) -> list[dict]:
                         "estimate": f"{claim['impl']} {quantity}: {fit}"})
         else:
             _, estimate, low, high = law["predictions"][0]
-            verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"])
+            # a prediction interval that reaches zero or below (every quantity is positive)
+            # is too wide to say that the claimed value is or is not what the line predicts
+            verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"]) or low <= 0
                        else "holds" if low <= claim["value"] <= high else "does not hold")
             out.append({"scope": words, "verdict": verdict,
                         "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: "

@@ -9,6 +9,23 @@ import os
 from pathlib import Path
 
 
+def write_if_changed(path: str | Path, text: str) -> bool:
+    """Write ``text`` to ``path`` (its folder made) only when the file does not already hold
+    it, so that its mtime says when the content last changed (a rule's input that changes
+    only when a setting does). Returns whether it wrote."""
+    path = Path(path)
+    try:
+        if path.read_text() == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return True
+
+
 def obstacles(paths: list[str]) -> dict[str, str]:
     """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
     where one of its folders must be, or a folder where the file must be. Snakemake itself

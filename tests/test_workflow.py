@@ -193,6 +193,22 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     assert re.search(r"aggregate\s+1\n", proc.stdout + proc.stderr)
 
 
+def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp_path):
+    """Tables written before an axis existed (no column for it) would break the charts of
+    the new code; the profile re-runs on inputs only, so the workflow sets them aside."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(finished_run, copy, symlinks=True)
+    table = pd.read_csv(copy / "results/measurements.csv")
+    table.drop(columns=["unroll"]).to_csv(copy / "results/measurements.csv", index=False)
+    proc = snakemake(copy, "-n", "--cores", "1")
+    planned = proc.stdout + proc.stderr
+    assert "results/measurements.csv has no column unroll (an older workflow's)" in planned
+    assert (copy / "results/stale/measurements.csv").exists()
+    assert re.search(r"aggregate\s+1\n", planned) and "train_static" not in planned
+
+
 def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp_path):
     """The profile re-runs a rule on changed inputs only (never on changed params, which
     would re-measure): the claims reach rule findings as a file rewritten when they change."""

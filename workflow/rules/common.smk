@@ -19,7 +19,13 @@ from rnnbench.resources import (  # noqa: E402
     training_runtime_min,
 )
 from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.files import listed_results, obstacles, stale_records, write_if_changed  # noqa: E402
+from rnnbench.files import (  # noqa: E402
+    listed_results,
+    missing_columns,
+    obstacles,
+    stale_records,
+    write_if_changed,
+)
 
 # Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -215,10 +221,14 @@ def set_aside_stale_tables(folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
     (rnnbench.files.stale_records), or is itself missing beside other tables (a failed
-    aggregation), Snakemake alone may say "Nothing to be done" or leave them in place, so the
+    aggregation), or lacks a column of an axis (written before the axis existed), Snakemake
+    alone may say "Nothing to be done" or leave them in place, so the
     tables and charts move to ``folder``: the run measures what is missing and aggregates
     again. Tables of another grid are left alone (a run of this grid rewrites them)."""
     why = stale_records(TABLES["measurements"])
+    older = missing_columns(TABLES["measurements"], list(grid.CELL_AXES))
+    if older:  # the tables of an older workflow, before these axes existed
+        why = [f"{TABLES['measurements']} has no column {', '.join(older)} (an older workflow's)"]
     if not Path(TABLES["measurements"]).exists() and any(
         Path(table).exists() for table in TABLES.values()
     ):

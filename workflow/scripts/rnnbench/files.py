@@ -68,6 +68,18 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
                 if row.get("path")}
 
 
+def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
+    """The ``columns`` a CSV table's header lacks (a table written by an older version of the
+    workflow, before an axis existed); empty when it has them all or does not exist."""
+    import csv
+
+    if not Path(table).exists():
+        return []
+    with open(table, newline="") as handle:
+        header = next(csv.reader(handle), [])
+    return [column for column in columns if column not in header]
+
+
 def stale_records(measurements: str | Path) -> list[str]:
     """Why a measurements.csv (and the tables built with it) no longer describes the result
     files on disk: one line per file it lists (listed_results) that is gone, or whose bytes

@@ -27,19 +27,7 @@ rule train_static:
         impl="static",
         workflow_meta=lambda wildcards: workflow_meta(CELLS[wildcards.cell]["tf_version"]),
         cell=lambda wildcards: CELLS[wildcards.cell],
-        protocol={
-            key: config[key]
-            for key in (
-                "steps",
-                "min_measure_s",
-                "warmup_steps",
-                "max_warmup_steps",
-                "hook_every",
-                "device",
-                "seed",
-                "grappler_alone",
-            )
-        },
+        protocol={key: config[key] for key in grid.PROTOCOL_KEYS},
     script:
         "../scripts/train.py"
 

@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from rnnbench import data, grid, metadata  # noqa: E402  (numpy only: no TensorFlow, no JAX)
+from rnnbench.files import write_if_changed  # noqa: E402
 
 SETTINGS = {"repeats": 3, "steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
             "max_warmup_steps": 500, "num_samples": 1000, "seed": 0, "device": "cpu"}
@@ -102,10 +103,7 @@ def main(preset_path: str, out_dir: str) -> int:
     config, cells = expand(preset)
     out = Path(out_dir)
     runs_dir = out / "runs" / grid.protocol_id(config)
-    protocol = {key: config[key] for key in ("steps", "min_measure_s", "warmup_steps",
-                                             "max_warmup_steps", "hook_every", "device", "seed",
-                                             "grappler_alone")}
-    protocol["log_every"] = 100
+    protocol = {**{key: config[key] for key in grid.PROTOCOL_KEYS}, "log_every": 100}
     log = out / "standalone.json"  # every run so far, across resumed invocations
     record = {"preset": preset, "python": sys.version,
               "runs": json.loads(log.read_text())["runs"] if log.exists() else []}
@@ -138,9 +136,8 @@ def main(preset_path: str, out_dir: str) -> int:
               + ("" if proc.returncode == 0 else f", failed:\n{proc.stderr[-2000:]}"),
               flush=True)
         record["runs"].append(entry)
-        log.write_text(json.dumps(record, indent=1))
-    out.mkdir(parents=True, exist_ok=True)
-    log.write_text(json.dumps(record, indent=1))
+        write_if_changed(log, json.dumps(record, indent=1))  # atomic: a kill leaves it whole
+    write_if_changed(log, json.dumps(record, indent=1))  # also when nothing was left to run
     return 1 if failed else 0
 
 

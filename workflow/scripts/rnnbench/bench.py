@@ -277,7 +277,7 @@ def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dic
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size, max_len = cell["batch_size"], cell["max_len"]
     unroll = scan_unroll(impl, cell)
-    train = cell.get("mode", "train") == "train"
+    train = cell["mode"] == "train"
     log.info("%s %s (jax_scan, unroll %d): building the step (max_len %d)", impl, cell["cell"],
              unroll, max_len)
 
@@ -390,7 +390,7 @@ def _run_compat_v1(impl: str, cell: dict, arrays: dict[str, np.ndarray], protoco
             loss = build_loss(tf, inputs, lengths, labels, impl, cell["cell"], cell["num_units"],
                               parallel_iterations, cell["loop_bound"],
                               cell["pass_sequence_length"], cell["swap_memory"])
-            if cell.get("mode", "train") == "inference":  # the forward pass and the loss
+            if cell["mode"] == "inference":  # the forward pass and the loss
                 every_step = hook = {"loss": loss}
             elif with_hooks:  # as the seed's Estimator: a global step and a loss summary
                 global_step = tf1.train.get_or_create_global_step()
@@ -498,6 +498,7 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
                           cell["inter_op_parallelism_threads"], cell["meta_optimizer"] == "on")
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size, max_len = cell["batch_size"], cell["max_len"]
+    train = cell["mode"] == "train"
     log.info("%s %s (%s): building the model (max_len %d)", impl, cell["cell"], cell["api"],
              max_len)
 
@@ -509,8 +510,7 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     layer.set_weights(initial)
     train_step, _ = keras_model.build_train_step(tf, keras, layer, max_len,
                                                  cell["api"] == "keras_xla",
-                                                 cell["pass_sequence_length"],
-                                                 cell.get("mode", "train") == "train")
+                                                 cell["pass_sequence_length"], train)
     batches = iter(tf.data.Dataset.from_tensor_slices(
         (arrays["inputs"], arrays["sequence_length"], arrays["labels"])
     ).repeat().batch(batch_size, drop_remainder=True))
@@ -540,8 +540,8 @@ def _run_keras(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: d
     weights = {f"{i}:0": w for i, w in enumerate(initial)}
     return _record(
         tf, impl, cell, {**protocol, "parallel_iterations": None,
-                         "fetches": (["train_step", "loss"] if cell.get("mode", "train") == "train"
-                                     else ["loss"]), "hook_fetches": []},
+                         "fetches": ["train_step", "loss"] if train else ["loss"],
+                         "hook_fetches": []},
         workflow_meta,
         {"graph_construction_s": graph_construction_s, "session_setup_s": session_setup_s,
          "first_step_s": first_step_s, "graph_optimisation_s": None,
@@ -601,7 +601,7 @@ def _record(tf: ModuleType | None, impl: str, cell: dict, protocol: dict, workfl
             "time_steps_per_step": time_steps,
             "train_step_flop": roofline.step_flop(
                 cell["cell"], cell["batch_size"], cell["input_dim"], cell["num_units"],
-                time_steps, cell.get("mode", "train")),
+                time_steps, cell["mode"]),
         },
         "memory": {
             "rss_before_import_mb": rss_mb[0],

@@ -124,6 +124,12 @@ def impl_words(apis: Iterable[str]) -> str:
     return pairs[0] if len(pairs) == 1 else f"static / dynamic ({'; '.join(pairs)})"
 
 
+PROTOCOL_KEYS = ("steps", "min_measure_s", "warmup_steps", "max_warmup_steps", "hook_every",
+                 "device", "seed", "grappler_alone")
+"""The config keys a training job's protocol holds (bench.run's ``protocol``, with
+log_every): the rules train_static / train_dynamic and jax_standalone.py pass these."""
+
+
 def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:
     """Which steps fetch the hook set: one bool per step, the first step, then the
     ``warmup_steps`` warm-up steps, then the ``steps`` measured ones (True: the every-step

@@ -88,7 +88,7 @@ def failing_cell_scenario(workdir):
 def gpu_profile_scenario(workdir):
     """One training job through profiles/slurm-gpu (Apptainer, --nv) with device=cpu, so it
     runs in the CPU image on the fake GPU GRES. Run in the background (conftest)."""
-    if not CPU_IMAGE.exists():
+    if CPU_IMAGE is None or not CPU_IMAGE.exists():
         return {"proc": None}  # the test is skipped, or fails on the missing image
     # compat_v1 in the image here; test_container runs the keras api in it
     config = {**TINY, "max_len": [4], "repeats": 1, "api": ["compat_v1"]}

@@ -1,10 +1,13 @@
 """Claims of more kinds (rnnbench.claims): each at its interval's edges, on hand-made runs,
 checked field by field, and stated in FINDINGS."""
 
+import math
+import re
+
 import pytest
 
 from conftest import make_result
-from rnnbench import claims, findings, results
+from rnnbench import claims, findings, grid, results
 from test_results import write_results
 
 BASE = {"id": "c", "seed": "t", "statement": "s"}
@@ -113,3 +116,26 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
 def test_each_kind_needs_its_fields(claim, fragment):
     with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         claims.check_claim({**BASE, **claim}, 0)
+
+
+@pytest.mark.parametrize("claim, fragment", [
+    ({"kind": "between", "impl": "dynamic", "axis": "sequence_length", "values": [2, 20],
+      "direction": "first < second"}, "claims.0.values: 20 is not a value of sequence_length in "
+                                      "this grid ([2, 'max_len'])"),
+    ({"kind": "between", "impl": "dynamic", "axis": "max_len", "values": [4, "4"],
+      "direction": "first < second"}, "claims.0.values: '4' is not a value of max_len"),
+    ({"kind": "trend", "axis": "batch_size", "direction": "increasing"},
+     "claims.0.axis: batch_size takes [32] in this grid: a trend claim (c) needs 2 values"),
+    ({"kind": "law", "impl": "static", "axis": "max_len", "form": "linear"},
+     "claims.0.axis: max_len takes [4, 8] in this grid: a law claim (c) needs 3 values"),
+    ({"kind": "law", "impl": "static", "axis": "max_len", "at": math.inf, "value": 4},
+     "claims.0.at: inf is not a finite number above 0"),
+    ({"kind": "law", "impl": "static", "axis": "max_len", "at": 300, "value": math.nan},
+     "claims.0.value: nan is not a finite number above 0"),
+])
+def test_a_claim_asking_what_the_grid_lacks_is_refused_before_any_job(claim, fragment):
+    config = {"batch_size": [32], "num_units": [64], "input_dim": [16], "max_len": [4, 8],
+              "sequence_length": [2, "max_len"],
+              "claims": [{**BASE, "quantity": "setup_s", **claim}]}
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        grid.validate_config(config)

@@ -219,18 +219,43 @@ def test_a_varied_axis_needs_its_reference_and_an_empty_grid_is_refused():
     with pytest.raises(ValueError, match="fetches: an ablation axis with several values must "
                                          "list its reference 'loss'"):
         default_config(fetches=["train_op", "hooks"])
-    with pytest.raises(ValueError, match=r"the grid has no cell: api \['keras'\].*"
-                                         r"loop_bound \['max_len'\]"):
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*api keras has no "
+                                         r"loop_bound setting"):
         default_config(api=["keras"], loop_bound=["max_len"])
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*api jax_scan has no "
+                                         r"meta_optimizer setting"):
+        default_config(api=["jax_scan"], meta_optimizer=["off"])
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*jax_scan .* tf_version 2\.21"):
+        default_config(api=["jax_scan"], tf_version=["2.12"])
+
+
+def test_an_unroll_at_or_above_max_len_is_the_full_unroll():
+    # measured once, as unroll max_len, where the grid has that reference
+    config = default_config(api=["jax_scan"], max_len=[4, 8], unroll=["max_len", 2, 4],
+                            sequence_length=[2])
+    unrolls = sorted((c["max_len"], str(c["unroll"])) for c in grid.cells(config).values())
+    assert unrolls == [(4, "2"), (4, "max_len"), (8, "2"), (8, "4"), (8, "max_len")]
+    assert ("1 combination of the grid's axes left out: an unroll at or above max_len is "
+            "unroll max_len (the scan unrolls fully)") in grid.config_warnings(config)
 
 
 def test_config_warnings():
     config = default_config(api=["compat_v1", "keras"], fetches=["loss", "hooks"], steps=50,
-                            warmup_steps=10, hook_every=100)
+                            warmup_steps=10, hook_every=100, sequence_length=[2])
     warnings = grid.config_warnings(config)
-    assert warnings[0] == ("the keras apis have no fetches setting: their cells run these "
-                           "axes' references only")
+    assert warnings[0] == ("3 combinations of the grid's axes left out: api keras has no "
+                           "fetches setting (compat_v1 only)")
     assert "with hook_every 100 no measured step (steps 11 to 60)" in warnings[1]
+    # the cells inference leaves out, and seed claims with no compat_v1 cell to judge them
+    keras = default_config(api=["keras"], mode=["train", "inference"],
+                           claims=[{"id": "a", "seed": "s", "statement": "s",
+                                    "quantity": "setup_s", "direction": "static > dynamic"}])
+    assert grid.config_warnings(keras) == [
+        "claims a compare static_rnn with dynamic_rnn in api compat_v1 cells, and this grid "
+        "has none: FINDINGS lists them as not judged"]
+    hooks = default_config(fetches=["loss", "hooks"], mode=["train", "inference"])
+    assert ("6 combinations of the grid's axes left out: mode inference fetches the loss alone "
+            "(fetches loss)") in grid.config_warnings(hooks)
     assert grid.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
     assert grid.config_warnings(default_config(repeats=2)) == [
         "repeats: 2 is below 3, the fewest at which the 95 % intervals cover 95 % "

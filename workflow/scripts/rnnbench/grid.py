@@ -264,7 +264,8 @@ def check_config(config: dict) -> None:
             max_warmup_steps < warmup_steps, min_measure_s is not finite (JSON-Schema's
             minimum admits NaN and infinity), the grid asks for more than MAX_TRAINING_JOBS
             jobs or a dataset above
-            MAX_DATASET_BYTES, or it has no cell (cells() left every combination out).
+            MAX_DATASET_BYTES, or it has no cell (naming left_out's reasons), or a claim asks
+            for what the grid lacks (check_claim_against_grid).
     """
     for key, value in config.items():
         if key in ("claims", "min_measure_s"):  # the seeds' figures are ratios; seconds
@@ -326,12 +327,43 @@ def check_config(config: dict) -> None:
             f"above {MAX_DATASET_BYTES / 2**30:.0f} GiB"
         )
     if not cells(config):
-        raise ValueError(
-            "the grid has no cell: api " + repr(config["api"]) + " runs only the references "
-            "of " + ", ".join(f"{axis} ({ABLATION_DEFAULTS[axis]!r})" for axis in COMPAT_V1_ONLY)
-            + ", and loop_bound max_len needs pass_sequence_length true; this config gives "
-            + ", ".join(f"{axis} {config[axis]!r}" for axis in
-                        ("loop_bound", "pass_sequence_length", *COMPAT_V1_ONLY[1:])))
+        raise ValueError("the grid has no cell: every combination of its axes is left out ("
+                         + "; ".join(left_out_reasons(config)) + ")")
+    for number, claim in enumerate(config["claims"]):
+        check_claim_against_grid(claim, number, config)
+
+
+def check_claim_against_grid(claim: dict, number: int, config: dict) -> None:
+    """What a between, trend or law claim needs of the grid, checked before any job: a
+    between claim's two values among its axis's values (of the same type: 4 and '4' are one
+    value in the tables), a trend or law claim's axis with two values or more (three for a
+    law's lack-of-fit test: it needs a line through more than two points), and a law's
+    ``at`` and ``value`` finite and above 0.
+
+    Raises:
+        ValueError: ``claims.<number>.<field>: ...`` naming the value and the grid's values.
+    """
+    kind, where = claim.get("kind", "ratio"), f"claims.{number}"
+    if kind == "ratio":
+        return
+    values = config[claim["axis"]]
+    if kind == "between":
+        for value in claim["values"]:
+            if not any(type(value) is type(v) and value == v for v in values):
+                raise ValueError(f"{where}.values: {value!r} is not a value of {claim['axis']} "
+                                 f"in this grid ({values!r}): claim {claim['id']} compares two "
+                                 "of them")
+        if str(claim["values"][0]) == str(claim["values"][1]):
+            raise ValueError(f"{where}.values: {claim['values']!r} name one value twice")
+        return
+    fewest = 3 if kind == "law" and "form" in claim else 2
+    if len(set(map(str, values))) < fewest:
+        raise ValueError(f"{where}.axis: {claim['axis']} takes {values!r} in this grid: a "
+                         f"{kind} claim ({claim['id']}) needs {fewest} values or more of it")
+    for field in ("at", "value"):
+        if field in claim and not (math.isfinite(claim[field]) and claim[field] > 0):
+            raise ValueError(f"{where}.{field}: {claim[field]!r} is not a finite number above 0 "
+                             f"(claim {claim['id']})")
 
 
 # Keys that earlier versions took, and what replaces them (validate_config names them).
@@ -650,51 +682,80 @@ def job_threads(cell: dict) -> int:
                cell.get("inter_op_parallelism_threads", 1))
 
 
-def cells(config: dict) -> dict[str, dict]:
-    """All cells of the grid, keyed by cell_id, in grid order.
+def left_out(cell: dict, config: dict) -> str | None:
+    """Why the grid leaves out ``cell`` (a combination of the CELL_AXES of ``config``), in
+    words naming the config's keys, or None where it is measured. cells() and the config's
+    messages (config_warnings, check_config) both read this one rule.
 
-    Each value holds the cell's axes plus ``dataset`` (its dataset_id). Cells with
-    loop_bound max_len and pass_sequence_length false are left out: without sequence_length
-    every step runs anyway (the same runs as loop_bound batch_max); so are cells with
-    loop_bound max_len whose every sequence is max_len long when the grid also has loop_bound
-    batch_max (the batch's longest sequence_length is max_len: the same loop bound). With
-    ``ablation_design``
-    one_at_a_time, so are the cells that change more than one varied ablation axis away from
-    ABLATION_DEFAULTS (each ablation is measured against its reference alone, not in every
-    combination with the others). So are cells of the keras apis with an ablation in
-    COMPAT_V1_ONLY (they have no such setting), cells of jax_scan away from TENSORFLOW_ONLY's
-    references or at a tf_version other than the venv's, cells of other apis away from
-    JAX_ONLY's references, and cells of mode inference with fetches other than loss (MODES).
-    """
-    out = {}
-    one_at_a_time = config.get("ablation_design") == "one_at_a_time"
+    Left out: loop_bound max_len with pass_sequence_length false (without sequence_length
+    every step runs anyway: the runs of loop_bound batch_max); loop_bound max_len where every
+    sequence is max_len long and the grid has batch_max (the same loop bound); with
+    ``ablation_design`` one_at_a_time, a cell more than one varied ablation axis away from
+    ABLATION_DEFAULTS (each ablation is measured against its reference alone); a cell of the
+    keras apis or jax_scan with an ablation in COMPAT_V1_ONLY (they have no such setting);
+    jax_scan away from TENSORFLOW_ONLY's references or at a tf_version other than the venv's;
+    other apis away from JAX_ONLY's references; a numeric unroll >= max_len where the grid has
+    unroll max_len (the scan unrolls fully either way); mode inference with fetches other than
+    loss (MODES)."""
+    if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
+        return ("loop_bound max_len needs pass_sequence_length true (without it the loop "
+                "runs to max_len anyway: loop_bound batch_max's runs)")
+    if (cell["loop_bound"] == "max_len" and "batch_max" in config["loop_bound"]
+            and sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
+            == cell["max_len"]):
+        return ("loop_bound max_len where every sequence is max_len long is the loop_bound "
+                "batch_max cell")
     varied = {axis for axis in ABLATION_DEFAULTS if len(config[axis]) > 1}
+    if (config.get("ablation_design") == "one_at_a_time"
+            and len(ablated_axes(cell, varied)) > 1):
+        return ("ablation_design one_at_a_time measures one ablation axis away from its "
+                "reference at a time")
+    ablated = set(ablated_axes(cell))  # a single value away from the reference counts too
+    if cell["api"] != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
+        return (f"api {cell['api']} has no " + ", ".join(sorted(ablated & set(COMPAT_V1_ONLY)))
+                + " setting (compat_v1 only)")
+    if cell["api"] == "jax_scan" and ablated & set(TENSORFLOW_ONLY):
+        return ("api jax_scan has no " + ", ".join(sorted(ablated & set(TENSORFLOW_ONLY)))
+                + " setting (no Grappler)")
+    if cell["api"] == "jax_scan" and cell["tf_version"] != DEFAULT_TF_VERSION:
+        return (f"api jax_scan imports no TensorFlow: it runs at tf_version "
+                f"{DEFAULT_TF_VERSION} only")
+    if cell["api"] != "jax_scan" and ablated & set(JAX_ONLY):
+        return f"api {cell['api']} has no unroll factor (jax_scan only)"
+    if (cell["unroll"] != "max_len" and cell["unroll"] >= cell["max_len"]
+            and "max_len" in config["unroll"]):
+        return "an unroll at or above max_len is unroll max_len (the scan unrolls fully)"
+    if cell["mode"] == "inference" and cell["fetches"] != "loss":
+        return "mode inference fetches the loss alone (fetches loss)"
+    return None
+
+
+def cells(config: dict) -> dict[str, dict]:
+    """All cells of the grid that it measures (those left_out does not name), keyed by
+    cell_id, in grid order. Each value holds the cell's axes plus ``dataset`` (its
+    dataset_id)."""
+    out = {}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
-        if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
+        if left_out(cell, config):
             continue
-        if (cell["loop_bound"] == "max_len" and "batch_max" in config["loop_bound"]
-                and sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
-                == cell["max_len"]):
-            continue  # the batch_max cell is the same measurement
-        if one_at_a_time and len(ablated_axes(cell, varied)) > 1:
-            continue
-        ablated = set(ablated_axes(cell))
-        if cell["api"] != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
-            continue
-        if cell["api"] == "jax_scan" and (ablated & set(TENSORFLOW_ONLY)
-                                          or cell["tf_version"] != DEFAULT_TF_VERSION):
-            continue  # no Grappler; and no TensorFlow in its job: one tf_version
-        if cell["api"] != "jax_scan" and ablated & set(JAX_ONLY):
-            continue
-        if cell["mode"] == "inference" and cell["fetches"] != "loss":
-            continue  # inference fetches the loss alone (MODES)
         cell["dataset"] = dataset_id(
             cell["max_len"], cell["sequence_length"], cell["input_dim"], cell["num_units"],
             config["num_samples"], config["seed"],
         )
         out[cell_id(cell)] = cell
     return out
+
+
+def left_out_reasons(config: dict) -> dict[str, int]:
+    """{left_out's reason: how many combinations of the grid's axes it leaves out}, most
+    first: what config_warnings and check_config tell a user whose cells went missing."""
+    found: dict[str, int] = {}
+    for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
+        reason = left_out(dict(zip(CELL_AXES, values)), config)
+        if reason:
+            found[reason] = found.get(reason, 0) + 1
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
 
 
 def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
@@ -750,7 +811,8 @@ def job_priorities(cells: dict[str, dict], repeats: int,
 
 def config_warnings(config: dict) -> list[str]:
     """What a valid config does that its user may not expect, one sentence each: fewer repeats
-    than the intervals need; keras cells left out for a compat_v1-only ablation; hook fetches
+    than the intervals need; combinations of its axes left out (left_out_reasons, but for
+    ablation_design's); ratio claims without a compat_v1 cell to judge them on; hook fetches
     that never run in the measured steps."""
     from rnnbench.intervals import MIN_REPEATS
 
@@ -759,12 +821,17 @@ def config_warnings(config: dict) -> list[str]:
         out.append(f"repeats: {config['repeats']} is below {MIN_REPEATS}, the fewest at which "
                    "the 95 % intervals cover 95 % (rnnbench/intervals.py); verdicts from this "
                    f"grid are not to be trusted: use repeats >= {MIN_REPEATS}")
-    if set(config["api"]) - {"compat_v1"}:
-        ablated = [axis for axis in COMPAT_V1_ONLY
-                   if set(map(str, config[axis])) != {str(ABLATION_DEFAULTS[axis])}]
-        if ablated:
-            out.append("the keras apis have no " + ", ".join(ablated) + " setting: their "
-                       "cells run these axes' references only")
+    for reason, count in left_out_reasons(config).items():
+        # by design, and documented: one ablation at a time; a loop bound measured once
+        if not reason.startswith(("ablation_design", "loop_bound max_len where")):
+            out.append(f"{count} combination{'s' if count > 1 else ''} of the grid's axes "
+                       f"left out: {reason}")
+    if "compat_v1" not in config["api"]:
+        ratio = [c["id"] for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
+        if ratio:
+            out.append("claims " + ", ".join(ratio) + " compare static_rnn with dynamic_rnn in "
+                       "api compat_v1 cells, and this grid has none: FINDINGS lists them as not "
+                       "judged")
     # the first measured step (k = 1 + warmup_steps) at which hook_step("hooks", ...) fires
     # (k % hook_every == 0), computed rather than listed: steps may be large
     every, first = config["hook_every"], 1 + config["warmup_steps"]

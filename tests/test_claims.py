@@ -94,7 +94,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     text = findings.findings_markdown(results.summarize(runs), runs, [
         {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
                                       "max_warmup_steps": 1})
-    assert "- **build**, \"s\": over 1 group of cells it holds in 1 (static " \
+    assert "- **build**, \"s\": it holds in the one group of cells (static " \
            "graph_construction_s at max_len 3000: " in text
     assert "### build: s" in text and "within the line's 95 % prediction interval" in text
 

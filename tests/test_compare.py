@@ -78,3 +78,33 @@ def test_the_command_writes_table_markdown_and_chart(tmp_path):
     proc = subprocess.run([sys.executable, REPO / "workflow/scripts/rnnbench/compare.py",
                            ours, empty], capture_output=True, text=True)
     assert proc.returncode == 1 and "empty: no result files" in proc.stderr
+
+
+def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells(tmp_path):
+    # one folder holding the same cell run with 500 and with 50 measured steps (two protocol
+    # folders of results/runs/), and a jax_scan cell that the seeds' ratio claims do not judge
+    from rnnbench.scale import SYNTHETIC_PROTOCOL, synthetic_result
+
+    ours = tmp_path / "ours"
+    for steps, step in ((500, 0.010), (50, 0.030)):
+        records = [synthetic_result(impl, "c1", repeat, step_s=(step * (1 + 0.01 * repeat),) * 3,
+                                    protocol={**SYNTHETIC_PROTOCOL, "steps": steps})
+                   for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
+        _write(ours / f"cpu_steps{steps}", records)
+    jax = [make_result(impl, "j1", repeat, api="jax_scan", step_s=(0.01 * repeat,) * 3)
+           for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
+    theirs = _write(tmp_path / "theirs", _runs("c1", 0.010, 0.020) + jax)
+    _write(ours / "jax", jax)
+    a, b = compare.read_side(ours), compare.read_side(theirs)
+    table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
+    c1 = table[table["cell_id"] == "c1"]
+    assert sorted(c1["protocol_a"].str.split("_").str[0]) == ["steps50-1.0s", "steps500-1.0s"]
+    # each protocol's runs alone: B / A is theirs' static (0.0102) over that protocol's own
+    by_steps = dict(zip(c1["protocol_a"].str.split("-").str[0],
+                        c1["b_over_a_static_median_step_s"]))
+    assert by_steps["steps500"] == pytest.approx(1.0, rel=0.02)
+    assert by_steps["steps50"] == pytest.approx(1 / 3, rel=0.02)
+    j1 = table[table["cell_id"] == "j1"].iloc[0]
+    assert (j1["a_steps"], j1["b_steps"]) == ("not judged (api jax_scan)",) * 2
+    text = compare.compare_markdown(table, [CLAIM])
+    assert "steps50-1.0s_warmup40-500_hooks100_seed0" in text

@@ -6,6 +6,7 @@ machine) on presets/jax-tiny.json, and a tiny grid with api [compat_v1, jax_scan
 workflow. JAX is pinned in the venv (envs/requirements.txt), as TensorFlow is."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -251,6 +252,8 @@ def test_a_tiny_grid_with_jax_scan_runs_through_the_workflow(scenarios):
     assert proc.returncode == 0, proc.stderr[-3000:]
     findings = (workdir / "results" / "FINDINGS.md").read_text()
     assert "## For JAX users" in findings and "total to 100,000 steps (s)" in findings
+    # where it was measured names both frameworks (the jax_scan jobs import no TensorFlow)
+    assert re.search(r"TensorFlow 2\.\d+\.\d+( \(Keras [^)]*\))?, JAX \d+\.\d+", findings)
     assert (workdir / "results" / "plots" / "jax_unroll.svg").stat().st_size > 0
     import pandas as pd
 
@@ -262,3 +265,47 @@ def test_a_tiny_grid_with_jax_scan_runs_through_the_workflow(scenarios):
     measured = pd.read_csv(workdir / "results" / "measurements.csv")
     u2 = measured[measured["cell_id"].str.endswith("_jaxscan_u2")]
     assert set(u2[u2["impl"] == "dynamic"]["measured_in"]) == {jax.loc["max_len", "cell_id"]}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"unroll": [0]}, "preset: unroll.0: 0 is less than the minimum of 1"),
+    ({"min_measure_s": float("inf")}, "preset: min_measure_s: inf"),
+    ({"mode": ["fast"]}, "preset: mode.0: 'fast' is not one of"),
+    ({"batch_size": [64]}, "batch_size: 64 is above num_samples 32"),
+    ({"steps": 1}, "preset: steps: 1 is less than the minimum of 2"),
+    ({"repeats": 0}, "preset: repeats: 0 is less than the minimum of 1"),
+])
+def test_the_standalone_script_refuses_a_bad_preset_before_any_run(tmp_path, change, message):
+    preset = {**json.loads((REPO / "presets/jax-tiny.json").read_text()), **change}
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    proc = subprocess.run([sys.executable, str(REPO / "workflow/scripts/jax_standalone.py"),
+                           str(path), str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()  # no dataset made, no run started
+
+
+def test_the_standalone_checks_hold_without_jsonschema(monkeypatch):
+    # a bare GPU machine may lack jsonschema or PyYAML: the light checks still refuse these
+    import jax_standalone
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema raises
+    preset = json.loads((REPO / "presets/jax-tiny.json").read_text())
+    jax_standalone.expand(preset)  # the shipped preset passes
+    for change, message in (({"repeats": 0}, "repeats: 0 is not an integer >= 1"),
+                            ({"min_measure_s": "1"}, "min_measure_s: '1' is not a number"),
+                            ({"mode": ["fast"]}, "mode: 'fast' is not one of"),
+                            ({"min_measure_s": float("inf")}, "min_measure_s: inf is not a finite")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            jax_standalone.expand({**preset, **change})
+
+
+def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
+    import jax_standalone
+
+    if subprocess.run([sys.executable, "-c", "import jax; assert jax.default_backend() != 'gpu'"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("JAX sees a GPU here")
+    with pytest.raises(ValueError, match=r"(?s)device: 'gpu': JAX does not start .*sees no GPU"):
+        jax_standalone.check_jax("gpu")

@@ -20,6 +20,7 @@ from rnnbench.resources import (  # noqa: E402
 )
 from rnnbench.metadata import git_commit  # noqa: E402
 from rnnbench.files import (  # noqa: E402
+    LATE_COLUMNS,
     listed_results,
     missing_columns,
     obstacles,
@@ -221,12 +222,13 @@ def set_aside_stale_tables(folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
     (rnnbench.files.stale_records), or is itself missing beside other tables (a failed
-    aggregation), or lacks a column of an axis (written before the axis existed), Snakemake
+    aggregation), or lacks a column of an axis or of files.LATE_COLUMNS (written before it
+    existed), Snakemake
     alone may say "Nothing to be done" or leave them in place, so the
     tables and charts move to ``folder``: the run measures what is missing and aggregates
     again. Tables of another grid are left alone (a run of this grid rewrites them)."""
     why = stale_records(TABLES["measurements"])
-    older = missing_columns(TABLES["measurements"], list(grid.CELL_AXES))
+    older = missing_columns(TABLES["measurements"], [*grid.CELL_AXES, *LATE_COLUMNS])
     if older:  # the tables of an older workflow, before these axes existed
         why = [f"{TABLES['measurements']} has no column {', '.join(older)} (an older workflow's)"]
     if not Path(TABLES["measurements"]).exists() and any(

@@ -41,13 +41,23 @@ AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_
 """The preset's grid axes; each a list, as in config.yaml."""
 
 
+LIGHT_MINIMUMS = {"repeats": 1, "steps": 2, "warmup_steps": 0, "max_warmup_steps": 0,
+                  "num_samples": 1, "seed": 0}
+"""The least value of each integer protocol key (config.schema.yaml's minimum), checked
+where jsonschema or PyYAML is missing and the schema cannot be read."""
+
+
 def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
     """The full config (api jax_scan, every other axis at its reference) and its cells
-    (grid.cells) of a preset.
+    (grid.cells) of a preset, checked as the workflow checks a config before any run: by
+    config.schema.yaml (with jsonschema and PyYAML, as in the venv; otherwise LIGHT_MINIMUMS,
+    min_measure_s a number, mode and device by name) and by grid.check_config (no
+    dependencies: min_measure_s finite, batch_size <= num_samples, sequence_length <=
+    max_len, integers, a grid with cells).
 
     Raises:
-        ValueError: naming a key the preset may not set, an axis that is not a list, or a
-            missing axis.
+        ValueError: ``preset: <key>: <value> ...``, naming a key the preset may not set, an
+            axis that is not a list, a missing axis, or a value the checks refuse.
     """
     unknown = set(preset) - set(SETTINGS) - set(AXES)
     if unknown:
@@ -61,8 +71,47 @@ def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
             raise ValueError(f"preset: {axis}: {preset[axis]!r} is not a list")
     config = {**SETTINGS, **{axis: [default] for axis, default in grid.ABLATION_DEFAULTS.items()},
               "hook_every": 100, "grappler_alone": False, "ablation_design": "product",
-              "api": ["jax_scan"], "tf_version": [grid.DEFAULT_TF_VERSION], **preset}
+              "api": ["jax_scan"], "tf_version": [grid.DEFAULT_TF_VERSION], "claims": [],
+              "claims_from": [], **preset}
+    check_schema(config)
+    try:
+        grid.check_config(config)
+    except ValueError as error:
+        raise ValueError(f"preset: {error}") from None
     return config, grid.cells(config)
+
+
+def check_schema(config: dict) -> None:
+    """config.schema.yaml's checks of an expanded preset (jsonschema and PyYAML), or, where
+    either is missing (a bare GPU machine), the few that keep a run from measuring nothing:
+    LIGHT_MINIMUMS, min_measure_s a number >= 0, every mode train or inference, device cpu or
+    gpu.
+
+    Raises:
+        ValueError: ``preset: <key path>: <the schema's message>``.
+    """
+    try:
+        import jsonschema
+        import yaml
+    except ImportError:
+        for key, least in LIGHT_MINIMUMS.items():
+            value = config[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"preset: {key}: {value!r} is not an integer >= {least}")
+        value = config["min_measure_s"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"preset: min_measure_s: {value!r} is not a number >= 0 (seconds)")
+        for key, allowed in (("mode", ("train", "inference")), ("device", ("cpu", "gpu"))):
+            for value in config[key] if key == "mode" else [config[key]]:
+                if value not in allowed:
+                    raise ValueError(f"preset: {key}: {value!r} is not one of {allowed}")
+        return
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        where = ".".join(map(str, error.absolute_path)) or "(top level)"
+        raise ValueError(f"preset: {where}: {error.message}")
 
 
 def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
@@ -97,12 +146,50 @@ def one_run(job: dict) -> None:
     tmp.replace(out)
 
 
+def check_jax(device: str) -> None:
+    """Import JAX for ``device`` in a fresh Python, as each run does (bench.import_jax), once
+    before any dataset or run: a machine without JAX, or a device: gpu where JAX sees no GPU,
+    stops here with JAX's own words instead of failing every run.
+
+    Raises:
+        ValueError: naming device and the import's last error lines.
+    """
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from rnnbench import bench; "
+            "jax = bench.import_jax(sys.argv[2], 1); print(jax.__version__, jax.devices())")
+    proc = subprocess.run([sys.executable, "-c", code, str(REPO / "workflow" / "scripts"),
+                           device], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise ValueError(f"device: {device!r}: JAX does not start in {sys.executable}:\n{last}")
+    print(f"jax_standalone: JAX {proc.stdout.strip()}", flush=True)
+
+
+def _die_with_parent() -> None:
+    """In a run's process before it starts (Linux): SIGKILL it when this script dies, so a
+    killed script leaves no run measuring, or holding the GPU, on its own."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the run ends with its steps
+        pass
+
+
 def main(preset_path: str, out_dir: str) -> int:
-    """Run every planned run of the preset in a fresh Python; returns the exit status."""
-    preset = json.loads(Path(preset_path).read_text())
+    """Check the preset (expand) and JAX (check_jax), then run every planned run of the
+    preset in a fresh Python; returns the exit status."""
+    try:
+        preset = json.loads(Path(preset_path).read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{preset_path}: {error}") from None
     config, cells = expand(preset)
     out = Path(out_dir)
     runs_dir = out / "runs" / grid.protocol_id(config)
+    pending = [(cell_id, impl, repeat) for cell_id, impl, repeat in plan(config, cells)
+               if not (runs_dir / cell_id / impl / f"repeat{repeat}.json").exists()]
+    if pending:  # (resumed with every run measured before: nothing to check)
+        check_jax(config["device"])
     protocol = {**{key: config[key] for key in grid.PROTOCOL_KEYS}, "log_every": 100}
     log = out / "standalone.json"  # every run so far, across resumed invocations
     record = {"preset": preset, "python": sys.version,
@@ -110,22 +197,20 @@ def main(preset_path: str, out_dir: str) -> int:
     paths = {}
     for dataset, spec in grid.datasets(config).items():  # as rule make_data
         npz = out / "data" / f"{dataset}.npz"
-        if not npz.exists():
+        if not (npz.exists() and npz.with_suffix(".json").exists()):  # a kill between the two
             npz.parent.mkdir(parents=True, exist_ok=True)
             data.write_dataset(data.make_dataset(**spec), spec, npz, npz.with_suffix(".json"))
         paths[dataset] = (str(npz), str(npz.with_suffix(".json")))
     failed = 0
-    for cell_id, impl, repeat in plan(config, cells):
+    for cell_id, impl, repeat in pending:
         target = runs_dir / cell_id / impl / f"repeat{repeat}.json"
-        if target.exists():  # resumed: measured before
-            continue
         cell = cells[cell_id]
         job = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "cell": cell,
                "protocol": protocol, "npz": paths[cell["dataset"]][0],
                "sidecar": paths[cell["dataset"]][1], "out": str(target)}
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(job)],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, preexec_fn=_die_with_parent)
         wall_s = time.perf_counter() - start
         entry = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "wall_s": round(wall_s, 2),
                  "rc": proc.returncode}

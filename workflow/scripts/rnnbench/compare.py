@@ -6,13 +6,15 @@ against GPU.
 
 A and B are each a folder of result JSONs (searched recursively: ``results/runs/`` or any
 folder a user sent back) or a measurements.csv. Each side is summarised on its own
-(results.summarize), per environment (results.environment: a side holding runs of two
-machines gives two rows, never pooled). Per cell both sides have, it writes each side's
-static / dynamic ratios (setup, step) with their 95 % intervals, the verdict of each claim of
-the config on each side, and the ratio of the two sides' geometric means (B / A, per
-implementation, setup and median step) with Welch's interval on the logs (the sides are
-different processes: unpaired; intervals.ratio_ci); to ``OUT/compare.csv``, ``compare.md``
-(also printed) and the chart ``compare.svg`` / ``.html``.
+(results.summarize), per environment and protocol (results.environment,
+grid.protocol_label: a side holding runs of two machines, or of two protocols, gives two
+rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
+(setup, step) with their 95 % intervals, the verdict of each ratio claim of the config on
+each side (in compat_v1 cells, as FINDINGS judges them), and the ratio of the two sides'
+geometric means (B / A, per implementation, setup and median step) with Welch's interval on
+the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
+``OUT/compare.csv``, ``compare.md`` (also printed) and the chart ``compare.svg`` /
+``.html``.
 """
 
 from __future__ import annotations
@@ -56,32 +58,39 @@ def read_side(source: str | Path) -> pd.DataFrame:
 
 
 def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
-    """summarize() of one side's runs, per environment; columns ``side`` (``name``, with the
-    environment's number when the side has several) and ``environment`` added."""
-    environments = sorted(runs["environment"].unique())
+    """summarize() of one side's runs, per environment and protocol (a folder holding runs of
+    two machines, or of two protocols such as ``steps500`` and ``steps50``, gives two groups,
+    never pooled); columns ``side`` (``name``, with the group's number when the side has
+    several), ``environment`` and ``protocol`` (grid.protocol_label) added."""
+    groups = sorted(runs.groupby(["environment", "protocol"]).groups)
     parts = []
-    for number, environment in enumerate(environments, 1):
-        mine = runs[runs["environment"] == environment]
+    for number, (environment, protocol) in enumerate(groups, 1):
+        mine = runs[(runs["environment"] == environment) & (runs["protocol"] == protocol)]
         summary = summarize(mine)
-        summary.insert(0, "side", name if len(environments) == 1 else f"{name} #{number}")
+        summary.insert(0, "side", name if len(groups) == 1 else f"{name} #{number}")
         summary.insert(1, "environment", environment)
+        summary.insert(2, "protocol", protocol)
         parts.append(summary)
     return pd.concat(parts, ignore_index=True)
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
             names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
-    """One row per cell both sides measured and pair of their environments.
+    """One row per cell both sides measured and pair of their groups (summarize_side:
+    environment and protocol).
 
     Args:
         a, b: the runs of each side (read_side).
-        claims: the claims to judge on each side (config ``claims``).
+        claims: the ratio claims to judge on each side (config ``claims``), in api compat_v1
+            cells as FINDINGS judges them (findings.claim_table); other cells get
+            ``not judged (api <api>)``.
         names: the sides' names.
 
     Returns:
         Columns cell_id, label (findings.cell_labels), side_a, side_b, environment_a,
-        environment_b; per side and SIDE_METRICS metric ``<side>_ratio_<metric>`` (static /
-        dynamic) with ``_ci_low`` / ``_ci_high``; per claim ``<side>_<claim id>`` (verdict);
+        environment_b, protocol_a, protocol_b; per side and SIDE_METRICS metric
+        ``<side>_ratio_<metric>`` (static / dynamic) with ``_ci_low`` / ``_ci_high``; per
+        claim ``<side>_<claim id>`` (verdict);
         per implementation and metric ``b_over_a_<impl>_<metric>`` (geometric mean of side B
         over side A's, Welch's 95 % interval) with ``_ci_low`` / ``_ci_high``.
     """
@@ -93,20 +102,23 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
         for _, right in sides["b"][sides["b"]["cell_id"] == left["cell_id"]].iterrows():
             row = {"cell_id": left["cell_id"], "label": labels[left["cell_id"]],
                    "side_a": left["side"], "side_b": right["side"],
-                   "environment_a": left["environment"], "environment_b": right["environment"]}
+                   "environment_a": left["environment"], "environment_b": right["environment"],
+                   "protocol_a": left["protocol"], "protocol_b": right["protocol"]}
             for key, cell in (("a", left), ("b", right)):
                 for metric in SIDE_METRICS:
                     for suffix in ("", "_ci_low", "_ci_high"):
                         row[f"{key}_ratio_{metric}{suffix}"] = cell[f"ratio_{metric}{suffix}"]
                 for claim in claims:
                     quantity = claim["quantity"]
-                    row[f"{key}_{claim['id']}"] = verdict(
-                        claim["direction"], cell[f"ratio_{quantity}_ci_low"],
-                        cell[f"ratio_{quantity}_ci_high"])
+                    row[f"{key}_{claim['id']}"] = (
+                        verdict(claim["direction"], cell[f"ratio_{quantity}_ci_low"],
+                                cell[f"ratio_{quantity}_ci_high"])
+                        if cell["api"] == "compat_v1" else f"not judged (api {cell['api']})")
             for impl in ("static", "dynamic"):
                 mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
                                        & (runs[key]["impl"] == impl)
-                                       & (runs[key]["environment"] == cell["environment"])]
+                                       & (runs[key]["environment"] == cell["environment"])
+                                       & (runs[key]["protocol"] == cell["protocol"])]
                         for key, cell in (("a", left), ("b", right))}
                 for metric in SIDE_METRICS:
                     ratio, low, high = intervals.ratio_ci(
@@ -123,10 +135,9 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
     cell each side's ratios and verdicts, and B / A per implementation."""
     if table.empty:
         return "## Comparison\n\nThe two result sets have no cell in common.\n"
-    sides = pd.concat([table[["side_a", "environment_a"]].set_axis(["side", "environment"],
-                                                                    axis=1),
-                       table[["side_b", "environment_b"]].set_axis(["side", "environment"],
-                                                                   axis=1)])
+    sides = pd.concat([table[[f"side_{key}", f"environment_{key}", f"protocol_{key}"]]
+                       .set_axis(["side", "environment", "protocol"], axis=1)
+                       for key in ("a", "b")])
     shown = pd.DataFrame({
         "cell": table["label"], "sides": table["side_a"] + " / " + table["side_b"],
         **{f"{side} static / dynamic {word}": [column_interval(r, f"{key}_ratio_{metric}")
@@ -143,7 +154,8 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
                                 + table[f"b_{claim['id']}"] for claim in claims}})
     return "\n".join([
         "## Comparison", "",
-        "Each side is summarised on its own, per environment (never pooled); ratios are "
+        "Each side is summarised on its own, per environment and protocol (never pooled); "
+        "ratios are "
         "geometric means with 95 % intervals: static / dynamic within a side (paired by "
         "repeat), and B / A between the sides (Welch's interval: different processes).", "",
         sides.drop_duplicates().to_markdown(index=False), "",
@@ -155,7 +167,7 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
 
 def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
     """'For JAX users' (findings.jax_lines) of each side's jax_scan runs, per environment
-    (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
+    and protocol (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
     time to N steps is lowest. Empty without jax_scan runs."""
     out = []
     for name, side in runs.items():
@@ -165,7 +177,8 @@ def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
         for _, summary in summarize_side(jax, name).groupby("side", sort=False):
             lines = jax_lines(summary)
             out += [f"## For JAX users: {summary['side'].iloc[0]}", "",
-                    f"Environment: {summary['environment'].iloc[0]}.", ""] + lines
+                    f"Environment: {summary['environment'].iloc[0]}; protocol "
+                    f"{summary['protocol'].iloc[0]}.", ""] + lines
     return out
 
 

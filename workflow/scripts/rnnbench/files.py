@@ -68,6 +68,12 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
                 if row.get("path")}
 
 
+LATE_COLUMNS = ("protocol", "jax_version")
+"""Columns of measurements.csv (results.load_results) that later versions of the workflow
+added beside the axes' (grid.CELL_AXES): a table without one is an older workflow's, which
+the current findings and compare cannot read (rule all's set_aside_stale_tables)."""
+
+
 def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
     """The ``columns`` a CSV table's header lacks (a table written by an older version of the
     workflow, before an axis existed); empty when it has them all or does not exist."""

@@ -155,8 +155,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
         said = _count(base["verdict"])
         low, high = base["ratio"].min(), base["ratio"].max()
         span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
-        line = (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(base)} "
-                f"cell{'s' if len(base) != 1 else ''} it {said} (static / dynamic {span})")
+        line = f"- **{claim['id']}**, \"{claim['statement']}\": {said} (static / dynamic {span})"
         figure = claim.get("figure")
         if figure is not None:
             inside = int(base["figure_in_interval"].sum())
@@ -198,10 +197,10 @@ def _other_claim_line(claim: dict, verdicts: list[dict]) -> str:
     if not verdicts:
         return (f"- **{claim['id']}**, \"{claim['statement']}\": not judged, no group of cells "
                 "in this grid has what it needs.")
-    said = _count(pd.Series([v["verdict"] for v in verdicts]))
-    return (f"- **{claim['id']}**, \"{claim['statement']}\": over {len(verdicts)} group"
-            f"{'s' if len(verdicts) != 1 else ''} of cells it {said} ({verdicts[0]['estimate']}"
-            f"{'; ...' if len(verdicts) > 1 else ''}).")
+    said = _count(pd.Series([v["verdict"] for v in verdicts]),
+                  ("group of cells", "groups of cells"))
+    return (f"- **{claim['id']}**, \"{claim['statement']}\": {said} "
+            f"({verdicts[0]['estimate']}{'; ...' if len(verdicts) > 1 else ''}).")
 
 
 def interval_text(estimate: float, low: float, high: float) -> str:
@@ -231,12 +230,19 @@ def _threads(runs: pd.DataFrame) -> str:
     return " or ".join(f"{intra} intra-op and {inter} inter-op thread(s)" for intra, inter in pairs)
 
 
-def _count(verdicts: pd.Series) -> str:
-    """'holds in 1, is inconclusive in 2': the verdicts that occur, with their counts."""
+def _count(verdicts: pd.Series, units: tuple[str, str] = ("cell", "cells")) -> str:
+    """The verdicts over ``units`` (singular, plural) in words: 'over 3 cells it holds in 1, is inconclusive in
+    2' where they differ; 'it holds in the one cell', '... in both cells', '... in all 4
+    cells' where they agree."""
     counts = verdicts.value_counts()
-    return ", ".join(f"{'is ' * (label == 'inconclusive')}{label} in {counts[label]}"
-                     for label in ("holds", "does not hold", "inconclusive")
-                     if counts.get(label, 0))
+    verb = {label: f"{'is ' * (label == 'inconclusive')}{label}" for label in counts.index}
+    n = len(verdicts)
+    if len(counts) == 1:
+        every = "the one" if n == 1 else "both" if n == 2 else f"all {n}"
+        return f"it {verb[counts.index[0]]} in {every} {units[n != 1]}"
+    return f"over {n} {units[1]} it " + ", ".join(
+        f"{verb[label]} in {counts[label]}" for label in ("holds", "does not hold", "inconclusive")
+        if counts.get(label, 0))
 
 
 def gap_share(ablated: float, reference: float, figure: float) -> float:
@@ -573,12 +579,14 @@ def _hosts(runs: pd.DataFrame) -> str:
 
 
 def _software(runs: pd.DataFrame) -> str:
-    """'TensorFlow 2.21.0 (Keras 3.15.1)', one entry per release the runs used, and the
-    Apptainer images' sha256 (or 'no container')."""
+    """'TensorFlow 2.21.0 (Keras 3.15.1), JAX 0.10.2', one entry per release the runs used
+    (JAX for api jax_scan's runs, which import no TensorFlow), and the Apptainer images'
+    sha256 (or 'no container')."""
     parts = []
     for release, group in runs.groupby("tensorflow_version", sort=True):
         keras = sorted(set(group["keras_version"].dropna()))
         parts.append(f"TensorFlow {release}" + (f" (Keras {', '.join(keras)})" if keras else ""))
+    parts += [f"JAX {release}" for release in sorted(set(runs["jax_version"].dropna()))]
     images = sorted(set(runs["image_sha256"].dropna()))
     where = ("no container (bare run)" if not images else "Apptainer image" + (
         "s" if len(images) > 1 else "") + " sha256 " + ", ".join(f"{i[:16]}..." for i in images))
@@ -635,8 +643,9 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     if not claims:
         out += ["The config lists no claims (`claims:`)."]
     elif table.empty and any(c.get("kind", "ratio") == "ratio" for c in claims):
-        out += ["The static_rnn / dynamic_rnn claims need an `api: compat_v1` cell: this grid "
-                "has none to test them on."]
+        ids = ", ".join(f"**{c['id']}**" for c in claims if c.get("kind", "ratio") == "ratio")
+        out += [f"Not judged: {ids}. These claims compare static_rnn with dynamic_rnn, which "
+                "needs an `api: compat_v1` cell: this grid has none to test them on."]
         claims = [c for c in claims if c.get("kind", "ratio") != "ratio"]
     ratio_claims = [c for c in claims if c.get("kind", "ratio") == "ratio"]
     others = {c["id"]: judge(c, runs) for c in claims if c.get("kind", "ratio") != "ratio"}

@@ -513,17 +513,24 @@ def protocol_id(config: dict, image: str | None = None) -> str:
     """Folder name for the settings that change timings but are not grid axes (log_every,
     which changes no measurement, is left out), and the Apptainer image the rules run in
     (``image``: its name, e.g. ``rnnbench-cpu-<key>``; None for a bare run)."""
+    return "_".join([config["device"], f"n{config['num_samples']}", protocol_label(config)]
+                    + ([image] if image else []))
+
+
+def protocol_label(protocol: dict) -> str:
+    """The training protocol's settings that change timings, as a result records them
+    (bench.run's ``protocol``: PROTOCOL_KEYS less device): steps and min_measure_s (seconds),
+    warm-up steps, hook_every, seed, Grappler timed alone. Part of protocol_id's folder name,
+    and the column ``protocol`` of measurements.csv, by which compare keeps runs of other
+    protocols apart."""
     return "_".join(
         [
-            config["device"],
-            f"n{config['num_samples']}",
-            f"steps{config['steps']}-{float(config['min_measure_s'])!r}s",
-            f"warmup{config['warmup_steps']}-{config['max_warmup_steps']}",
-            f"hooks{config['hook_every']}",
-            f"seed{config['seed']}",
+            f"steps{protocol['steps']}-{float(protocol['min_measure_s'])!r}s",
+            f"warmup{protocol['warmup_steps']}-{protocol['max_warmup_steps']}",
+            f"hooks{protocol['hook_every']}",
+            f"seed{protocol['seed']}",
         ]
-        + (["grappleralone"] if config["grappler_alone"] else [])
-        + ([image] if image else [])
+        + (["grappleralone"] if protocol["grappler_alone"] else [])
     )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import intervals
-from rnnbench.grid import (ABLATION_DEFAULTS, Cell, ablation_label,
+from rnnbench.grid import (ABLATION_DEFAULTS, Cell, ablation_label, protocol_label,
                            sequence_length_id, varied_axes)
 from rnnbench.schema import validate_result
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD
@@ -161,6 +161,7 @@ def load_results(paths: Iterable[str | Path],
             "hook_fetched": "+".join(result["protocol"]["hook_fetches"]),
             "hook_steps": len(timings["hook_steps"]),
             "warmup_steps": result["protocol"]["warmup_steps"],
+            "protocol": protocol_label(result["protocol"]),
             "parallel_iterations_used": result["protocol"]["parallel_iterations"],
             "job_threads": result["job_threads"],
             "device": meta["device"],
@@ -168,6 +169,7 @@ def load_results(paths: Iterable[str | Path],
             "cpus": _cpus(meta),
             "tensorflow_version": meta["tf_version"],
             "keras_version": meta["keras_version"],
+            "jax_version": meta.get("jax_version"),  # api jax_scan's runs (no TensorFlow)
             "python_version": meta["python_version"],
             "python_prefix": meta["python_prefix"],
             "image_sha256": meta["image_sha256"],

@@ -165,6 +165,25 @@ def test_facets_and_axes_sort_numbers_by_value():
     assert charts.natural_order(pd.Series(["5", "full", "12"])) == ["5", "12", "full"]
 
 
+def test_rows_beside_columns_sort_by_a_key_not_by_a_list(tables):
+    """Vega-Lite misplaces panels where a row facet has an explicit sort and a column facet
+    lacks some (row, column) pair (charts.ordered_row): such rows sort by a keyed label."""
+    keyed, row = charts.ordered_row(pd.DataFrame({"v": ["c bs256", "c bs8", "c bs64", "c bs8"]}),
+                                    "v")
+    assert sorted(set(keyed["v_key"])) == ["0000 c bs8", "0001 c bs64", "0002 c bs256"]
+    assert row.to_dict()["header"]["labelExpr"] == "substring(datum.value, 5)"  # the label
+    faceted = 0
+    for name in ("setup_time", "steps_per_s", "ratio_heatmap", "cumulative_time"):
+        spec = charts.build_chart(name, *tables).to_dict()
+        facet = spec["facet"]
+        if "column" in facet:
+            faceted += 1
+            assert "sort" not in facet["row"] and facet["row"]["field"].endswith("_key")
+            keys = sorted({r[facet["row"]["field"]] for r in spec["datasets"][spec["data"]["name"]]})
+            assert [key[5:] for key in keys] == charts.natural_order(pd.Series([k[5:] for k in keys]))
+    assert faceted == 4
+
+
 def test_setup_split_chart_stacks_the_phases_per_implementation(tables):
     spec = charts.build_chart("setup_split", *tables).to_dict()
     (bars,) = encodings(spec)

@@ -43,6 +43,24 @@ def natural_order(labels: pd.Series) -> list[str]:
     return sorted(set(labels), key=key)
 
 
+def ordered_row(data: pd.DataFrame, field: str, **header) -> tuple[pd.DataFrame, alt.Row]:
+    """A row facet on ``field`` in natural_order, for a chart that also has a column facet:
+    ``data`` with a column ``<field>_key`` ('0003 label': the label's rank, then the label),
+    and the alt.Row on it, sorted by Vega-Lite's default (as strings: by rank), whose header
+    shows the label alone (``header``: more alt.Header settings).
+
+    Why not ``alt.Row(field, sort=natural_order(...))``: with an explicit sort (a list or an
+    EncodingSortField) on the rows and a column facet, Vega-Lite 6 (vl-convert 1.9, and
+    Chromium on the saved HTML) drew a cell's points in another row's panel where some (row,
+    column) pair had no data: the setup_time chart of docs/figures showed the reference
+    cell's sequence_length 2 points in the ablated row, and the ablated cell's under
+    sequence_length full, which it does not have (tests/test_charts.py)."""
+    rank = {label: number for number, label in enumerate(natural_order(data[field]))}
+    keyed = data.assign(**{f"{field}_key": data[field].map(lambda v: f"{rank[v]:04d} {v}")})
+    return keyed, alt.Row(f"{field}_key:N", title=None,
+                          header=alt.Header(labelExpr="substring(datum.value, 5)", **header))
+
+
 def _long(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """summary (one row per cell) -> one row per cell and implementation for ``metric``."""
     frames = []
@@ -85,9 +103,9 @@ def _geomean_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
         tooltip=["variant", "sequence_length", "impl", "max_len", "geomean", "ci_low", "ci_high"],
     )
     bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
+    data, row = ordered_row(data, "variant")
     return alt.layer(lines, bars, *extra, data=data).facet(
-        column=alt.Column("sequence_length:N", title=None),
-        row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"])))
+        column=alt.Column("sequence_length:N", title=None), row=row)
 
 
 def _phases(summary: pd.DataFrame) -> str:
@@ -150,9 +168,9 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
         x="band_low:Q", x2="band_high:Q",
     ).transform_filter("isValid(datum.breakeven_steps) && isValid(datum.band_low) "
                        "&& datum.steps == 0 && datum.impl == 'static'")
+    data, row = ordered_row(data, "panel")
     return alt.layer(band, lines, rule, data=data).facet(
-        column=alt.Column("max_len:O", title="max_len"),
-        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
+        column=alt.Column("max_len:O", title="max_len"), row=row,
     ).resolve_scale(x="independent", y="independent").properties(
         title="Cumulative time; dashed line: break-even step (none: static never catches up), "
               "band: its 95 % interval"
@@ -200,13 +218,11 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
         tooltip=["variant", "quantity", "max_len", "sequence_length", "ratio", "ci_low", "ci_high"],
     )
     text = base.mark_text(baseline="middle").encode(text=alt.Text("ratio:Q", format=".2f"))
+    # row labels horizontal, left of the panels: rotated, they ran into the axis titles
+    data, row = ordered_row(data, "variant", labelAngle=0, labelAlign="left", labelOrient="top",
+                            labelFontWeight="bold")
     cells = alt.layer(rects, text, data=data).properties(width={"step": 60}, height={"step": 36})
-    return cells.facet(
-        column=alt.Column("quantity:N", title=None),
-        # row labels horizontal, left of the panels: rotated, they ran into the axis titles
-        row=alt.Row("variant:N", title=None, sort=natural_order(data["variant"]),
-                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top",
-                                      labelFontWeight="bold")),
+    return cells.facet(column=alt.Column("quantity:N", title=None), row=row,
     ).properties(title=alt.Title(f"{grid.impl_words(summary['api'])} (above 1: static slower)",
                                  subtitle="rows of each panel: sequence_length"))
 
@@ -247,9 +263,10 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
         tooltip=["panel", "quantity", "impl", "value", "geomean", "ci_low", "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
+    data, row = ordered_row(data, "panel")
     return alt.layer(points, bars, data=data).facet(
         column=alt.Column("quantity:N", title=None, sort=list(ABLATION_METRICS.values())),
-        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
+        row=row,
     ).resolve_scale(y="independent").properties(
         title=f"Ablation {axis}: the first value is the reference")
 
@@ -278,9 +295,9 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
         tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low", "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
+    data, row = ordered_row(data, "panel")
     return alt.layer(lines, bars, data=data).facet(
-        column=alt.Column("quantity:N", title=None),
-        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
+        column=alt.Column("quantity:N", title=None), row=row,
     ).resolve_scale(y="independent").properties(
         title="static (unroll=True) against dynamic per api: setup and step time")
 
@@ -320,9 +337,9 @@ def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds, or ratio (log)", scale=alt.Scale(type="log")),
         y2="ci_high:Q")
+    data, row = ordered_row(data, "panel")
     return alt.layer(lines, bars, data=data).facet(
-        column=alt.Column("quantity:N", title=None),
-        row=alt.Row("panel:N", title=None, sort=natural_order(data["panel"])),
+        column=alt.Column("quantity:N", title=None), row=row,
     ).resolve_scale(y="independent").properties(
         title="the same cells across TensorFlow versions: setup, step time and their ratio")
 

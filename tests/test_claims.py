@@ -1,6 +1,7 @@
 """Claims of more kinds (rnnbench.claims): each at its interval's edges, on hand-made runs,
 checked field by field, and stated in FINDINGS."""
 
+import json
 import math
 import re
 
@@ -51,6 +52,29 @@ def test_between_compares_one_implementation_at_two_axis_values(tmp_path):
     assert row["verdict"] == "holds" and "0.25 [" in row["estimate"]
     assert claims.judge({**slower, "direction": "first > second"}, runs)[0]["verdict"] == \
         "does not hold"
+
+
+@pytest.mark.parametrize("values", [[2, "full"], [2, "max_len"], [{"uniform": [1, 4]}, "full"]])
+def test_a_between_claim_on_sequence_length_takes_either_spelling(tmp_path, values):
+    # the config writes max_len and {uniform: [1, 4]}, the tables full and u1-4: a claim may
+    # write either, and is checked before any job and judged by the same ids
+    lengths = [values[0], "max_len"]
+    config = {"batch_size": [32], "num_units": [64], "input_dim": [16], "max_len": [4],
+              "sequence_length": lengths,
+              "claims": [{**BASE, "kind": "between", "impl": "dynamic", "values": values,
+                          "quantity": "median_step_s", "axis": "sequence_length",
+                          "direction": "first < second"}]}
+    grid.validate_config(config)
+    records = [make_result(impl, f"c{grid.sequence_length_id(length)}", repeat, max_len=4,
+                           sequence_length=length, step_s=((0.01 if length == "max_len" else 0.005)
+                                                          * (1 + 0.01 * repeat),) * 3)
+               for length in lengths for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
+    runs = results.load_results(write_results(tmp_path, records))
+    (row,) = claims.judge(config["claims"][0], runs)
+    assert row["verdict"] == "holds" and "0.5 [" in row["estimate"]
+    with pytest.raises(ValueError, match=re.escape("name one value twice")):
+        grid.validate_config({**config, "claims": [{**config["claims"][0],
+                                                    "values": ["full", "max_len"]}]})
 
 
 def test_trend_judges_the_ratio_along_the_axis_by_its_slope(tmp_path):
@@ -139,3 +163,20 @@ def test_a_claim_asking_what_the_grid_lacks_is_refused_before_any_job(claim, fra
               "claims": [{**BASE, "quantity": "setup_s", **claim}]}
     with pytest.raises(ValueError, match=re.escape(fragment)):
         grid.validate_config(config)
+
+
+def test_a_claim_from_a_file_is_named_by_its_file(tmp_path, monkeypatch):
+    from rnnbench import checks
+
+    monkeypatch.chdir(tmp_path)
+    good = {**BASE, "quantity": "setup_s", "direction": "static > dynamic"}
+    (tmp_path / "mine.yaml").write_text(json.dumps([good, {**good, "id": "d", "quantity": "x"}]))
+    with pytest.raises(ValueError, match=re.escape("claims_from: 'mine.yaml' is not a list of "
+                                                   "files")):
+        checks.check_config([], {"max_len": [4], "claims_from": "mine.yaml"}, None)
+    # the inline claim comes first: the file's entry 1 is the merged list's claims.2
+    with pytest.raises(ValueError, match=re.escape(
+            "claims.2.quantity: 'x' is not one of") + ".*" + re.escape(
+            "(entry 1 of claims_from file mine.yaml)")):
+        checks.check_config([], {"max_len": [4], "claims_from": ["mine.yaml"],
+                                 "claims": [{**good, "id": "inline"}]}, None)

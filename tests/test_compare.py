@@ -108,3 +108,28 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
     assert (j1["a_steps"], j1["b_steps"]) == ("not judged (api jax_scan)",) * 2
     text = compare.compare_markdown(table, [CLAIM])
     assert "steps50-1.0s_warmup40-500_hooks100_seed0" in text
+
+
+def test_what_is_not_two_result_sets_is_refused(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    other = tmp_path / "summary.csv"
+    other.write_text("cell_id,ratio_setup_s\nc1,2.0\n")
+    with pytest.raises(ValueError, match=r"summary.csv: not a measurements.csv of this workflow "
+                                         r"\(no column impl, repeat, environment, protocol"):
+        compare.read_side(other)
+    binary = tmp_path / "x.csv"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="x.csv: not a measurements.csv"):
+        compare.read_side(binary)
+    ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
+    script = REPO / "workflow/scripts/rnnbench/compare.py"
+    proc = subprocess.run([sys.executable, script, ours, tmp_path / "ours/."], capture_output=True,
+                          text=True)
+    assert proc.returncode == 1 and "are the same result set" in proc.stderr
+    proc = subprocess.run([sys.executable, script, ours, other, "--names", "a", "a"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "give two different names" in proc.stderr

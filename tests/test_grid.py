@@ -269,6 +269,10 @@ def test_config_warnings():
     ("max_len: [07, 12]\n", "line 1: max_len.0: '07' is read by YAML 1.1 as 7"),
     ("max_len: [010]\n", "'010' is read by YAML 1.1 as 8"),
     ("steps: 1:30\n", "'1:30' is read by YAML 1.1 as 90"),
+    ("claims:\n  - at: 3e3\n", r"line 2: claims.0.at: 3e3 is read by YAML 1.1 as the text "
+                                r"'3e3' \(an exponent needs a dot before it and a sign\): "
+                                r"write 3.0e\+3"),
+    ("extrapolate: [1.5e3]\n", r"'1.5e3' .*: write 1.5e\+3"),
 ])
 def test_yaml_that_reads_other_than_it_looks_is_refused(tmp_path, text, fragment):
     path = tmp_path / "grid.yaml"
@@ -280,6 +284,23 @@ def test_yaml_that_reads_other_than_it_looks_is_refused(tmp_path, text, fragment
 def test_plain_config_files_pass_the_yaml_checks():
     for path in [REPO / "config.yaml", *(REPO / "presets").glob("*.yaml")]:
         grid.check_config_file(path)
+
+
+def test_every_shipped_preset_passes_the_checks_its_run_makes():
+    # snakemake --configfile PRESET: config.yaml, then the preset's keys over it, then the
+    # checks before any job (claims against the grid included)
+    import copy
+
+    import yaml
+
+    from rnnbench import checks
+
+    base = yaml.safe_load((REPO / "config.yaml").read_text())
+    presets = sorted(p for p in (REPO / "presets").glob("*.yaml") if p.name != "seed-claims.yaml")
+    assert len(presets) >= 8
+    for path in presets:
+        config = {**copy.deepcopy(base), **yaml.safe_load(path.read_text())}
+        assert checks.check_config([path], config, None, REPO), path
 
 
 def test_a_seed_numpy_cannot_take_is_refused():

@@ -309,3 +309,33 @@ def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
         pytest.skip("JAX sees a GPU here")
     with pytest.raises(ValueError, match=r"(?s)device: 'gpu': JAX does not start .*sees no GPU"):
         jax_standalone.check_jax("gpu")
+
+
+def test_the_standalone_script_refuses_what_would_mix_or_lose_runs(tmp_path):
+    import fcntl
+
+    script = str(REPO / "workflow/scripts/jax_standalone.py")
+    tiny = json.loads((REPO / "presets/jax-tiny.json").read_text())
+
+    def run(text, out):
+        (tmp_path / "p.json").write_text(text)
+        return subprocess.run([sys.executable, script, str(tmp_path / "p.json"), str(out)],
+                              capture_output=True, text=True, timeout=120)
+
+    proc = run('{"steps": 5, "steps": 3}', tmp_path / "out")
+    assert proc.returncode == 1 and "preset: steps: the key appears twice" in proc.stderr
+    proc = run("[1, 2]", tmp_path / "out")
+    assert proc.returncode == 1 and "a JSON object of config keys, not [1, 2]" in proc.stderr
+    (tmp_path / "file").write_text("")
+    proc = run(json.dumps(tiny), tmp_path / "file")
+    assert proc.returncode == 1 and "file: a file where the output folder goes" in proc.stderr
+    # another script writing into OUT (its lock held here): refused before any run; the
+    # grid's warnings come first, as the workflow prints them
+    out = tmp_path / "locked"
+    out.mkdir()
+    with open(out / "standalone.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        proc = run(json.dumps({**tiny, "unroll": ["max_len", 2, 6]}), out)
+    assert proc.returncode == 1 and "another jax_standalone.py is writing into" in proc.stderr
+    assert ("left out: an unroll at or above max_len is unroll max_len" in proc.stderr)
+    assert not (out / "data").exists()

@@ -21,6 +21,7 @@ Exit status 1 if a run failed (its error in standalone.json; the others still ru
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -177,19 +178,46 @@ def _die_with_parent() -> None:
 
 
 def main(preset_path: str, out_dir: str) -> int:
-    """Check the preset (expand) and JAX (check_jax), then run every planned run of the
-    preset in a fresh Python; returns the exit status."""
+    """Check the preset (a JSON object without a key twice; expand) and JAX (check_jax),
+    print the grid's warnings (grid.config_warnings, e.g. unroll values left out), take
+    OUT/standalone.lock (one script per OUT), then run every planned run still missing in a
+    fresh Python; returns the exit status.
+
+    Raises:
+        ValueError: for a preset the checks refuse, OUT a file, or OUT locked by another
+            running script."""
+    def no_repeats(pairs: list) -> dict:
+        keys = [key for key, _ in pairs]
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        if twice:
+            raise ValueError(f"preset: {', '.join(twice)}: the key appears twice (JSON would "
+                             "keep the last): keep one")
+        return dict(pairs)
+
     try:
-        preset = json.loads(Path(preset_path).read_text())
+        preset = json.loads(Path(preset_path).read_text(), object_pairs_hook=no_repeats)
     except (OSError, json.JSONDecodeError) as error:
         raise ValueError(f"{preset_path}: {error}") from None
+    if not isinstance(preset, dict):
+        raise ValueError(f"{preset_path}: a JSON object of config keys, not {preset!r:.60}")
     config, cells = expand(preset)
+    for warning in grid.config_warnings(config):  # as the workflow prints them
+        print(f"jax_standalone: {warning}", file=sys.stderr, flush=True)
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: a file where the output folder goes: give another OUT")
     runs_dir = out / "runs" / grid.protocol_id(config)
     pending = [(cell_id, impl, repeat) for cell_id, impl, repeat in plan(config, cells)
                if not (runs_dir / cell_id / impl / f"repeat{repeat}.json").exists()]
     if pending:  # (resumed with every run measured before: nothing to check)
         check_jax(config["device"])
+    out.mkdir(parents=True, exist_ok=True)
+    lock = (out / "standalone.lock").open("w")  # held until this process ends, even killed
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ValueError(f"{out}: another jax_standalone.py is writing into this folder "
+                         "(standalone.lock): wait for it, or give another OUT") from None
     protocol = {**{key: config[key] for key in grid.PROTOCOL_KEYS}, "log_every": 100}
     log = out / "standalone.json"  # every run so far, across resumed invocations
     record = {"preset": preset, "python": sys.version,
@@ -234,5 +262,8 @@ if __name__ == "__main__":
             sys.exit(main(sys.argv[1], sys.argv[2]))
         except ValueError as error:
             sys.exit(f"jax_standalone.py: {error}")
+        except KeyboardInterrupt:  # the running run's Python dies with it (_die_with_parent)
+            sys.exit("jax_standalone.py: interrupted; the same command measures the runs "
+                     "still missing")
     else:
         sys.exit(__doc__)

@@ -34,16 +34,26 @@ def own_claims(files: list[str | Path], config: dict,
             "to judge them too)")
 
 
-def load_claims(config: dict, repo: str | Path) -> None:
+def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
     """Add the claims of each file of ``claims_from`` to ``config["claims"]`` (in place), the
     file found in the working directory or else in ``repo``.
 
+    Returns:
+        {index in the merged claims: (file, index in that file)}, for the claims of files
+        (claim_origin names them in an error).
+
     Raises:
-        ValueError: naming a file that is in neither place, or holds no list.
+        ValueError: naming a claims_from that is not a list, a file that is in neither place,
+            or holds no list.
     """
     import yaml
 
-    for name in config.get("claims_from") or []:
+    files = config.get("claims_from") or []
+    if not isinstance(files, list):
+        raise ValueError(f"claims_from: {files!r} is not a list of files, e.g. "
+                         "[presets/seed-claims.yaml]")
+    origins = {}
+    for name in files:
         path = Path(name) if Path(name).exists() else Path(repo) / name
         if not path.is_file():
             raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
@@ -51,7 +61,22 @@ def load_claims(config: dict, repo: str | Path) -> None:
         claims = yaml.safe_load(path.read_text())
         if not isinstance(claims, list):
             raise ValueError(f"claims_from: {name}: holds no list of claims")
-        config["claims"] = [*(config.get("claims") or []), *claims]
+        before = list(config.get("claims") or [])
+        origins.update({len(before) + k: (str(name), k) for k in range(len(claims))})
+        config["claims"] = [*before, *claims]
+    return origins
+
+
+def claim_origin(message: str, origins: dict[int, tuple[str, int]]) -> str:
+    """``message`` (an error naming ``claims.<index>``) with the claims_from file and the
+    entry's index in it appended where the claim came from a file (load_claims' origins)."""
+    import re
+
+    found = re.search(r"\bclaims\.(\d+)", message)
+    if found and int(found.group(1)) in origins:
+        name, index = origins[int(found.group(1))]
+        return f"{message} (entry {index} of claims_from file {name})"
+    return message
 
 
 def check_config(files: list[str | Path], config: dict, available_mb: int | None,
@@ -80,8 +105,11 @@ def check_config(files: list[str | Path], config: dict, available_mb: int | None
     note = own_claims(files, config)
     if note and notes is not None:
         notes.append(note)
-    load_claims(config, repo or Path(__file__).resolve().parents[3])
-    grid.validate_config(config)
+    origins = load_claims(config, repo or Path(__file__).resolve().parents[3])
+    try:
+        grid.validate_config(config)
+    except ValueError as error:  # the schema's complaints too (grid._schema_error)
+        raise ValueError(claim_origin(str(error), origins)) from None
     cells = grid.cells(config)
     if available_mb is not None:
         check_fits(cells, config["num_samples"], available_mb)

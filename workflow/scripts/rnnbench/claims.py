@@ -98,13 +98,14 @@ def judge(claim: dict, runs) -> list[dict]:
     import numpy as np
 
     from rnnbench import intervals, scaling
+    from rnnbench.grid import axis_value_id
 
     kind, axis, quantity = claim["kind"], claim["axis"], claim["quantity"]
     out = []
     for words, group in _groups(runs, axis):
         values = sorted(group[axis].unique(), key=lambda v: (str(type(v)), v))
         if kind == "between":
-            first, second = (group[(group[axis].astype(str) == str(v))
+            first, second = (group[(group[axis].astype(str) == axis_value_id(axis, v))
                                    & (group["impl"] == claim["impl"])][quantity]
                              for v in claim["values"])
             if first.empty or second.empty:

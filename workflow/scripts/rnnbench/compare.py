@@ -29,6 +29,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnbench import intervals  # noqa: E402
 from rnnbench.checks import load_claims  # noqa: E402
+from rnnbench.files import LATE_COLUMNS  # noqa: E402
 from rnnbench.findings import cell_labels, column_interval, jax_lines, verdict  # noqa: E402
 from rnnbench.results import (load_results, read_table, share_runs, shared_in,  # noqa: E402
                               summarize)
@@ -44,11 +45,23 @@ def read_side(source: str | Path) -> pd.DataFrame:
     are left out), with the runs a cell takes from another (results.shared_in).
 
     Raises:
-        ValueError: naming ``source`` when it holds no result, or a file that is not valid.
+        ValueError: naming ``source`` when it holds no result, a file that is not valid, or a
+            table that is not a measurements.csv of this workflow (a summary.csv, an older
+            workflow's: naming the missing columns).
     """
     source = Path(source)
     if source.is_file():
-        return read_table(source)
+        try:
+            table = read_table(source)
+        except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
+            raise ValueError(f"{source}: not a measurements.csv ({error})") from None
+        missing = [c for c in ("cell_id", "impl", "repeat", "environment", *LATE_COLUMNS)
+                   if c not in table.columns]
+        if missing:
+            raise ValueError(f"{source}: not a measurements.csv of this workflow (no column "
+                             f"{', '.join(missing)}): give the runs folder (results/runs), or "
+                             "let the workflow rebuild the table (snakemake --cores 1)")
+        return table
     paths = sorted(p for p in source.rglob("repeat*.json")
                    if p.parent.name in ("static", "dynamic"))
     if not paths:
@@ -216,6 +229,10 @@ def main() -> None:
                         help="the claims to judge (default: the shipped config's)")
     parser.add_argument("--out", default="results/compare")
     args = parser.parse_args()
+    if Path(args.a).resolve() == Path(args.b).resolve():
+        sys.exit(f"compare: {args.a} and {args.b} are the same result set: give two")
+    if args.names[0] == args.names[1]:
+        sys.exit(f"compare: --names {args.names[0]} {args.names[1]}: give two different names")
     try:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:

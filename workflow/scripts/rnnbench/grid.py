@@ -195,6 +195,20 @@ def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
     return 4 * num_samples * max_len * input_dim
 
 
+def axis_value_id(axis: str, value: Any) -> str:
+    """How the tables name ``value`` of ``axis`` (measurements.csv's column): a
+    sequence_length by sequence_length_id (``20``, ``full``, ``u5-20``; a claim may write
+    ``max_len`` or ``full``, ``{uniform: [5, 20]}`` or ``u5-20``), any other value as text.
+    A between claim's values are matched by it, before any job (check_claim_against_grid)
+    and when judged (claims.judge)."""
+    if axis == "sequence_length" and not (isinstance(value, str) and value != "max_len"):
+        try:
+            return sequence_length_id(value)
+        except ValueError:
+            pass
+    return str(value)
+
+
 def sequence_length_id(spec: Any) -> str:
     """Short, path-safe name of a sequence_length setting: ``20``, ``full``, ``u5-20``.
 
@@ -336,7 +350,8 @@ def check_config(config: dict) -> None:
 def check_claim_against_grid(claim: dict, number: int, config: dict) -> None:
     """What a between, trend or law claim needs of the grid, checked before any job: a
     between claim's two values among its axis's values (of the same type: 4 and '4' are one
-    value in the tables), a trend or law claim's axis with two values or more (three for a
+    value in the tables; a sequence_length by axis_value_id, so max_len and full are one), a
+    trend or law claim's axis with two values or more (three for a
     law's lack-of-fit test: it needs a line through more than two points), and a law's
     ``at`` and ``value`` finite and above 0.
 
@@ -346,14 +361,17 @@ def check_claim_against_grid(claim: dict, number: int, config: dict) -> None:
     kind, where = claim.get("kind", "ratio"), f"claims.{number}"
     if kind == "ratio":
         return
-    values = config[claim["axis"]]
+    axis, values = claim["axis"], config[claim["axis"]]
     if kind == "between":
         for value in claim["values"]:
-            if not any(type(value) is type(v) and value == v for v in values):
-                raise ValueError(f"{where}.values: {value!r} is not a value of {claim['axis']} "
-                                 f"in this grid ({values!r}): claim {claim['id']} compares two "
-                                 "of them")
-        if str(claim["values"][0]) == str(claim["values"][1]):
+            if axis == "sequence_length":  # ids: max_len and full are one
+                found = any(axis_value_id(axis, value) == axis_value_id(axis, v) for v in values)
+            else:
+                found = any(type(value) is type(v) and value == v for v in values)
+            if not found:
+                raise ValueError(f"{where}.values: {value!r} is not a value of {axis} in this "
+                                 f"grid ({values!r}): claim {claim['id']} compares two of them")
+        if len({axis_value_id(axis, value) for value in claim["values"]}) < 2:
             raise ValueError(f"{where}.values: {claim['values']!r} name one value twice")
         return
     fewest = 3 if kind == "law" and "form" in claim else 2
@@ -417,6 +435,14 @@ def check_config_file(path: str | Path) -> None:
             raise ValueError(f"{line}: {key}: {node.value!r} is read by YAML 1.1 as {read!r} "
                              "(a leading zero is octal, a colon sexagesimal): write the number "
                              "as meant, or quote it")
+        elif (node.style is None and node.tag.endswith(":str")
+              and re.fullmatch(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+", node.value)):
+            mantissa, exponent = re.split("[eE]", node.value)
+            mantissa += "" if "." in mantissa else ".0"
+            exponent = exponent if exponent[0] in "+-" else f"+{exponent}"
+            raise ValueError(f"{line}: {key}: {node.value} is read by YAML 1.1 as the text "
+                             f"{node.value!r} (an exponent needs a dot before it and a sign): "
+                             f"write {mantissa}e{exponent}")
 
     try:
         with open(path) as handle:

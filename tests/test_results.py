@@ -296,7 +296,8 @@ def test_a_truncated_or_misplaced_result_is_named_with_the_fix(tmp_path):
         results.load_results([path])
     path.write_text(json.dumps(make_result("dynamic", "c1", 1))[:300])  # cut short
     with pytest.raises(ValueError, match=r"repeat1.json: not a valid result \(not JSON: .*\): "
-                                         r"delete it, and the same command measures it anew"):
+                                         r"delete it, and the command that wrote it \(the "
+                                         r"workflow, or jax_standalone.py\) measures it anew"):
         results.load_results([path])
 
 

@@ -78,7 +78,8 @@ def load_results(paths: Iterable[str | Path],
     paths = list(paths)
     jobs = dict(zip(map(str, paths), map(job_cost, benchmarks or [])))
     for path in paths:
-        fix = "delete it, and the same command measures it anew"
+        fix = ("delete it, and the command that wrote it (the workflow, or jax_standalone.py) "
+               "measures it anew")
         raw = Path(path).read_bytes()
         try:
             result = json.loads(raw)

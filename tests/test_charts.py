@@ -184,6 +184,17 @@ def test_rows_beside_columns_sort_by_a_key_not_by_a_list(tables):
     assert faceted == 4
 
 
+def test_the_api_chart_tells_the_apis_apart_by_dash(tables):
+    summary = pd.concat([tables[0], tables[0].assign(api="keras",
+                                                     cell_id=tables[0]["cell_id"] + "_keras")])
+    spec = charts.build_chart("api", summary, None).to_dict()
+    lines, points, bars = spec["spec"]["layer"]
+    assert lines["mark"]["type"] == "line" and "point" not in lines["mark"]
+    assert lines["encoding"]["strokeDash"]["legend"]["symbolType"] == "stroke"
+    assert "strokeDash" not in points["encoding"] and "strokeDash" not in bars["encoding"]
+    assert spec["facet"]["column"]["sort"] == ["setup (s)", "median step (s)"]
+
+
 def test_setup_split_chart_stacks_the_phases_per_implementation(tables):
     spec = charts.build_chart("setup_split", *tables).to_dict()
     (bars,) = encodings(spec)

@@ -288,16 +288,22 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
                      + plain["sequence_length"].astype(str),
                      api=plain["api"], max_len=plain["max_len"])
     base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
-                              color=IMPL_COLOR,
-                              strokeDash=alt.StrokeDash("api:N", sort=list(grid.API_SUFFIXES)))
-    lines = base.mark_line(point=True).encode(
-        y=alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log")),
-        tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low", "ci_high"])
+                              color=IMPL_COLOR)
+    y = alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log"))
+    # the dash on the lines alone, drawn as a stroke in the legend (with the points on the
+    # lines, point=True, the legend drew each api as an empty symbol: no way to tell them)
+    lines = base.mark_line().encode(y=y, strokeDash=alt.StrokeDash(
+        "api:N", sort=list(grid.API_SUFFIXES), legend=alt.Legend(
+            symbolType="stroke", symbolStrokeColor="black", symbolSize=400,
+            symbolStrokeWidth=2)))
+    points = base.mark_point(filled=True).encode(
+        y=y, tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low",
+                      "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     data, row = ordered_row(data, "panel")
-    return alt.layer(lines, bars, data=data).facet(
-        column=alt.Column("quantity:N", title=None), row=row,
+    return alt.layer(lines, points, bars, data=data).facet(
+        column=alt.Column("quantity:N", title=None, sort=list(SETUP_AND_STEP.values())), row=row,
     ).resolve_scale(y="independent").properties(
         title="static (unroll=True) against dynamic per api: setup and step time")
 

@@ -83,7 +83,8 @@ def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
 
 
 def check_schema(config: dict) -> None:
-    """config.schema.yaml's checks of an expanded preset (jsonschema and PyYAML), or, where
+    """config.schema.yaml's checks of an expanded preset (grid.schema_error: jsonschema and
+    PyYAML), or, where
     either is missing (a bare GPU machine), the few that keep a run from measuring nothing:
     LIGHT_MINIMUMS, min_measure_s a number >= 0, every mode train or inference, device cpu or
     gpu.
@@ -92,8 +93,8 @@ def check_schema(config: dict) -> None:
         ValueError: ``preset: <key path>: <the schema's message>``.
     """
     try:
-        import jsonschema
-        import yaml
+        import jsonschema  # noqa: F401  (grid.schema_error's)
+        import yaml  # noqa: F401
     except ImportError:
         for key, least in LIGHT_MINIMUMS.items():
             value = config[key]
@@ -107,12 +108,10 @@ def check_schema(config: dict) -> None:
                 if value not in allowed:
                     raise ValueError(f"preset: {key}: {value!r} is not one of {allowed}")
         return
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
-    if error is not None:
-        where = ".".join(map(str, error.absolute_path)) or "(top level)"
-        raise ValueError(f"preset: {where}: {error.message}")
+    try:
+        grid.schema_error(config)
+    except ValueError as error:
+        raise ValueError(f"preset: {error}") from None
 
 
 def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
@@ -207,8 +206,9 @@ def main(preset_path: str, out_dir: str) -> int:
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: a file where the output folder goes: give another OUT")
     runs_dir = out / "runs" / grid.protocol_id(config)
-    pending = [(cell_id, impl, repeat) for cell_id, impl, repeat in plan(config, cells)
-               if not (runs_dir / cell_id / impl / f"repeat{repeat}.json").exists()]
+    targets = {run: runs_dir / run[0] / run[1] / f"repeat{run[2]}.json"
+               for run in plan(config, cells)}
+    pending = [run for run, target in targets.items() if not target.exists()]
     if pending:  # (resumed with every run measured before: nothing to check)
         check_jax(config["device"])
     out.mkdir(parents=True, exist_ok=True)
@@ -231,7 +231,7 @@ def main(preset_path: str, out_dir: str) -> int:
         paths[dataset] = (str(npz), str(npz.with_suffix(".json")))
     failed = 0
     for cell_id, impl, repeat in pending:
-        target = runs_dir / cell_id / impl / f"repeat{repeat}.json"
+        target = targets[(cell_id, impl, repeat)]
         cell = cells[cell_id]
         job = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "cell": cell,
                "protocol": protocol, "npz": paths[cell["dataset"]][0],

@@ -108,7 +108,7 @@ def check_config(files: list[str | Path], config: dict, available_mb: int | None
     origins = load_claims(config, repo or Path(__file__).resolve().parents[3])
     try:
         grid.validate_config(config)
-    except ValueError as error:  # the schema's complaints too (grid._schema_error)
+    except ValueError as error:  # the schema's complaints too (grid.schema_error)
         raise ValueError(claim_origin(str(error), origins)) from None
     cells = grid.cells(config)
     if available_mb is not None:

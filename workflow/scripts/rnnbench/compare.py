@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnbench import intervals  # noqa: E402
 from rnnbench.checks import load_claims  # noqa: E402
 from rnnbench.files import LATE_COLUMNS  # noqa: E402
+from rnnbench.grid import RATIO_CLAIM_API  # noqa: E402
 from rnnbench.findings import cell_labels, column_interval, jax_lines, verdict  # noqa: E402
 from rnnbench.results import (load_results, read_table, share_runs, shared_in,  # noqa: E402
                               summarize)
@@ -75,12 +76,11 @@ def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
     two machines, or of two protocols such as ``steps500`` and ``steps50``, gives two groups,
     never pooled); columns ``side`` (``name``, with the group's number when the side has
     several), ``environment`` and ``protocol`` (grid.protocol_label) added."""
-    groups = sorted(runs.groupby(["environment", "protocol"]).groups)
+    groups = runs.groupby(["environment", "protocol"])  # sorted by both
     parts = []
-    for number, (environment, protocol) in enumerate(groups, 1):
-        mine = runs[(runs["environment"] == environment) & (runs["protocol"] == protocol)]
+    for number, ((environment, protocol), mine) in enumerate(groups, 1):
         summary = summarize(mine)
-        summary.insert(0, "side", name if len(groups) == 1 else f"{name} #{number}")
+        summary.insert(0, "side", name if groups.ngroups == 1 else f"{name} #{number}")
         summary.insert(1, "environment", environment)
         summary.insert(2, "protocol", protocol)
         parts.append(summary)
@@ -126,7 +126,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
                     row[f"{key}_{claim['id']}"] = (
                         verdict(claim["direction"], cell[f"ratio_{quantity}_ci_low"],
                                 cell[f"ratio_{quantity}_ci_high"])
-                        if cell["api"] == "compat_v1" else f"not judged (api {cell['api']})")
+                        if cell["api"] == RATIO_CLAIM_API else f"not judged (api {cell['api']})")
             for impl in ("static", "dynamic"):
                 mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
                                        & (runs[key]["impl"] == impl)

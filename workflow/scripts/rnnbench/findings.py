@@ -19,7 +19,7 @@ import pandas as pd
 
 from rnnbench.claims import judge
 from rnnbench import grid
-from rnnbench.grid import ABLATION_DEFAULTS, tf_version_key
+from rnnbench.grid import ABLATION_DEFAULTS, RATIO_CLAIM_API, tf_version_key
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.results import BUSY_STEAL_SHARE, OUTLIER_FACTOR, ratio_of
 from rnnbench.scaling import scaling_section, scaling_table
@@ -71,7 +71,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
         ValueError: for a claim whose quantity is not in QUANTITIES.
     """
     rows = []
-    summary = summary[summary["api"] == "compat_v1"]
+    summary = summary[summary["api"] == RATIO_CLAIM_API]
     for claim in claims:
         if claim.get("kind", "ratio") != "ratio":
             continue  # rnnbench.claims judges the other kinds

@@ -45,6 +45,10 @@ CELL_AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "i
              "tf_version", *ABLATION_DEFAULTS)
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla), and their id suffixes (compat_v1, the original, adds none).
+RATIO_CLAIM_API = "compat_v1"
+"""The api whose cells a ratio claim (static against dynamic in a cell) is judged in: the
+seeds' claims are about static_rnn and dynamic_rnn (findings.claim_table, compare.compare;
+config_warnings names the ratio claims of a grid without such a cell)."""
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
                 "jax_scan": "_jaxscan"}
 # Each api's own words for the two implementations and the setup phases (bench: compat_v1
@@ -488,15 +492,16 @@ def validate_config(config: dict) -> None:
         if isinstance(version, str) and not re.fullmatch(r"[0-9]+\.[0-9]+", version):
             raise ValueError(f"tf_version: {version!r} is not a TensorFlow major.minor version "
                              "such as \"2.12\"")
-    _schema_error(config)
+    schema_error(config)
     validate(config, schema=str(CONFIG_SCHEMA), set_default=True)
     check_config(config)
 
 
-def _schema_error(config: dict) -> None:
+def schema_error(config: dict) -> None:
     """Raise the schema's most relevant complaint about ``config`` in one line, naming the key
     (its path) and the value; Snakemake's own message adds the whole schema (hundreds of
-    lines).
+    lines). Needs jsonschema and PyYAML, not Snakemake (jax_standalone.py checks its presets
+    with it).
 
     Raises:
         ValueError: '<key path>: <what is wrong>', when the config fails the schema.
@@ -715,6 +720,14 @@ def job_threads(cell: dict) -> int:
                cell.get("inter_op_parallelism_threads", 1))
 
 
+LOOP_BOUND_ONCE = ("loop_bound max_len where every sequence is max_len long is the loop_bound "
+                   "batch_max cell")
+ONE_AT_A_TIME = ("ablation_design one_at_a_time measures one ablation axis away from its "
+                 "reference at a time")
+"""Two of left_out's reasons that the design implies and the docs describe: config_warnings
+leaves them unsaid."""
+
+
 def left_out(cell: dict, config: dict) -> str | None:
     """Why the grid leaves out ``cell`` (a combination of the CELL_AXES of ``config``), in
     words naming the config's keys, or None where it is measured. cells() and the config's
@@ -736,13 +749,11 @@ def left_out(cell: dict, config: dict) -> str | None:
     if (cell["loop_bound"] == "max_len" and "batch_max" in config["loop_bound"]
             and sequence_length_bounds(cell["sequence_length"], cell["max_len"])[0]
             == cell["max_len"]):
-        return ("loop_bound max_len where every sequence is max_len long is the loop_bound "
-                "batch_max cell")
+        return LOOP_BOUND_ONCE
     varied = {axis for axis in ABLATION_DEFAULTS if len(config[axis]) > 1}
     if (config.get("ablation_design") == "one_at_a_time"
             and len(ablated_axes(cell, varied)) > 1):
-        return ("ablation_design one_at_a_time measures one ablation axis away from its "
-                "reference at a time")
+        return ONE_AT_A_TIME
     ablated = set(ablated_axes(cell))  # a single value away from the reference counts too
     if cell["api"] != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
         return (f"api {cell['api']} has no " + ", ".join(sorted(ablated & set(COMPAT_V1_ONLY)))
@@ -856,10 +867,10 @@ def config_warnings(config: dict) -> list[str]:
                    f"grid are not to be trusted: use repeats >= {MIN_REPEATS}")
     for reason, count in left_out_reasons(config).items():
         # by design, and documented: one ablation at a time; a loop bound measured once
-        if not reason.startswith(("ablation_design", "loop_bound max_len where")):
+        if reason not in (LOOP_BOUND_ONCE, ONE_AT_A_TIME):
             out.append(f"{count} combination{'s' if count > 1 else ''} of the grid's axes "
                        f"left out: {reason}")
-    if "compat_v1" not in config["api"]:
+    if RATIO_CLAIM_API not in config["api"]:
         ratio = [c["id"] for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
         if ratio:
             out.append("claims " + ", ".join(ratio) + " compare static_rnn with dynamic_rnn in "

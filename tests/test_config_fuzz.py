@@ -125,7 +125,7 @@ def test_check_config_script_checks_a_configfile_before_snakemake_does(tmp_path)
     good.write_text(yaml.safe_dump(TINY))
     bad.write_text("steps: 1:30\n")
     proc = subprocess.run([sys.executable, script, good], capture_output=True, text=True)
-    assert proc.returncode == 0 and "4 cells, 24 training jobs" in proc.stdout
+    assert proc.returncode == 0 and "4 cells, 16 training jobs" in proc.stdout
     proc = subprocess.run([sys.executable, script, good, bad], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr

@@ -227,6 +227,20 @@ def test_a_varied_axis_needs_its_reference_and_an_empty_grid_is_refused():
         default_config(api=["jax_scan"], meta_optimizer=["off"])
     with pytest.raises(ValueError, match=r"the grid has no cell: .*jax_scan .* tf_version 2\.21"):
         default_config(api=["jax_scan"], tf_version=["2.12"])
+    # keras_jax: Keras on JAX, the same rules as jax_scan, and no unroll factor
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*api keras_jax has no "
+                                         r"meta_optimizer setting"):
+        default_config(api=["keras_jax"], meta_optimizer=["off"])
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*keras_jax .* tf_version"):
+        default_config(api=["keras_jax"], tf_version=["2.12"])
+    with pytest.raises(ValueError, match=r"the grid has no cell: .*api keras_jax has no "
+                                         r"unroll factor"):
+        default_config(api=["keras_jax"], unroll=[4])
+    cells = grid.cells(default_config(api=["keras_jax", "jax_scan"], unroll=["max_len", 2],
+                                      sequence_length=[2]))
+    # unroll 2 is jax_scan's alone; keras_jax's cells carry their own id suffix
+    assert {cell_id.split("_in16")[1] for cell_id in cells} == {"_kerasjax", "_jaxscan",
+                                                                 "_jaxscan_u2"}
 
 
 def test_an_unroll_at_or_above_max_len_is_the_full_unroll():

@@ -56,7 +56,7 @@ def test_the_jax_loss_is_compat_v1s_before_and_after_an_adam_step(cell, sequence
     assert ours[1] < ours[0]  # Adam really trains
 
 
-@pytest.mark.parametrize("cell", jax_model.CELLS)
+@pytest.mark.parametrize("cell", ["basic_lstm", "gru"])  # lstm runs basic_lstm's arithmetic
 def test_every_unroll_gives_the_same_loss(cell):
     batch = batch_of({"uniform": [1, MAX_LEN]})
     base = jax_losses(cell, batch, unroll=1)
@@ -176,15 +176,59 @@ def test_a_jax_run_times_each_mode_without_tensorflow(impl):
 
 
 def test_the_training_jobs_imports_hold_no_tensorflow():
-    """The import graph of a jax_scan training job (workflow/scripts/train.py's modules)."""
+    """The import graph of a training job of the JAX apis (workflow/scripts/train.py's
+    modules; keras_jax's Keras on JAX too)."""
     code = ("import sys\n"
             "from rnnbench import bench, data, interrupt, metadata, schema\n"
             "bench.import_jax('cpu', 1)\n"
-            "from rnnbench import jax_model\n"
+            "from rnnbench import jax_model, keras_model\n"
+            "keras_model.import_keras_jax()  # api keras_jax's jobs\n"
             "assert 'tensorflow' not in sys.modules, sorted(m for m in sys.modules if 'tensorflow' in m)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env={**os.environ, **SCRIPTS})
     assert proc.returncode == 0, proc.stderr
+
+
+TENSORFLOW_JOB = """
+import sys
+from rnnbench import bench, data, grid
+from rnnbench.schema import validate_result
+bench.keep_jax_out()  # as train.py does for every api but grid.JAX_APIS
+cell = {"cell": "basic_lstm", "batch_size": 4, "max_len": 5, "sequence_length": 3,
+        "num_units": 4, "input_dim": 3, "api": sys.argv[1],
+        "tf_version": grid.DEFAULT_TF_VERSION, **grid.ABLATION_DEFAULTS, "dataset": "tiny"}
+protocol = {"steps": 2, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
+            "hook_every": 2, "device": "cpu", "seed": 0, "log_every": 2, "grappler_alone": False}
+arrays = data.make_dataset(max_len=5, sequence_length=3, input_dim=3, num_classes=4,
+                           num_samples=4, seed=1)
+result = bench.run("static", cell, arrays, protocol, {"git": None, "image_sha256": None})
+result.update(cell_id="tiny", repeat=1, job_threads=1, data={"path": "x", "sha256": "y"})
+validate_result(result)
+assert sys.modules["jax"] is None, "jax was imported"
+assert "jaxlib" not in sys.modules and "tensorflow" in sys.modules
+try:
+    import jax
+except ImportError:
+    print("refused")
+"""
+
+
+def test_a_tensorflow_job_runs_without_jax():
+    """TensorFlow imports JAX when it can (TFLite's converter, 0.8 s of each import here): a
+    TensorFlow job keeps it out (bench.keep_jax_out), and trains as before. (train.py does
+    so for every TensorFlow api: the keras api's jobs run so in the tiny workflow.)"""
+    proc = subprocess.run([sys.executable, "-c", TENSORFLOW_JOB, "compat_v1"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **SCRIPTS})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "refused"
+
+
+def test_jax_cannot_be_kept_out_once_imported():
+    code = "import jax\nfrom rnnbench import bench\nbench.keep_jax_out()\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **SCRIPTS})
+    assert proc.returncode == 1 and "jax was imported before bench.keep_jax_out" in proc.stderr
 
 
 def standalone(workdir):
@@ -198,13 +242,13 @@ def standalone(workdir):
 
 
 def jax_grid(workdir):
-    """A tiny grid with api [compat_v1, jax_scan] and unroll [max_len, 2] through the workflow
-    in ``workdir``. Run in the background."""
+    """A tiny grid with api [compat_v1, keras_jax, jax_scan] and unroll [max_len, 2] through
+    the workflow in ``workdir``. Run in the background."""
     import yaml
 
     from conftest import TINY, snakemake
 
-    config = {**TINY, "max_len": [4], "api": ["compat_v1", "jax_scan"],
+    config = {**TINY, "max_len": [4], "api": ["compat_v1", "keras_jax", "jax_scan"],
               "unroll": ["max_len", 2], "repeats": 2}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(workdir, "--cores", "2", check=False)
@@ -212,7 +256,7 @@ def jax_grid(workdir):
 
 
 SCENARIOS = {"test_the_standalone_script_writes_the_workflows_results": standalone,
-             "test_a_tiny_grid_with_jax_scan_runs_through_the_workflow": jax_grid}
+             "test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow": jax_grid}
 
 
 def should_run():
@@ -246,19 +290,36 @@ def test_the_standalone_script_writes_the_workflows_results(scenarios):
     assert len(summarize(runs)) == 2
 
 
-def test_a_tiny_grid_with_jax_scan_runs_through_the_workflow(scenarios):
-    workdir, outcome = scenarios["test_a_tiny_grid_with_jax_scan_runs_through_the_workflow"]
+def test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow(scenarios):
+    workdir, outcome = scenarios["test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow"]
     proc = outcome["proc"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     findings = (workdir / "results" / "FINDINGS.md").read_text()
     assert "## For JAX users" in findings and "total to 100,000 steps (s)" in findings
     # where it was measured names both frameworks (the jax_scan jobs import no TensorFlow)
     assert re.search(r"TensorFlow 2\.\d+\.\d+( \(Keras [^)]*\))?, JAX \d+\.\d+", findings)
+    assert re.search(r"JAX \d+\.\d+\.\d+ \(Keras \d", findings)  # keras_jax's Keras
     assert (workdir / "results" / "plots" / "jax_unroll.svg").stat().st_size > 0
     import pandas as pd
 
     summary = pd.read_csv(workdir / "results" / "summary.csv", dtype={"unroll": str})
-    assert set(summary["api"]) == {"compat_v1", "jax_scan"}
+    assert set(summary["api"]) == {"compat_v1", "keras_jax", "jax_scan"}
+    # keras_jax: Keras on JAX, unroll=True against unroll=False, in For Keras users; its jobs
+    # ran without TensorFlow
+    assert re.search(r"- [^\n]*keras_jax[^\n]*: unroll=True takes", findings)
+    runs = pd.read_csv(workdir / "results" / "measurements.csv")
+    on_jax = runs[runs["api"].isin(["keras_jax", "jax_scan"])]
+    assert on_jax["tensorflow_version"].isna().all() and on_jax["jax_version"].notna().all()
+    keras = runs[runs["api"] == "keras_jax"]
+    assert keras["keras_version"].notna().all() and len(keras) == 4  # 2 repeats x 2
+    # the compilation is timed alone and is part of the first call; static's unrolled
+    # program is the larger; both start from the same weights and batch
+    assert (keras["graph_optimisation_s"] > 0).all()
+    assert (keras["graph_optimisation_s"] < keras["first_step_s"]).all()
+    by_impl = keras.groupby("impl")
+    assert by_impl["node_count"].min()["static"] > by_impl["node_count"].max()["dynamic"]
+    assert by_impl["first_loss"].max()["static"] == pytest.approx(
+        by_impl["first_loss"].min()["dynamic"], rel=1e-5)
     jax = summary[summary["api"] == "jax_scan"].set_index("unroll")
     assert set(jax.index) == {"max_len", "2"}
     # unroll 2's dynamic runs are the reference cell's (the same loop), not measured again
@@ -274,6 +335,8 @@ def test_a_tiny_grid_with_jax_scan_runs_through_the_workflow(scenarios):
     ({"batch_size": [64]}, "batch_size: 64 is above num_samples 32"),
     ({"steps": 1}, "preset: steps: 1 is less than the minimum of 2"),
     ({"repeats": 0}, "preset: repeats: 0 is less than the minimum of 1"),
+    ({"api": ["jax_scan", "keras"]}, "preset: api: 'keras' is not one of ['keras_jax', "
+                                     "'jax_scan'] (this script runs no TensorFlow)"),
 ])
 def test_the_standalone_script_refuses_a_bad_preset_before_any_run(tmp_path, change, message):
     preset = {**json.loads((REPO / "presets/jax-tiny.json").read_text()), **change}

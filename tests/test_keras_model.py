@@ -133,3 +133,55 @@ def test_inference_times_the_forward_pass_alone_in_each_keras_api(scenarios):
             assert inference["flop"] == pytest.approx(train["flop"] / 3)
             assert inference["fetches"] == ["loss"] and inference["steps"] == 3
             assert all(phase > 0 for phase in inference["phases"])
+
+
+def keras_jax_probe(workdir):
+    """tests/keras_jax_probe.py's losses, from a fresh Python (Keras on JAX; ``workdir``
+    unused). Run in the background from the session's start."""
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "keras_jax_probe.py")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "workflow" / "scripts")})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+SCENARIOS.update({name: keras_jax_probe for name in (
+    "test_keras_jax_computes_compat_v1s_lstm_loss", "test_keras_jax_gru_unroll_agrees",
+    "test_keras_jax_masks_the_padding", "test_keras_jax_inference_leaves_the_weights")})
+
+
+def test_keras_jax_computes_compat_v1s_lstm_loss(scenarios):
+    """api keras_jax (Keras 3 on JAX, a jax.jit step): from compat_v1's weights and batch,
+    compat_v1's loss before and after one Adam step, to 1e-5, for unroll=True and False,
+    with mixed and with equal sequence lengths."""
+    side = scenarios["test_keras_jax_computes_compat_v1s_lstm_loss"][1]
+    assert side["tensorflow"] is False
+    for lengths, spec in (("mixed", {"uniform": [1, 5]}), ("equal", 5)):
+        expected = compat_v1_losses("lstm", spec)
+        for unroll in ("True", "False"):
+            got = side["losses"][f"lstm {lengths} {unroll}"]
+            assert got == pytest.approx(expected["static"], rel=1e-5), (lengths, unroll)
+            assert got[1] != got[0]  # the Adam update changed the weights
+
+
+def test_keras_jax_gru_unroll_agrees(scenarios):
+    """Keras's GRU (reset_after=True) is not TF1's GRUCell: unroll=True against False."""
+    side = scenarios["test_keras_jax_gru_unroll_agrees"][1]
+    static, dynamic = (side["losses"][f"gru mixed {u}"] for u in ("True", "False"))
+    assert static == pytest.approx(dynamic, rel=1e-5) and static[1] != static[0]
+
+
+def test_keras_jax_masks_the_padding(scenarios):
+    """Changing the inputs beyond each sequence_length leaves the first loss unchanged."""
+    side = scenarios["test_keras_jax_masks_the_padding"][1]
+    for unroll in ("True", "False"):
+        assert side["padded"][unroll] == pytest.approx(side["losses"][f"lstm mixed {unroll}"][0],
+                                                       rel=1e-6)
+
+
+def test_keras_jax_inference_leaves_the_weights(scenarios):
+    """Mode inference's step: training's first loss, and no update (the same loss again)."""
+    side = scenarios["test_keras_jax_inference_leaves_the_weights"][1]
+    first, second = side["inference"]
+    assert first == pytest.approx(side["losses"]["lstm mixed False"][0], rel=1e-6)
+    assert second == first

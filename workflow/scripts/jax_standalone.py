@@ -1,5 +1,5 @@
-"""The jax_scan measurement without Snakemake or TensorFlow, for a machine that has JAX and
-numpy only (a GPU machine without TensorFlow): it expands a preset into cells as the workflow
+"""The JAX apis' measurement without Snakemake or TensorFlow, for a machine that has JAX and
+numpy only (a GPU machine without TensorFlow; Keras 3 too for api keras_jax): it expands a preset into cells as the workflow
 does (rnnbench.grid), makes the same datasets (rnnbench.data), runs each (cell,
 implementation, repeat) in a fresh Python with bench.run, repeat by repeat, and writes the
 workflow's result JSONs, which `rnnbench/compare.py` and the workflow's aggregation read
@@ -10,9 +10,9 @@ Usage (from the repository root):
     python workflow/scripts/jax_standalone.py PRESET.json OUT
 
 PRESET.json holds config keys (config.yaml's names: cell, batch_size, max_len,
-sequence_length, num_units, input_dim, unroll, mode, repeats, steps, min_measure_s,
-warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan, every other
-ablation at its reference. It writes OUT/runs/<protocol>/<cell>/<static|dynamic>/
+sequence_length, num_units, input_dim, unroll, mode, api, repeats, steps, min_measure_s,
+warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan unless the preset
+lists keras_jax too (grid.JAX_APIS: no TensorFlow), every other ablation at its reference. It writes OUT/runs/<protocol>/<cell>/<static|dynamic>/
 repeat<N>.json, OUT/data/ (the datasets, with their sha256 sidecars) and OUT/standalone.json
 (what ran: the preset, each run's wall time, the versions). Results are checked against the
 result schema where jsonschema and PyYAML are installed (the venv; they are not needed).
@@ -38,7 +38,7 @@ SETTINGS = {"repeats": 3, "steps": 500, "min_measure_s": 1.0, "warmup_steps": 40
             "max_warmup_steps": 500, "num_samples": 1000, "seed": 0, "device": "cpu"}
 """The defaults of the preset's protocol keys (config.yaml's)."""
 AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "unroll",
-        "mode")
+        "mode", "api")
 """The preset's grid axes; each a list, as in config.yaml."""
 
 
@@ -49,16 +49,17 @@ where jsonschema or PyYAML is missing and the schema cannot be read."""
 
 
 def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
-    """The full config (api jax_scan, every other axis at its reference) and its cells
-    (grid.cells) of a preset, checked as the workflow checks a config before any run: by
-    config.schema.yaml (with jsonschema and PyYAML, as in the venv; otherwise LIGHT_MINIMUMS,
-    min_measure_s a number, mode and device by name) and by grid.check_config (no
-    dependencies: min_measure_s finite, batch_size <= num_samples, sequence_length <=
-    max_len, integers, a grid with cells).
+    """The full config (api jax_scan unless the preset lists JAX apis, every other axis at
+    its reference) and its cells (grid.cells) of a preset, checked as the workflow checks a
+    config before any run: by config.schema.yaml (with jsonschema and PyYAML, as in the
+    venv; otherwise LIGHT_MINIMUMS, min_measure_s a number, mode and device by name) and by
+    grid.check_config (no dependencies: min_measure_s finite, batch_size <= num_samples,
+    sequence_length <= max_len, integers, a grid with cells).
 
     Raises:
         ValueError: ``preset: <key>: <value> ...``, naming a key the preset may not set, an
-            axis that is not a list, a missing axis, or a value the checks refuse.
+            axis that is not a list, a missing axis, an api with TensorFlow, or a value the
+            checks refuse.
     """
     unknown = set(preset) - set(SETTINGS) - set(AXES)
     if unknown:
@@ -70,6 +71,10 @@ def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
     for axis in AXES:
         if axis in preset and not isinstance(preset[axis], list):
             raise ValueError(f"preset: {axis}: {preset[axis]!r} is not a list")
+    for api in preset.get("api", []):
+        if api not in grid.JAX_APIS:
+            raise ValueError(f"preset: api: {api!r} is not one of {list(grid.JAX_APIS)} (this "
+                             "script runs no TensorFlow)")
     config = {**SETTINGS, **{axis: [default] for axis, default in grid.ABLATION_DEFAULTS.items()},
               "hook_every": 100, "grappler_alone": False, "ablation_design": "product",
               "api": ["jax_scan"], "tf_version": [grid.DEFAULT_TF_VERSION], "claims": [],
@@ -146,22 +151,27 @@ def one_run(job: dict) -> None:
     tmp.replace(out)
 
 
-def check_jax(device: str) -> None:
-    """Import JAX for ``device`` in a fresh Python, as each run does (bench.import_jax), once
-    before any dataset or run: a machine without JAX, or a device: gpu where JAX sees no GPU,
-    stops here with JAX's own words instead of failing every run.
+def check_jax(device: str, keras: bool = False) -> None:
+    """Import JAX for ``device`` in a fresh Python, as each run does (bench.import_jax), and
+    with ``keras`` Keras on it (keras_model.import_keras_jax), once before any dataset or run:
+    a machine without JAX or Keras, or a device: gpu where JAX sees no GPU, stops here with
+    their own words instead of failing every run.
 
     Raises:
-        ValueError: naming device and the import's last error lines.
+        ValueError: naming device (and api keras_jax) and the import's last error lines.
     """
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from rnnbench import bench; "
-            "jax = bench.import_jax(sys.argv[2], 1); print(jax.__version__, jax.devices())")
+            "jax = bench.import_jax(sys.argv[2], 1); print(jax.__version__, jax.devices())"
+            + ("; from rnnbench import keras_model; print('Keras', "
+               "keras_model.import_keras_jax().__version__)" if keras else ""))
     proc = subprocess.run([sys.executable, "-c", code, str(REPO / "workflow" / "scripts"),
                            device], capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise ValueError(f"device: {device!r}: JAX does not start in {sys.executable}:\n{last}")
-    print(f"jax_standalone: JAX {proc.stdout.strip()}", flush=True)
+        what = "JAX and Keras on it (api keras_jax)" if keras else "JAX"
+        raise ValueError(f"device: {device!r}: {what} does not start in {sys.executable}:"
+                         f"\n{last}")
+    print(f"jax_standalone: JAX {' '.join(proc.stdout.split(chr(10))).strip()}", flush=True)
 
 
 def _die_with_parent() -> None:
@@ -210,7 +220,7 @@ def main(preset_path: str, out_dir: str) -> int:
                for run in plan(config, cells)}
     pending = [run for run, target in targets.items() if not target.exists()]
     if pending:  # (resumed with every run measured before: nothing to check)
-        check_jax(config["device"])
+        check_jax(config["device"], "keras_jax" in config["api"])
     out.mkdir(parents=True, exist_ok=True)
     lock = (out / "standalone.lock").open("w")  # held until this process ends, even killed
     try:

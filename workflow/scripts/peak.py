@@ -7,13 +7,14 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
-from rnnbench.bench import check_tensorflow  # noqa: E402
+from rnnbench.bench import check_tensorflow, keep_jax_out  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
 exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1
 tf_version = snakemake.wildcards.tf_version
+keep_jax_out()  # as train.py's TensorFlow jobs
 tf = import_tf()
 check_tensorflow(tf, tf_version)
 peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,

@@ -43,13 +43,14 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from functools import partial
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from rnnbench import metadata, roofline, steady
-from rnnbench.grid import hook_step
+from rnnbench.grid import JAX_APIS, hook_step
 from rnnbench.model import build_loss, import_tf, load_initial_weights, session_config
 
 SCHEMA_VERSION = 5
@@ -181,7 +182,8 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
     Args:
         impl: "static" or "dynamic".
         cell: cell, batch_size, max_len, num_units, input_dim, api (compat_v1: rnnbench.model
-            in a TF1 Session; keras / keras_xla: rnnbench.keras_model, see _run_keras),
+            in a TF1 Session; keras / keras_xla: rnnbench.keras_model, see _run_keras;
+            keras_jax / jax_scan: see _run_jax),
             tf_version (major.minor: the TensorFlow the job must be running), and
             the ablation axes of
             grid.ABLATION_DEFAULTS (loop_bound, pass_sequence_length, meta_optimizer,
@@ -207,7 +209,7 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         raise ValueError(f"inputs: shape {arrays['inputs'].shape} does not match [*, {expected}]")
     if cell["api"] == "compat_v1":
         return _run_compat_v1(impl, cell, arrays, protocol, workflow_meta)
-    if cell["api"] == "jax_scan":
+    if cell["api"] in JAX_APIS:
         return _run_jax(impl, cell, arrays, protocol, workflow_meta)
     return _run_keras(impl, cell, arrays, protocol, workflow_meta)
 
@@ -244,17 +246,44 @@ def import_jax(device: str, intra_op: int) -> ModuleType:
     return jax
 
 
+def keep_jax_out() -> None:
+    """Make ``import jax`` raise ImportError in this process: what a TensorFlow job does
+    before it imports TensorFlow.
+
+    TensorFlow imports JAX whenever it is installed (tensorflow/lite/python/util.py tries
+    ``from jax import jit`` for TFLite's JAX converter, and falls back to None on
+    ImportError). With JAX in the venv for the JAX apis, that made TensorFlow's import 4.0 s
+    instead of 3.3 s here (medians of 10 interleaved pairs of ``python -c "import
+    tensorflow"`` with and without ``sys.modules["jax"] = None``: 0.8 s of every job), and
+    loaded XLA's CPU runtime beside TensorFlow's in a process that times TensorFlow. The job
+    scripts (train.py for every api but grid.JAX_APIS, peak.py) call it before importing
+    TensorFlow; the tests, which import both frameworks in one process, do not. The Python convention used: a ``None`` in ``sys.modules`` makes the
+    import of that name raise ImportError (the import system's reference, "sys.modules").
+
+    Raises:
+        RuntimeError: if JAX was imported already (a TensorFlow job that did so would time
+            another process than the workflow's).
+    """
+    if sys.modules.get("jax") is not None:
+        raise RuntimeError("jax was imported before bench.keep_jax_out: the TensorFlow job "
+                           "would carry JAX")
+    sys.modules["jax"] = None
+
+
 def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
              workflow_meta: dict[str, Any]) -> dict[str, Any]:
-    """run() for api jax_scan: rnnbench.jax_model's train step (in mode inference its forward
-    pass and loss), jit-compiled ahead of time; TensorFlow is never imported. Phases, with
-    ``time.perf_counter``:
+    """run() for the apis on JAX, jit-compiled ahead of time (jax_model.compile_step);
+    TensorFlow is never imported. jax_scan: rnnbench.jax_model's train step; keras_jax: the
+    keras api's layer, loss and Adam on Keras's JAX backend (keras_model.jax_train_step),
+    unroll=True for static, False for dynamic. In mode inference, the forward pass and loss
+    alone. Phases, with ``time.perf_counter``:
 
-    - ``session_setup_s``: the initial weights (jax_model.initial_params, compat_v1's), Adam's
+    - ``session_setup_s``: the initial weights (compat_v1's: jax_model.initial_params, or
+      keras_model.initial_layer_weights in the Keras layer, built here), the optimizer's
       slots, and the dataset moved to the device in num_samples // batch_size batches (each
       step takes the next one: no input pipeline inside the timed steps).
     - ``graph_construction_s``: tracing and lowering to StableHLO (``jit(...).lower``): the
-      scan body written unroll times for static.
+      scan body written unroll times for static (keras_jax: max_len times).
     - ``graph_optimisation_s``: XLA's compilation (``.compile()``), timed alone and part of
       the first step, as Grappler's is for compat_v1.
     - ``first_step_s``: the compilation plus the first call, so that graph construction,
@@ -272,20 +301,34 @@ def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dic
     rss_before_import_mb = metadata.peak_rss_mb()
     noise_before = metadata.noise_probe()
     jax = import_jax(protocol["device"], cell["intra_op_parallelism_threads"])
-    from rnnbench import jax_model
+    from rnnbench import jax_model, keras_model
 
+    keras = keras_model.import_keras_jax() if cell["api"] == "keras_jax" else None
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size, max_len = cell["batch_size"], cell["max_len"]
     unroll = scan_unroll(impl, cell)
     train = cell["mode"] == "train"
-    log.info("%s %s (jax_scan, unroll %d): building the step (max_len %d)", impl, cell["cell"],
-             unroll, max_len)
+    log.info("%s %s (%s, unroll %d): building the step (max_len %d)", impl, cell["cell"],
+             cell["api"], unroll, max_len)
 
     start = time.perf_counter()
-    initial = jax_model.initial_params(cell["cell"], cell["input_dim"], cell["num_units"],
-                                       protocol["seed"])
-    params = jax.device_put(initial)
-    opt_state = jax_model.adam_init(params)
+    if keras is None:
+        initial = jax_model.initial_params(cell["cell"], cell["input_dim"], cell["num_units"],
+                                           protocol["seed"])
+        params = jax.device_put(initial)
+        opt_state = jax_model.adam_init(params)
+        train_step = partial(jax_model.train_step if train else jax_model.inference_step,
+                             cell=cell["cell"], unroll=unroll)
+    else:
+        layer = keras_model.make_layer(keras, cell["cell"], cell["num_units"],
+                                       impl == "static")
+        layer.build((batch_size, max_len, cell["input_dim"]))
+        weights = keras_model.initial_layer_weights(layer, cell["cell"], cell["input_dim"],
+                                                    cell["num_units"], protocol["seed"])
+        layer.set_weights(weights)
+        initial = {f"{i}:0": w for i, w in enumerate(weights)}
+        train_step, params, opt_state = keras_model.jax_train_step(
+            keras, layer, max_len, cell["pass_sequence_length"], train)
     lengths = (arrays["sequence_length"] if cell["pass_sequence_length"]
                else np.full_like(arrays["sequence_length"], max_len))
     batches = [jax.device_put((arrays["inputs"][k:k + batch_size], lengths[k:k + batch_size],
@@ -297,8 +340,7 @@ def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dic
 
     with heartbeat("tracing and compilation"):
         start = time.perf_counter()
-        built = jax_model.compile_train_step(cell["cell"], unroll, params, opt_state,
-                                             *batches[0], train=train)
+        built = jax_model.compile_step(train_step, params, opt_state, *batches[0])
         params, opt_state, loss = built.step(params, opt_state, *batches[0])
         first_loss = float(loss)
         first_step_s = time.perf_counter() - start - built.trace_s
@@ -579,7 +621,7 @@ def _record(tf: ModuleType | None, impl: str, cell: dict, protocol: dict, workfl
                             else metadata.jax_info(protocol["device"]))
     meta.update(
         # the Keras that trained a keras api model (TF 2.12 imports its Keras 2 for compat_v1
-        # too); None for compat_v1 and jax_scan
+        # too, and keras_jax's is Keras on JAX); None for compat_v1 and jax_scan
         keras_version=(sys.modules["keras"].__version__ if cell["api"].startswith("keras")
                        else None),
         git=workflow_meta["git"],

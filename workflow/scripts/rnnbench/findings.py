@@ -420,16 +420,20 @@ def _breakeven_text(cell: pd.Series) -> str:
 SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
 
 
+KERAS_APIS = ("keras", "keras_xla", "keras_jax")
+"""The apis of 'For Keras users' (keras_lines): a Keras layer, unroll=True against False."""
+
+
 def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                 labels: dict[str, str] | None = None) -> list[str]:
-    """'For Keras users': per keras / keras_xla cell without ablations, unroll=True (static)
+    """'For Keras users': per cell of KERAS_APIS without ablations, unroll=True (static)
     against unroll=False (dynamic): setup and step ratios with 95 % intervals and break-even;
     and, where the grid has the same cell in compat_v1, Keras's unroll=False step against
     dynamic_rnn's (Keras runs the padded length, dynamic_rnn the batch's longest sequence).
     Cells are named by ``labels`` (cell_labels; default: by api, max_len and
     sequence_length). Empty without keras cells."""
     lines = []
-    plain = summary[summary["api"].isin(["keras", "keras_xla"]) & (summary["ablations"] == "")]
+    plain = summary[summary["api"].isin(KERAS_APIS) & (summary["ablations"] == "")]
     labels = labels or cell_labels(plain, ("api", "max_len", "sequence_length"))
     for _, cell in plain.iterrows():
         setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
@@ -579,14 +583,15 @@ def _hosts(runs: pd.DataFrame) -> str:
 
 
 def _software(runs: pd.DataFrame) -> str:
-    """'TensorFlow 2.21.0 (Keras 3.15.1), JAX 0.10.2', one entry per release the runs used
-    (JAX for api jax_scan's runs, which import no TensorFlow), and the Apptainer images'
-    sha256 (or 'no container')."""
+    """'TensorFlow 2.21.0 (Keras 3.15.1), JAX 0.10.2 (Keras 3.15.1)', one entry per release
+    the runs used (JAX for the runs of grid.JAX_APIS, which import no TensorFlow; Keras
+    where a keras api ran on it), and the Apptainer images' sha256 (or 'no container')."""
     parts = []
-    for release, group in runs.groupby("tensorflow_version", sort=True):
-        keras = sorted(set(group["keras_version"].dropna()))
-        parts.append(f"TensorFlow {release}" + (f" (Keras {', '.join(keras)})" if keras else ""))
-    parts += [f"JAX {release}" for release in sorted(set(runs["jax_version"].dropna()))]
+    for framework, column in (("TensorFlow", "tensorflow_version"), ("JAX", "jax_version")):
+        for release, group in runs.groupby(column, sort=True):
+            keras = sorted(set(group["keras_version"].dropna()))
+            parts.append(f"{framework} {release}"
+                         + (f" (Keras {', '.join(keras)})" if keras else ""))
     images = sorted(set(runs["image_sha256"].dropna()))
     where = ("no container (bare run)" if not images else "Apptainer image" + (
         "s" if len(images) > 1 else "") + " sha256 " + ", ".join(f"{i[:16]}..." for i in images))
@@ -722,10 +727,11 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     if keras:
         out += ["## For Keras users", "",
                 "A Keras LSTM / GRU layer trained in a tf.function (api keras; keras_xla: with "
-                "jit_compile=True), unroll=True against unroll=False, measured as above (same "
-                "device, TensorFlow, threads, data and initial weights). Keras runs the whole "
-                "padded length either way, masked: the loop-bound saving of dynamic_rnn does "
-                "not apply.", ""] + keras + [""]
+                "jit_compile=True; keras_jax: on Keras's JAX backend, in a jax.jit step), "
+                "unroll=True against unroll=False, measured as above (same device, threads, "
+                "data and initial weights). Keras runs the whole padded length either way, "
+                "masked: the loop-bound saving of dynamic_rnn does not apply.", "",
+                *keras, ""]
     jax = jax_lines(summary, labels)
     if jax:
         out += ["## For JAX users", "",

@@ -50,7 +50,10 @@ RATIO_CLAIM_API = "compat_v1"
 seeds' claims are about static_rnn and dynamic_rnn (findings.claim_table, compare.compare;
 config_warnings names the ratio claims of a grid without such a cell)."""
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
-                "jax_scan": "_jaxscan"}
+                "keras_jax": "_kerasjax", "jax_scan": "_jaxscan"}
+JAX_APIS = ("keras_jax", "jax_scan")
+"""The apis on JAX (bench._run_jax): their jobs never import TensorFlow, and the TensorFlow
+jobs of the other apis never import JAX (bench.keep_jax_out)."""
 # Each api's own words for the two implementations and the setup phases (bench: compat_v1
 # builds a graph and a Session; the keras apis trace a tf.function and compile it on its first
 # call), for tables, chart titles and FINDINGS.
@@ -69,6 +72,11 @@ API_WORDS = {
                   "first_step_s": "first call (XLA compilation)",
                   "graph_optimisation_s": "Grappler (timed alone)",
                   "first_step_rest_s": "first call (rest)"},
+    "keras_jax": {"static": "unroll=True", "dynamic": "unroll=False",
+                  "graph_construction_s": "tracing and lowering",
+                  "session_setup_s": "model setup",
+                  "first_step_s": "XLA compilation + first call",
+                  "graph_optimisation_s": "XLA compilation", "first_step_rest_s": "first call"},
     "jax_scan": {"static": "scan unroll=k", "dynamic": "scan unroll=1",
                  "graph_construction_s": "tracing and lowering",
                  "session_setup_s": "parameter setup",
@@ -82,7 +90,7 @@ STATIC_INVARIANT_AXES = ("loop_bound", "parallel_iterations", "swap_memory")
 # Ablations that only tf.compat.v1's static_rnn / dynamic_rnn and Session have: a keras cell
 # away from these defaults is left out of the grid (cells()).
 COMPAT_V1_ONLY = ("loop_bound", "fetches", "parallel_iterations", "swap_memory")
-# Ablations jax_scan lacks besides those (it has no Grappler), and the one only it has (the
+# Ablations the JAX apis lack besides those (no Grappler), and the one only jax_scan has (the
 # scan's unroll factor of static): cells away from these references in another api are left out.
 TENSORFLOW_ONLY = ("meta_optimizer",)
 JAX_ONLY = ("unroll",)
@@ -739,7 +747,8 @@ def left_out(cell: dict, config: dict) -> str | None:
     ``ablation_design`` one_at_a_time, a cell more than one varied ablation axis away from
     ABLATION_DEFAULTS (each ablation is measured against its reference alone); a cell of the
     keras apis or jax_scan with an ablation in COMPAT_V1_ONLY (they have no such setting);
-    jax_scan away from TENSORFLOW_ONLY's references or at a tf_version other than the venv's;
+    the JAX_APIS away from TENSORFLOW_ONLY's references or at a tf_version other than the
+    venv's;
     other apis away from JAX_ONLY's references; a numeric unroll >= max_len where the grid has
     unroll max_len (the scan unrolls fully either way); mode inference with fetches other than
     loss (MODES)."""
@@ -758,11 +767,11 @@ def left_out(cell: dict, config: dict) -> str | None:
     if cell["api"] != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
         return (f"api {cell['api']} has no " + ", ".join(sorted(ablated & set(COMPAT_V1_ONLY)))
                 + " setting (compat_v1 only)")
-    if cell["api"] == "jax_scan" and ablated & set(TENSORFLOW_ONLY):
-        return ("api jax_scan has no " + ", ".join(sorted(ablated & set(TENSORFLOW_ONLY)))
-                + " setting (no Grappler)")
-    if cell["api"] == "jax_scan" and cell["tf_version"] != DEFAULT_TF_VERSION:
-        return (f"api jax_scan imports no TensorFlow: it runs at tf_version "
+    if cell["api"] in JAX_APIS and ablated & set(TENSORFLOW_ONLY):
+        return (f"api {cell['api']} has no "
+                + ", ".join(sorted(ablated & set(TENSORFLOW_ONLY))) + " setting (no Grappler)")
+    if cell["api"] in JAX_APIS and cell["tf_version"] != DEFAULT_TF_VERSION:
+        return (f"api {cell['api']} imports no TensorFlow: it runs at tf_version "
                 f"{DEFAULT_TF_VERSION} only")
     if cell["api"] != "jax_scan" and ablated & set(JAX_ONLY):
         return f"api {cell['api']} has no unroll factor (jax_scan only)"

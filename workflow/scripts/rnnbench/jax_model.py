@@ -204,16 +204,24 @@ def inference_step(params: Params, opt_state: AdamState, inputs: jax.Array,
 def compile_train_step(cell: str, unroll: int, params: Params, opt_state: AdamState,
                        inputs: Any, sequence_length: Any, labels: Any,
                        train: bool = True) -> CompiledStep:
-    """jit ``train_step`` (with ``train`` False: ``inference_step``) for ``cell`` and
-    ``unroll`` and build it for these arguments' shapes and dtypes, timing the phases apart:
-    ``step(params, opt_state, inputs, sequence_length, labels)`` then runs without tracing or
-    compiling (it accepts only those shapes and dtypes). Arrays as for ``loss``; numpy arrays
-    are moved to the device before the timing, so neither phase includes the backend's
-    start-up.
+    """``train_step`` (with ``train`` False: ``inference_step``) for ``cell`` and ``unroll``,
+    built by compile_step for these arguments' shapes and dtypes (arrays as for ``loss``)."""
+    return compile_step(partial(train_step if train else inference_step, cell=cell,
+                                unroll=unroll),
+                        params, opt_state, inputs, sequence_length, labels)
+
+
+def compile_step(step: Callable[..., Any], *args: Any) -> CompiledStep:
+    """jit ``step`` and build it for ``args``' shapes and dtypes, timing tracing-and-lowering
+    and XLA's compilation apart; the returned ``step(*args)`` then runs without tracing or
+    compiling (it accepts only those shapes and dtypes). ``args`` (pytrees of arrays) are
+    moved to the device before the timing, so neither phase includes the backend's start-up.
+    Used for api jax_scan's step (compile_train_step) and keras_jax's
+    (keras_model.jax_train_step).
     """
-    args = jax.device_put((params, opt_state, inputs, sequence_length, labels))
+    args = jax.device_put(args)
     jax.block_until_ready(args)
-    jitted = jax.jit(partial(train_step if train else inference_step, cell=cell, unroll=unroll))
+    jitted = jax.jit(step)
     start = time.perf_counter()
     lowered = jitted.lower(*args)
     traced = time.perf_counter()

@@ -7,10 +7,15 @@ layer's last output (the final ``h``, so classes = num_units), the loss the mean
 softmax cross-entropy, the optimizer Adam with TF1's ``AdamOptimizer`` defaults (learning
 rate 0.001, epsilon 1e-8; Keras's own default epsilon is 1e-7), in one
 ``tf.function``-compiled train step. api ``keras_xla``: the same train step with
-``jit_compile=True`` (XLA).
+``jit_compile=True`` (XLA). api ``keras_jax``: the same layer, loss and optimizer on Keras's
+JAX backend (``KERAS_BACKEND=jax``), in one ``jax.jit``-compiled train step written with
+Keras 3's stateless API (``Layer.stateless_call``, ``Optimizer.stateless_apply``, after
+Keras's guide "Writing a training loop from scratch in JAX"); TensorFlow is never imported.
 
-Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)``. Keras runs
-the full padded length either way: its TensorFlow backend (``keras/src/backend/tensorflow/
+Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)`` (keras_jax:
+the same mask from ``keras.ops``). Keras runs the full padded length either way (its JAX
+backend, ``keras/src/backend/jax/rnn.py``, likewise: a ``jax.lax.scan`` over max_len, or a
+Python loop for unroll=True, keeping each ended sample's state): its TensorFlow backend (``keras/src/backend/tensorflow/
 rnn.py``) passes no ``input_length`` with a mask, so the ``tf.while_loop``'s
 ``maximum_iterations`` is the padded length, and it keeps each sample's state with
 ``tf.where(mask_t, new, old)`` once its sequence has ended. The loop-bound saving of
@@ -37,7 +42,7 @@ import numpy as np
 
 from rnnbench.model import CELLS, initial_weights
 
-APIS = ("compat_v1", "keras", "keras_xla", "jax_scan")
+APIS = ("compat_v1", "keras", "keras_xla", "keras_jax", "jax_scan")
 """Every api a cell can be written in: compat_v1 (rnnbench.model), the keras apis (this
 module) and jax_scan (rnnbench.jax_model)."""
 FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forget gate
@@ -62,6 +67,29 @@ def import_tf_keras() -> tuple[ModuleType, ModuleType]:
 
     tf.get_logger().setLevel("ERROR")
     return tf, keras
+
+
+def import_keras_jax() -> ModuleType:
+    """Import Keras 3 on its JAX backend (``KERAS_BACKEND=jax``, set before the import), for
+    api keras_jax; import JAX first with bench.import_jax (its device and thread flags).
+    Returns the ``keras`` module.
+
+    Raises:
+        RuntimeError: if Keras was imported already on another backend, or Keras imported
+            TensorFlow (a keras_jax job never imports it).
+    """
+    if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != "jax":
+        raise RuntimeError("keras was imported before KERAS_BACKEND=jax was set: run api "
+                           "keras_jax in a process of its own")
+    os.environ["KERAS_BACKEND"] = "jax"
+    import keras
+
+    if keras.backend.backend() != "jax" or "tensorflow" in sys.modules:
+        raise RuntimeError(f"keras {keras.__version__} runs on backend "
+                           f"{keras.backend.backend()!r} with tensorflow "
+                           f"{'imported' if 'tensorflow' in sys.modules else 'not imported'}: "
+                           "api keras_jax needs backend 'jax' and no TensorFlow")
+    return keras
 
 
 def configure(tf: ModuleType, device: str, intra_op: int, inter_op: int,
@@ -180,3 +208,48 @@ def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int
         return loss
 
     return tf.function(train_step if train else loss_of, jit_compile=xla), optimizer
+
+
+def jax_train_step(keras: ModuleType, layer: Any, max_len: int,
+                   pass_sequence_length: bool = True, train: bool = True
+                   ) -> tuple[Any, tuple[list, list], list]:
+    """api keras_jax's step: build_train_step's loss and Adam update on Keras's JAX backend,
+    as a pure function for ``jax.jit`` (jax_model.compile_step builds and times it).
+
+    Returns ``(step, params, opt_state)``: ``step(params, opt_state, inputs,
+    sequence_length, labels)`` takes float32 [batch, max_len, input_dim], int32 [batch],
+    int32 [batch] and returns ``(params, opt_state, loss)`` (the scalar loss computed before
+    the update), as jax_model.train_step does; ``params`` is (trainable, non-trainable)
+    variable values of ``layer`` (a built keras_jax layer, its weights set), ``opt_state``
+    the optimizer's variable values. With ``train`` False (mode inference) the step computes
+    the forward pass and loss alone and returns params and opt_state unchanged.
+    """
+    import jax
+
+    optimizer = keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-8)
+    optimizer.build(layer.trainable_variables)
+    ops = keras.ops
+
+    def loss_of(trainable: list, non_trainable: list, inputs: Any, sequence_length: Any,
+                labels: Any) -> Any:
+        mask = (ops.expand_dims(ops.arange(max_len), 0) < ops.expand_dims(sequence_length, 1)
+                if pass_sequence_length else None)
+        logits, _ = layer.stateless_call(trainable, non_trainable, inputs, mask=mask)
+        return ops.mean(ops.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+
+    def train_step(params: tuple, opt_state: list, inputs: Any, sequence_length: Any,
+                   labels: Any) -> tuple[tuple, list, Any]:
+        trainable, non_trainable = params
+        value, grads = jax.value_and_grad(loss_of)(trainable, non_trainable, inputs,
+                                                   sequence_length, labels)
+        trainable, opt_state = optimizer.stateless_apply(opt_state, grads, trainable)
+        return (trainable, non_trainable), opt_state, value
+
+    def inference_step(params: tuple, opt_state: list, inputs: Any, sequence_length: Any,
+                       labels: Any) -> tuple[tuple, list, Any]:
+        return params, opt_state, loss_of(*params, inputs, sequence_length, labels)
+
+    params = ([v.value for v in layer.trainable_variables],
+              [v.value for v in layer.non_trainable_variables])
+    return (train_step if train else inference_step), params, [v.value for v in
+                                                                optimizer.variables]

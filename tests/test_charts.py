@@ -184,15 +184,22 @@ def test_rows_beside_columns_sort_by_a_key_not_by_a_list(tables):
     assert faceted == 4
 
 
-def test_the_api_chart_tells_the_apis_apart_by_dash(tables):
-    summary = pd.concat([tables[0], tables[0].assign(api="keras",
-                                                     cell_id=tables[0]["cell_id"] + "_keras")])
+def test_the_api_chart_puts_each_api_on_its_own_x(tables):
+    # on a grid of one max_len (presets/keras-cpu.yaml) a max_len axis put every api on one x
+    one = tables[0][tables[0]["max_len"] == tables[0]["max_len"].iloc[0]]
+    summary = pd.concat([one.assign(api=api, cell_id=one["cell_id"] + suffix)
+                         for api, suffix in (("jax_scan", "_jaxscan"), ("compat_v1", ""),
+                                             ("keras_jax", "_kerasjax"))])
     spec = charts.build_chart("api", summary, None).to_dict()
-    lines, points, bars = spec["spec"]["layer"]
-    assert lines["mark"]["type"] == "line" and "point" not in lines["mark"]
-    assert lines["encoding"]["strokeDash"]["legend"]["symbolType"] == "stroke"
-    assert "strokeDash" not in points["encoding"] and "strokeDash" not in bars["encoding"]
+    points, bars = spec["spec"]["layer"]
+    for layer in (points, bars):
+        assert layer["encoding"]["x"]["field"] == "api"
+        assert layer["encoding"]["x"]["sort"] == ["compat_v1", "keras_jax", "jax_scan"]
+        assert layer["encoding"]["xOffset"]["field"] == "impl"
     assert spec["facet"]["column"]["sort"] == ["setup (s)", "median step (s)"]
+    data = spec["datasets"][spec["data"]["name"]]
+    assert {row["api"] for row in data} == {"compat_v1", "keras_jax", "jax_scan"}
+    assert all(f"max_len {row['max_len']}," in row["panel"] for row in data)
 
 
 def test_setup_split_chart_stacks_the_phases_per_implementation(tables):

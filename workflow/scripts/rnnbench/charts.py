@@ -272,10 +272,12 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
 
 
 def api_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Per api (line dash) and implementation (colour): median setup seconds (for the keras
-    apis: tracing, the first call's compilation and step, and model setup) and median step
-    seconds against max_len, with 95 % t-intervals over repeats; one row per cell variant and
-    sequence_length. Cells with ablations are left out.
+    """Per api (x, in grid.API_SUFFIXES' order) and implementation (colour, side by side):
+    median setup seconds (for the keras apis: tracing, the first call's compilation and
+    step, and model setup) and median step seconds, with 95 % t-intervals over repeats; one
+    row per cell variant, max_len and sequence_length. Cells with ablations are left out.
+    (Earlier the x axis was max_len with a line dash per api: on a grid of one max_len, as
+    presets/keras-cpu.yaml, every api stood on one x, and the apis could not be told apart.)
 
     Raises:
         ValueError: if the summary holds fewer than two apis.
@@ -284,28 +286,27 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
     if plain["api"].nunique() < 2:
         raise ValueError(f"chart: api needs two apis or more, not {sorted(plain['api'].unique())}")
     data = _per_impl(plain, SETUP_AND_STEP,
-                     panel=_variant(plain.assign(api="compat_v1")) + ", sequence_length "
+                     panel=_variant(plain.assign(api="compat_v1")) + ", max_len "
+                     + plain["max_len"].astype(str) + ", sequence_length "
                      + plain["sequence_length"].astype(str),
                      api=plain["api"], max_len=plain["max_len"])
-    base = alt.Chart().encode(x=alt.X("max_len:Q", title="max_len (time steps)"),
+    order = [api for api in grid.API_SUFFIXES if api in set(plain["api"])]
+    base = alt.Chart().encode(x=alt.X("api:N", title="api", sort=order,
+                                      axis=alt.Axis(labelAngle=0)),
+                              xOffset=alt.XOffset("impl:N", sort=["static", "dynamic"]),
                               color=IMPL_COLOR)
-    y = alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log"))
-    # the dash on the lines alone, drawn as a stroke in the legend (with the points on the
-    # lines, point=True, the legend drew each api as an empty symbol: no way to tell them)
-    lines = base.mark_line().encode(y=y, strokeDash=alt.StrokeDash(
-        "api:N", sort=list(grid.API_SUFFIXES), legend=alt.Legend(
-            symbolType="stroke", symbolStrokeColor="black", symbolSize=400,
-            symbolStrokeWidth=2)))
-    points = base.mark_point(filled=True).encode(
-        y=y, tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low",
-                      "ci_high"])
+    points = base.mark_point(filled=True, size=60).encode(
+        y=alt.Y("geomean:Q", title="seconds (log)", scale=alt.Scale(type="log")),
+        tooltip=["panel", "api", "impl", "quantity", "max_len", "geomean", "ci_low",
+                 "ci_high"])
     bars = base.mark_errorbar().encode(
         y=alt.Y("ci_low:Q", title="seconds (log)", scale=alt.Scale(type="log")), y2="ci_high:Q")
     data, row = ordered_row(data, "panel")
-    return alt.layer(lines, points, bars, data=data).facet(
+    return alt.layer(points, bars, data=data).facet(
         column=alt.Column("quantity:N", title=None, sort=list(SETUP_AND_STEP.values())), row=row,
     ).resolve_scale(y="independent").properties(
-        title="static (unroll=True) against dynamic per api: setup and step time")
+        title="static against dynamic per api (static_rnn, unroll=True, scan unroll=k): "
+              "setup and step time")
 
 
 def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:

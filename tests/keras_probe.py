@@ -9,8 +9,9 @@ import json
 
 import numpy as np
 
-from rnnbench import data, keras_model
+from rnnbench import bench, data, keras_model
 
+bench.keep_jax_out()  # as a keras job (train.py); run with KERAS_BACKEND=jax (test_keras_model)
 tf, keras = keras_model.import_tf_keras()
 keras_model.configure(tf, "cpu", 1, 1)
 
@@ -55,4 +56,4 @@ def losses():
 
 
 if __name__ == "__main__":
-    print(json.dumps(losses()))
+    print(json.dumps({**losses(), "backend": keras.backend.backend()}))

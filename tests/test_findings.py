@@ -119,6 +119,21 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
     assert "Not isolated: no cell of this grid has a twin with Grappler off" in text
 
 
+def test_a_jax_grid_is_not_told_to_turn_grappler_off(tmp_path):
+    records = [make_result(impl, f"c1_{api}", repeat, api=api, step_s=(step,) * 3)
+               for api in ("keras_jax", "jax_scan")
+               for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
+    runs = results.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(results.summarize(runs), runs, [CLAIM],
+                                      {"repeats": 2, "steps": 3, "warmup_steps": 1,
+                                       "max_warmup_steps": 1})
+    assert "Not isolated by Grappler: the grid's apis run on JAX, which has none" in text
+    assert "twin with Grappler off" not in text
+    # keras_jax's setup in its own words, and in For Keras users
+    assert "times the setup of unroll=False (tracing and lowering, XLA compilation + first " \
+           "call, model setup)" in text
+
+
 def test_the_cold_fetch_pitfall_is_reported(tmp_path):
     records = [make_result(impl, "c1_fhookscold", repeat, fetches="hooks_cold",
                            step_s=(2.0,) + (0.01,) * 9)

@@ -20,10 +20,12 @@ PROBE = REPO / "tests" / "keras_probe.py"
 
 
 def keras_probe(workdir):
-    """tests/keras_probe.py's output, from a fresh Python (``workdir`` unused). Run in the
-    background from the session's start (conftest)."""
+    """tests/keras_probe.py's output, from a fresh Python (``workdir`` unused), with
+    KERAS_BACKEND=jax in its environment as a keras_jax user may have it: the keras api runs
+    on the TensorFlow backend all the same. Run in the background from the session's start
+    (conftest)."""
     proc = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ,
+                          timeout=300, env={**os.environ, "KERAS_BACKEND": "jax",
                                             "PYTHONPATH": str(REPO / "workflow" / "scripts")})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -32,7 +34,8 @@ def keras_probe(workdir):
 # test name -> scenario: conftest starts the probe once when the session starts
 SCENARIOS = {name: keras_probe for name in (
     "test_every_api_computes_the_same_lstm_loss", "test_keras_gru_unroll_true_and_false_agree",
-    "test_keras_masks_the_padding")}
+    "test_keras_masks_the_padding",
+    "test_the_keras_api_runs_on_tensorflow_whatever_keras_backend_says")}
 
 
 def should_run():
@@ -89,6 +92,10 @@ def test_every_api_computes_the_same_lstm_loss(keras_side):
             got = keras_side["lstm"][api][unroll]
             # XLA fuses and reorders float32 arithmetic; 1e-5 holds for it here too
             assert got == pytest.approx(expected["static"], rel=1e-5), (api, unroll)
+
+
+def test_the_keras_api_runs_on_tensorflow_whatever_keras_backend_says(keras_side):
+    assert keras_side["backend"] == "tensorflow"  # the probe ran with KERAS_BACKEND=jax
 
 
 def test_keras_gru_unroll_true_and_false_agree(keras_side):

@@ -1,6 +1,8 @@
 """static_rnn and dynamic_rnn compute the same function (rnnbench.model), and a timed run
 returns a schema-valid result (rnnbench.bench). Runs TensorFlow in this process."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,18 @@ def test_loop_settings_keep_the_loss(ablation):
                 model.load_initial_weights(tf, session, 0)
                 losses.append(session.run(loss))
     assert losses[1] == pytest.approx(losses[0], rel=1e-5)
+
+
+def test_inside_an_image_a_package_from_outside_it_is_refused(monkeypatch):
+    """bench.check_image_imports, which check_tensorflow and the JAX apis' runs call."""
+    import types
+
+    bench.check_image_imports()  # outside an image: nothing to check
+    monkeypatch.setenv("APPTAINER_CONTAINER", "/images/cpu.sif")
+    bench.check_image_imports()  # this venv's own packages: inside "the image's" Python
+    stray = types.ModuleType("jax")
+    stray.__file__ = "/home/user/.local/lib/python3.11/site-packages/jax/__init__.py"
+    monkeypatch.setitem(sys.modules, "jax", stray)
+    with pytest.raises(RuntimeError, match=r"jax was imported from /home/user/.local/lib/"
+                                           r"python3.11/site-packages/jax, outside the image"):
+        bench.check_image_imports()

@@ -45,6 +45,9 @@ except ValueError as error:
     raise WorkflowError(f"config: {error}")
 for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
+# the TensorFlow versions the grid's cells run at (a version whose every cell is left out,
+# e.g. a JAX api's, needs no image, no peak and no check)
+TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=grid.tf_version_key)
 
 # With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
 # builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
@@ -62,14 +65,14 @@ try:
     if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
         # the images of this Snakemake's Python; ValueError for a Python or version without one
         IMAGE = images.image_path(workflow.basedir, FLAVOR)
-        IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in config["tf_version"]}
+        IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in TF_VERSIONS}
         used = {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}  # the 2.21 image: the other rules
         images.check_deployment(used, FLAVOR, config["device"], workflow.basedir, os.environ)
         IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
     elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
         # envs/environment.yaml pins the venv's TensorFlow
         images.check_bare_tf_versions(
-            config["tf_version"],
+            TF_VERSIONS,
             grid.DEFAULT_TF_VERSION,
             CONTAINERS,
             FLAVOR,
@@ -77,7 +80,7 @@ try:
         )
     else:
         images.check_bare_tf_versions(
-            config["tf_version"], images.installed_tf_version(), CONTAINERS, FLAVOR
+            TF_VERSIONS, images.installed_tf_version(), CONTAINERS, FLAVOR
         )
 except ValueError as error:
     raise WorkflowError(str(error))
@@ -103,14 +106,14 @@ PLOTS = (
     list(CHARTS)
     + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
     + (["api"] if grid.charts_apis(list(CELLS.values())) else [])
-    + (["tf_version"] if len(config["tf_version"]) > 1 else [])
+    + (["tf_version"] if len(TF_VERSIONS) > 1 else [])
     + [f"ratio_{axis}" for axis in grid.ratio_axes(CELLS.values())]
     + (["jax_unroll"] if "jax_scan" in config["api"] else [])
 )
 PEAKS = expand(
     f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",
     threads=config["intra_op_parallelism_threads"],
-    tf_version=config["tf_version"],
+    tf_version=TF_VERSIONS,
 )
 GIT_COMMIT = git_commit(workflow.basedir)
 

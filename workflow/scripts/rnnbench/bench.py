@@ -304,6 +304,7 @@ def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dic
     from rnnbench import jax_model, keras_model
 
     keras = keras_model.import_keras_jax() if cell["api"] == "keras_jax" else None
+    check_image_imports()
     rss_after_import_mb = metadata.peak_rss_mb()
     batch_size, max_len = cell["batch_size"], cell["max_len"]
     unroll = scan_unroll(impl, cell)
@@ -386,9 +387,22 @@ def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
     if not tf.__version__.startswith(f"{tf_version}."):
         raise RuntimeError(f"tf_version {tf_version!r} was asked for, but TensorFlow "
                            f"{tf.__version__} ({os.path.dirname(tf.__file__)}) runs")
+    check_image_imports()
+
+
+def check_image_imports() -> None:
+    """Inside an Apptainer image, refuse a package of the job (TensorFlow, JAX, Keras, numpy,
+    ...: those imported so far) that came from outside the image's Python: a host PYTHONPATH,
+    or a package the image lacks, which Snakemake's search path would load from the host's
+    folders. Outside an image, nothing. Called by check_tensorflow and by the JAX apis' run.
+
+    Raises:
+        RuntimeError: naming the module and the folder it came from.
+    """
     if not os.environ.get("APPTAINER_CONTAINER"):
         return
-    for name in ("tensorflow", "numpy", "keras", "tf_keras", "jsonschema", "yaml"):
+    for name in ("tensorflow", "jax", "jaxlib", "numpy", "keras", "tf_keras", "jsonschema",
+                 "yaml"):
         path = getattr(sys.modules.get(name), "__file__", None)  # None: not imported
         where = os.path.dirname(path or "")
         if path and not where.startswith(os.path.join(sys.prefix, "")):

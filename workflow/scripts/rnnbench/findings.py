@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
+from typing import Iterable
 
 import pandas as pd
 
@@ -363,9 +364,15 @@ def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _setup_section(split: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """FINDINGS' 'Where the setup goes' from setup_split."""
+def _setup_section(split: pd.DataFrame, labels: dict[str, str],
+                   apis: Iterable[str] = ()) -> list[str]:
+    """FINDINGS' 'Where the setup goes' from setup_split; ``apis``, the grid's, say why it
+    is empty: no Grappler in grid.JAX_APIS (their XLA compilation is timed alone)."""
     if split.empty:
+        if set(apis) and set(apis) <= set(grid.JAX_APIS):
+            return ["Not isolated by Grappler: the grid's apis run on JAX, which has none; "
+                    "their XLA compilation is timed alone, apart from the first call (the "
+                    "setup_split chart, and 'For JAX users').", ""]
         return ["Not isolated: no cell of this grid has a twin with Grappler off "
                 "(meta_optimizer on and off).", ""]
     def words(phase: str) -> str:  # in the words of the apis of these cells
@@ -439,9 +446,11 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
         setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
         step = (cell["ratio_median_step_s"], cell["ratio_median_step_s_ci_low"],
                 cell["ratio_median_step_s_ci_high"])
+        phases = ", ".join(grid.api_words([cell["api"]], phase) for phase in (
+            "graph_construction_s", "first_step_s", "session_setup_s"))
         line = (f"- {labels[cell['cell_id']]}: unroll=True takes "
                 f"{setup[0]:.2f} [{setup[1]:.2f}, {setup[2]:.2f}] times the setup of "
-                f"unroll=False (tracing, first call, model), its steps "
+                f"unroll=False ({phases}), its steps "
                 f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
                 f"({SPEED[verdict('static < dynamic', step[1], step[2])]}); "
                 f"it {_breakeven_text(cell)}.")
@@ -451,7 +460,8 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
         if not theirs.empty:
             ratio, low, high = ratio_of(ours, theirs, "median_step_s")
             line += (f" Its unroll=False step takes {ratio:.2f} [{low:.2f}, {high:.2f}] times "
-                     f"dynamic_rnn's (compat_v1) in the same cell.")
+                     f"dynamic_rnn's (compat_v1) in the same cell"
+                     + (" (JAX against TensorFlow)." if cell["api"] in grid.JAX_APIS else "."))
         lines.append(line)
     return lines
 
@@ -726,11 +736,12 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     keras = keras_lines(summary, runs, labels)
     if keras:
         out += ["## For Keras users", "",
-                "A Keras LSTM / GRU layer trained in a tf.function (api keras; keras_xla: with "
-                "jit_compile=True; keras_jax: on Keras's JAX backend, in a jax.jit step), "
-                "unroll=True against unroll=False, measured as above (same device, threads, "
-                "data and initial weights). Keras runs the whole padded length either way, "
-                "masked: the loop-bound saving of dynamic_rnn does not apply.", "",
+                "A Keras LSTM / GRU layer, unroll=True against unroll=False (api keras: its "
+                "step in a tf.function; keras_xla: with jit_compile=True; keras_jax: on "
+                "Keras's JAX backend, in a jax.jit step), measured as above (same device, "
+                "threads, data and initial weights; mode inference times the forward pass "
+                "alone). Keras runs the whole padded length either way, masked: the loop-bound "
+                "saving of dynamic_rnn does not apply.", "",
                 *keras, ""]
     jax = jax_lines(summary, labels)
     if jax:
@@ -754,7 +765,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     if cold:
         out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
         out += cold + [""]
-    out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs), labels)
+    out += ["## Where the setup goes", ""] + _setup_section(setup_split(runs), labels,
+                                                            summary["api"])
     out += ["## Scaling laws", ""] + scaling_section(
         scaling_table(runs, config.get("extrapolate") or {}))
     out += ["## Stability", ""] + stability_lines(summary, runs, labels) + [""]

@@ -614,8 +614,8 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
 
 
 def cell_id(cell: dict) -> str:
-    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the keras apis add
-    ``_keras`` / ``_kerasxla``; a TensorFlow version other than DEFAULT_TF_VERSION (the
+    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the other apis add
+    their API_SUFFIXES (``_keras`` / ``_kerasxla`` / ``_kerasjax`` / ``_jaxscan``); a TensorFlow version other than DEFAULT_TF_VERSION (the
     venv's) adds ``_tf<version>``, e.g. ``_tf2.12``; then each ablation away from
     ABLATION_DEFAULTS adds a suffix,
     in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),

@@ -50,21 +50,30 @@ FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forg
 
 def import_tf_keras() -> tuple[ModuleType, ModuleType]:
     """Import TensorFlow (eager, as TF2 runs by default) and the Keras it ships with (Keras 3
-    from TF 2.16, tf.keras 2 before). Returns (tensorflow, keras).
+    from TF 2.16, tf.keras 2 before), on Keras's TensorFlow backend whatever the user's
+    ``KERAS_BACKEND`` or ``~/.keras/keras.json`` says (the api, not the machine, chooses the
+    backend: keras_jax's is import_keras_jax). Returns (tensorflow, keras).
 
     Raises:
         RuntimeError: if TensorFlow was imported with TF_USE_LEGACY_KERAS=1 (the compat_v1
-            path's legacy Keras) in this process.
+            path's legacy Keras) in this process, or Keras was imported already on another
+            backend.
     """
     if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") == "1":
         raise RuntimeError("tensorflow was imported with TF_USE_LEGACY_KERAS=1: run the keras "
                            "api in a process of its own")
     os.environ.pop("TF_USE_LEGACY_KERAS", None)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ["KERAS_BACKEND"] = "tensorflow"  # read by Keras 3 when it is first imported
     import tensorflow as tf
 
     import keras
 
+    backend = getattr(keras.backend, "backend", lambda: "tensorflow")()  # tf.keras 2: none
+    if backend != "tensorflow":
+        raise RuntimeError(f"keras {keras.__version__} was imported on backend {backend!r} "
+                           "before KERAS_BACKEND=tensorflow was set: run the keras apis in a "
+                           "process of their own")
     tf.get_logger().setLevel("ERROR")
     return tf, keras
 

@@ -60,12 +60,12 @@ def test_the_jax_loss_is_compat_v1s_before_and_after_an_adam_step(cell, sequence
 def test_every_unroll_gives_the_same_loss(cell):
     batch = batch_of({"uniform": [1, MAX_LEN]})
     base = jax_losses(cell, batch, unroll=1)
-    for unroll in (2, 4, MAX_LEN):  # 4 does not divide max_len 6
+    for unroll in (4, MAX_LEN):  # 4 does not divide max_len 6; max_len unrolls fully
         np.testing.assert_allclose(jax_losses(cell, batch, unroll), base, rtol=1e-6,
                                    err_msg=f"unroll {unroll}")
 
 
-@pytest.mark.parametrize("cell", jax_model.CELLS)
+@pytest.mark.parametrize("cell", ["basic_lstm", "gru"])  # lstm runs basic_lstm's arithmetic
 def test_padding_beyond_sequence_length_changes_nothing(cell):
     import jax
 
@@ -116,19 +116,6 @@ def test_unknown_cells_are_refused():
         jax_model.rnn({}, "lstmm", np.zeros((1, 2, 3), np.float32), np.int32([2]))
 
 
-def test_the_module_never_imports_tensorflow():
-    code = ("import sys, numpy as np\n"
-            "from rnnbench import jax_model\n"
-            "params = jax_model.initial_params('gru', 2, 4, 0)\n"
-            "jax_model.loss(params, 'gru', np.ones((1, 3, 2), np.float32), np.int32([2]),"
-            " np.int32([1])).block_until_ready()\n"
-            "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env={**os.environ,
-                                            "PYTHONPATH": str(REPO / "workflow" / "scripts")})
-    assert proc.returncode == 0, proc.stderr
-
-
 RUN_BOTH_MODES = """
 import json, sys
 from rnnbench import bench, data, grid
@@ -148,9 +135,10 @@ print(json.dumps({"tensorflow": "tensorflow" in sys.modules, "result": result}))
 """
 
 
-@pytest.mark.parametrize("impl", ["static", "dynamic"])
-def test_a_jax_run_times_each_mode_without_tensorflow(impl):
-    out = {}
+def test_a_jax_run_times_each_mode_without_tensorflow():
+    """Static (scan unroll 2) in both modes, each in a fresh Python as a job; dynamic's
+    training runs go through the tiny grid below."""
+    impl, out = "static", {}
     for mode in ("train", "inference"):
         proc = subprocess.run([sys.executable, "-c", RUN_BOTH_MODES, impl, mode],
                               capture_output=True, text=True, timeout=300,
@@ -177,7 +165,7 @@ def test_a_jax_run_times_each_mode_without_tensorflow(impl):
 
 def test_the_training_jobs_imports_hold_no_tensorflow():
     """The import graph of a training job of the JAX apis (workflow/scripts/train.py's
-    modules; keras_jax's Keras on JAX too)."""
+    modules, jax_model's; keras_jax's Keras on JAX too): no TensorFlow."""
     code = ("import sys\n"
             "from rnnbench import bench, data, interrupt, metadata, schema\n"
             "bench.import_jax('cpu', 1)\n"

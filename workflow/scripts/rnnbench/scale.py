@@ -2,11 +2,12 @@
 results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes.
 
     .venv/bin/python workflow/scripts/rnnbench/scale.py [--results 100000] [--cells 1000]
+        [--repeats 6]
 
 Writes the results into a temporary folder (not timed), then times, each in this process:
 load_results, share_runs, summarize, cumulative_time, writing the three tables, and
 findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
-num_units, 6 repeats) in another temporary folder. Prints the times (seconds); asserts nothing
+num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts nothing
 (tests/test_scale.py runs it small, to keep it working).
 """
 
@@ -137,13 +138,14 @@ def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
     return times
 
 
-def time_dry_run(cells: int, folder: Path) -> float:
+def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
     """Seconds of ``snakemake -n --cores 1`` of a grid of about ``cells`` cells (batch_size x
-    max_len x num_units, cube-rooted), 6 repeats, in ``folder``."""
+    max_len x num_units, cube-rooted), ``repeats`` repeats (config.yaml's 6: 2 x 6 training
+    jobs a cell), in ``folder``."""
     side = round(cells ** (1 / 3))
     config = {"cell": ["basic_lstm"], "batch_size": list(range(1, side + 1)),
               "max_len": list(range(2, side + 2)), "sequence_length": [2],
-              "num_units": list(range(1, side + 1)), "input_dim": [4], "repeats": 6,
+              "num_units": list(range(1, side + 1)), "input_dim": [4], "repeats": repeats,
               "num_samples": 32}
     (folder / "config.yaml").write_text(json.dumps(config))
     start = time.perf_counter()
@@ -157,6 +159,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=int, default=100_000)
     parser.add_argument("--cells", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=6,
+                        help="the dry run's repeats (2 x repeats training jobs a cell)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -168,8 +172,10 @@ def main() -> None:
             print(f"  {name}: {seconds:.1f} s")
         if args.cells:
             (folder / "dry").mkdir()
-            print(f"dry run of {round(args.cells ** (1 / 3)) ** 3} cells: "
-                  f"{time_dry_run(args.cells, folder / 'dry'):.1f} s")
+            cells = round(args.cells ** (1 / 3)) ** 3
+            print(f"dry run of {cells} cells, {args.repeats} repeats ({2 * cells * args.repeats}"
+                  f" training jobs): "
+                  f"{time_dry_run(args.cells, folder / 'dry', args.repeats):.1f} s")
 
 
 if __name__ == "__main__":

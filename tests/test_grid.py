@@ -435,3 +435,7 @@ def test_the_hook_warning_agrees_with_the_fetch_plan_and_takes_huge_step_counts(
                 assert warned == (not any(plan[1 + warmup:])), (every, warmup, steps)
     huge = default_config(fetches=["loss", "hooks"], hook_every=100, steps=10**7)
     assert not any("no measured step" in w for w in grid.config_warnings(huge))
+    # no cell fetches hooks where every hooks cell is left out: not compat_v1, or inference
+    for changes in ({"api": ["keras_jax"]}, {"mode": ["inference"]}):
+        none = default_config(fetches=["loss", "hooks"], hook_every=1000, **changes)
+        assert not any("no measured step" in w for w in grid.config_warnings(none)), changes

@@ -886,9 +886,12 @@ def config_warnings(config: dict) -> list[str]:
                        "api compat_v1 cells, and this grid has none: FINDINGS lists them as not "
                        "judged")
     # the first measured step (k = 1 + warmup_steps) at which hook_step("hooks", ...) fires
-    # (k % hook_every == 0), computed rather than listed: steps may be large
+    # (k % hook_every == 0), computed rather than listed: steps may be large. Only where a
+    # cell fetches hooks: left_out keeps them to compat_v1 (COMPAT_V1_ONLY) in mode train.
     every, first = config["hook_every"], 1 + config["warmup_steps"]
-    if "hooks" in config["fetches"] and -(-first // every) * every > first - 1 + config["steps"]:
+    hooked = ("hooks" in config["fetches"] and "compat_v1" in config["api"]
+              and "train" in config["mode"])
+    if hooked and -(-first // every) * every > first - 1 + config["steps"]:
         out.append(f"fetches hooks: with hook_every {config['hook_every']} no measured step "
                    f"(steps {1 + config['warmup_steps']} to {config['warmup_steps'] + config['steps']}"
                    ") fetches the hook set; lower hook_every to see it in the steady state")

@@ -93,7 +93,7 @@ PROTOCOL = grid.protocol_id(
 SHARED_RUNS = grid.shared_runs(CELLS)
 # static and dynamic runs of a repeat next to each other in time, repeat by repeat
 PRIORITIES = grid.job_priorities(CELLS, config["repeats"], SHARED_RUNS)
-for warning in grid.config_warnings(config):
+for warning in grid.config_warnings(config, CELLS):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = grid.datasets(config)
 RUNS = f"results/runs/{PROTOCOL}"

@@ -1,9 +1,9 @@
 """The JAX apis' measurement without Snakemake or TensorFlow, for a machine that has JAX and
-numpy only (a GPU machine without TensorFlow; Keras 3 too for api keras_jax): it expands a preset into cells as the workflow
-does (rnnbench.grid), makes the same datasets (rnnbench.data), runs each (cell,
-implementation, repeat) in a fresh Python with bench.run, repeat by repeat, and writes the
-workflow's result JSONs, which `rnnbench/compare.py` and the workflow's aggregation read
-beside any other results.
+numpy only (a GPU machine without TensorFlow; Keras 3 too for api keras_jax): it expands a
+preset into cells as the workflow does (rnnbench.grid), makes the same datasets
+(rnnbench.data), runs each (cell, implementation, repeat) in a fresh Python with bench.run,
+repeat by repeat, and writes the workflow's result JSONs, which `rnnbench/compare.py` and
+the workflow's aggregation read beside any other results.
 
 Usage (from the repository root):
 
@@ -11,12 +11,13 @@ Usage (from the repository root):
 
 PRESET.json holds config keys (config.yaml's names: cell, batch_size, max_len,
 sequence_length, num_units, input_dim, unroll, mode, api, repeats, steps, min_measure_s,
-warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan unless the preset
-lists keras_jax too (grid.JAX_APIS: no TensorFlow), every other ablation at its reference. It writes OUT/runs/<protocol>/<cell>/<static|dynamic>/
-repeat<N>.json, OUT/data/ (the datasets, with their sha256 sidecars) and OUT/standalone.json
-(what ran: the preset, each run's wall time, the versions). Results are checked against the
-result schema where jsonschema and PyYAML are installed (the venv; they are not needed).
-Exit status 1 if a run failed (its error in standalone.json; the others still run).
+warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan unless the
+preset lists keras_jax too (grid.JAX_APIS: no TensorFlow), every other ablation at its
+reference. It writes OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json, OUT/data/
+(the datasets, with their sha256 sidecars) and OUT/standalone.json (what ran: the preset,
+each run's wall time, the versions). Results are checked against the result schema where
+jsonschema and PyYAML are installed (the venv; they are not needed). Exit status 1 if a run
+failed (its error in standalone.json; the others still run).
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def check_jax(device: str, keras: bool = False) -> None:
         what = "JAX and Keras on it (api keras_jax)" if keras else "JAX"
         raise ValueError(f"device: {device!r}: {what} does not start in {sys.executable}:"
                          f"\n{last}")
-    print(f"jax_standalone: JAX {' '.join(proc.stdout.split(chr(10))).strip()}", flush=True)
+    print(f"jax_standalone: JAX {' '.join(proc.stdout.split())}", flush=True)
 
 
 def _die_with_parent() -> None:
@@ -210,7 +211,7 @@ def main(preset_path: str, out_dir: str) -> int:
     if not isinstance(preset, dict):
         raise ValueError(f"{preset_path}: a JSON object of config keys, not {preset!r:.60}")
     config, cells = expand(preset)
-    for warning in grid.config_warnings(config):  # as the workflow prints them
+    for warning in grid.config_warnings(config, cells):  # as the workflow prints them
         print(f"jax_standalone: {warning}", file=sys.stderr, flush=True)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -43,7 +43,6 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from functools import partial
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
@@ -257,8 +256,9 @@ def keep_jax_out() -> None:
     tensorflow"`` with and without ``sys.modules["jax"] = None``: 0.8 s of every job), and
     loaded XLA's CPU runtime beside TensorFlow's in a process that times TensorFlow. The job
     scripts (train.py for every api but grid.JAX_APIS, peak.py) call it before importing
-    TensorFlow; the tests, which import both frameworks in one process, do not. The Python convention used: a ``None`` in ``sys.modules`` makes the
-    import of that name raise ImportError (the import system's reference, "sys.modules").
+    TensorFlow; the tests, which import both frameworks in one process, do not. The Python
+    convention used: a ``None`` in ``sys.modules`` makes the import of that name raise
+    ImportError (the import system's reference, "sys.modules").
 
     Raises:
         RuntimeError: if JAX was imported already (a TensorFlow job that did so would time
@@ -318,8 +318,7 @@ def _run_jax(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dic
                                            protocol["seed"])
         params = jax.device_put(initial)
         opt_state = jax_model.adam_init(params)
-        train_step = partial(jax_model.train_step if train else jax_model.inference_step,
-                             cell=cell["cell"], unroll=unroll)
+        train_step = jax_model.step_function(cell["cell"], unroll, train)
     else:
         layer = keras_model.make_layer(keras, cell["cell"], cell["num_units"],
                                        impl == "static")

@@ -615,9 +615,9 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
 
 def cell_id(cell: dict) -> str:
     """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the other apis add
-    their API_SUFFIXES (``_keras`` / ``_kerasxla`` / ``_kerasjax`` / ``_jaxscan``); a TensorFlow version other than DEFAULT_TF_VERSION (the
-    venv's) adds ``_tf<version>``, e.g. ``_tf2.12``; then each ablation away from
-    ABLATION_DEFAULTS adds a suffix,
+    their API_SUFFIXES (``_keras`` / ``_kerasxla`` / ``_kerasjax`` / ``_jaxscan``); a
+    TensorFlow version other than DEFAULT_TF_VERSION (the venv's) adds ``_tf<version>``,
+    e.g. ``_tf2.12``; then each ablation away from ABLATION_DEFAULTS adds a suffix,
     in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
     ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
     ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
@@ -862,11 +862,12 @@ def job_priorities(cells: dict[str, dict], repeats: int,
     return out
 
 
-def config_warnings(config: dict) -> list[str]:
+def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> list[str]:
     """What a valid config does that its user may not expect, one sentence each: fewer repeats
     than the intervals need; combinations of its axes left out (left_out_reasons, but for
     ablation_design's); ratio claims without a compat_v1 cell to judge them on; hook fetches
-    that never run in the measured steps."""
+    that never run in the measured steps (of a cell that fetches hooks). ``grid_cells``: the
+    config's cells() where the caller has them (the workflow), else computed here."""
     from rnnbench.intervals import MIN_REPEATS
 
     out = []
@@ -886,11 +887,12 @@ def config_warnings(config: dict) -> list[str]:
                        "api compat_v1 cells, and this grid has none: FINDINGS lists them as not "
                        "judged")
     # the first measured step (k = 1 + warmup_steps) at which hook_step("hooks", ...) fires
-    # (k % hook_every == 0), computed rather than listed: steps may be large. Only where a
-    # cell fetches hooks: left_out keeps them to compat_v1 (COMPAT_V1_ONLY) in mode train.
+    # (k % hook_every == 0), computed rather than listed: steps may be large; only where a
+    # cell fetches hooks (left_out may leave every such cell out)
     every, first = config["hook_every"], 1 + config["warmup_steps"]
-    hooked = ("hooks" in config["fetches"] and "compat_v1" in config["api"]
-              and "train" in config["mode"])
+    hooked = "hooks" in config["fetches"] and any(
+        cell["fetches"] == "hooks"
+        for cell in (cells(config) if grid_cells is None else grid_cells).values())
     if hooked and -(-first // every) * every > first - 1 + config["steps"]:
         out.append(f"fetches hooks: with hook_every {config['hook_every']} no measured step "
                    f"(steps {1 + config['warmup_steps']} to {config['warmup_steps'] + config['steps']}"

@@ -201,13 +201,19 @@ def inference_step(params: Params, opt_state: AdamState, inputs: jax.Array,
     return params, opt_state, loss(params, cell, inputs, sequence_length, labels, unroll)
 
 
+def step_function(cell: str, unroll: int, train: bool = True) -> Callable[..., Any]:
+    """``train_step`` (with ``train`` False, mode inference: ``inference_step``) for ``cell``
+    and ``unroll``: ``step(params, opt_state, inputs, sequence_length, labels)``, to be built
+    by compile_step (bench._run_jax, compile_train_step)."""
+    return partial(train_step if train else inference_step, cell=cell, unroll=unroll)
+
+
 def compile_train_step(cell: str, unroll: int, params: Params, opt_state: AdamState,
                        inputs: Any, sequence_length: Any, labels: Any,
                        train: bool = True) -> CompiledStep:
-    """``train_step`` (with ``train`` False: ``inference_step``) for ``cell`` and ``unroll``,
-    built by compile_step for these arguments' shapes and dtypes (arrays as for ``loss``)."""
-    return compile_step(partial(train_step if train else inference_step, cell=cell,
-                                unroll=unroll),
+    """step_function(cell, unroll, train) built by compile_step for these arguments' shapes
+    and dtypes (arrays as for ``loss``)."""
+    return compile_step(step_function(cell, unroll, train),
                         params, opt_state, inputs, sequence_length, labels)
 
 

@@ -12,15 +12,15 @@ JAX backend (``KERAS_BACKEND=jax``), in one ``jax.jit``-compiled train step writ
 Keras 3's stateless API (``Layer.stateless_call``, ``Optimizer.stateless_apply``, after
 Keras's guide "Writing a training loop from scratch in JAX"); TensorFlow is never imported.
 
-Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)`` (keras_jax:
-the same mask from ``keras.ops``). Keras runs the full padded length either way (its JAX
-backend, ``keras/src/backend/jax/rnn.py``, likewise: a ``jax.lax.scan`` over max_len, or a
-Python loop for unroll=True, keeping each ended sample's state): its TensorFlow backend (``keras/src/backend/tensorflow/
-rnn.py``) passes no ``input_length`` with a mask, so the ``tf.while_loop``'s
-``maximum_iterations`` is the padded length, and it keeps each sample's state with
-``tf.where(mask_t, new, old)`` once its sequence has ended. The loop-bound saving of
-``tf.compat.v1.nn.dynamic_rnn`` (which stops at the batch's longest sequence_length since TF
-1.6) does not apply; the workflow measures what that costs.
+Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)``
+(keras_jax: the same mask from ``keras.ops``). Keras runs the full padded length either way
+(its JAX backend, ``keras/src/backend/jax/rnn.py``, likewise: a ``jax.lax.scan`` over
+max_len, or a Python loop for unroll=True, keeping each ended sample's state): its
+TensorFlow backend (``keras/src/backend/tensorflow/rnn.py``) passes no ``input_length`` with
+a mask, so the ``tf.while_loop``'s ``maximum_iterations`` is the padded length, and it keeps
+each sample's state with ``tf.where(mask_t, new, old)`` once its sequence has ended. The
+loop-bound saving of ``tf.compat.v1.nn.dynamic_rnn`` (which stops at the batch's longest
+sequence_length since TF 1.6) does not apply; the workflow measures what that costs.
 
 Same function: ``lstm_weights_from_compat_v1`` maps a TF1 ``BasicLSTMCell`` / ``LSTMCell``
 kernel and bias (gates i, j, f, o; input and recurrent rows stacked; forget_bias 1.0 added

@@ -7,8 +7,8 @@ results, on synthetic records (synthetic_result), and how long a dry run of a la
 Writes the results into a temporary folder (not timed), then times, each in this process:
 load_results, share_runs, summarize, cumulative_time, writing the three tables, and
 findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
-num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts nothing
-(tests/test_scale.py runs it small, to keep it working).
+num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts
+nothing (tests/test_scale.py runs it small, to keep it working).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
 # exactly these locks. Usage: ./install.sh   (PYTHON=/path/to/python3.X to choose the Python,
 # VENV=folder to install elsewhere than .venv, FLAVOR=cuda for TensorFlow's CUDA build with its
 # CUDA and cuDNN wheels, on a machine with an NVIDIA GPU and driver: config device: gpu)
+# Then the project itself, editable (.venv/bin/rnnbench, the command for users), again only when
+# pyproject.toml changed; offline: the locks hold its build backend, setuptools.
 set -euo pipefail
 cd "$(dirname "$0")"
 python=${PYTHON:-python3}
@@ -31,9 +33,22 @@ fi
 
 locks=(envs/locks/py$version$suffix.txt envs/locks/py$version-dev.txt envs/locks/py$version-nodeps.txt)
 stamp=$(cat "${locks[@]}" | sha256sum | cut -c1-16)
+project_stamp=$(sha256sum pyproject.toml | cut -c1-16)
+
+install_project() {  # the rnnbench package and command, from this folder, editable
+    if [ -f "$venv/.installed-project" ] && [ "$(cat "$venv/.installed-project")" = "$project_stamp" ]; then
+        return
+    fi
+    "$venv/bin/pip" install --disable-pip-version-check -q --no-deps --no-build-isolation \
+        --no-index -e .
+    echo "$project_stamp" > "$venv/.installed-project"
+}
+
 if [ -f "$venv/.installed" ] && [ "$(cat "$venv/.installed")" = "$stamp" ]; then
+    install_project
     exit 0
 fi
+rm -f "$venv/.installed-project"
 "$python" -m venv "$venv"
 pip=("$venv/bin/pip" install --disable-pip-version-check -q --require-hashes)
 "${pip[@]}" -r "${locks[0]}"             # the workflow (what the images hold too)
@@ -55,4 +70,5 @@ print(f"install.sh: TensorFlow {tf.__version__} ({flavor} build"
       + (f", CUDA {build.get('cuda_version')}, {gpus} GPU(s) visible" if flavor == "cuda" else "")
       + f"), tf_keras {tf_keras.__version__}")
 PY
+install_project
 echo "$stamp" > "$venv/.installed"

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rnnbench import grid
+from rnnbench.axes import ABLATION_DEFAULTS
+from rnnbench.container import DEFAULT_TF_VERSION
 from rnnbench.scale import synthetic_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,8 +73,8 @@ def finished_run(request):
 
 TINY_CELL = {
     "cell": "basic_lstm", "batch_size": 4, "max_len": 6, "sequence_length": {"uniform": [2, 6]},
-    "num_units": 8, "input_dim": 3, "api": "compat_v1", "tf_version": grid.DEFAULT_TF_VERSION,
-    **grid.ABLATION_DEFAULTS,
+    "num_units": 8, "input_dim": 3, "api": "compat_v1", "tf_version": DEFAULT_TF_VERSION,
+    **ABLATION_DEFAULTS,
     "dataset": "tiny",
 }
 TINY_PROTOCOL = {"steps": 4, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
@@ -102,14 +103,15 @@ def reference_columns(tmp_path):
     valid results (hand-made ones here), by table name."""
     import json
 
-    from rnnbench import results
+    from rnnbench.load import load_results
+    from rnnbench.summary import summarize
 
     paths = []
     for i, (impl, repeat) in enumerate((i, r) for i in ("static", "dynamic") for r in (1, 2)):
         paths.append(tmp_path / f"reference{i}.json")
         paths[-1].write_text(json.dumps(make_result(impl, "c1", repeat)))
-    runs = results.load_results(paths)
-    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
+    runs = load_results(paths)
+    summary = summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
     return {"measurements.csv": list(runs.columns), "summary.csv": list(summary.columns)}
 
 
@@ -134,7 +136,8 @@ def start_scenarios(request, tmp_path_factory):
     starts, where their module's should_run() says so: test_slurm.SCENARIOS (runs through the
     SLURM cluster), test_container.SCENARIOS (the tiny grid in the images),
     test_keras_model.SCENARIOS (the Keras side of the loss checks, in a fresh Python),
-    test_jax_model.SCENARIOS (the stand-alone JAX script, a tiny grid with jax_scan). They
+    test_jax_model.SCENARIOS (a tiny grid with the JAX apis), test_standalone.SCENARIOS (the
+    stand-alone JAX script). They
     mostly wait (for the cluster's queue, for Apptainer starting an image, for a job
     importing TensorFlow or XLA compiling), so they overlap the other tests instead of
     adding to the suite's time. Tests that share a scenario share one run of it."""
@@ -142,10 +145,12 @@ def start_scenarios(request, tmp_path_factory):
     import test_jax_model
     import test_keras_model
     import test_slurm
+    import test_standalone
 
     selected = {item.name for item in request.session.items}
     chosen = {name: module.SCENARIOS[name]
-              for module in (test_slurm, test_container, test_keras_model, test_jax_model)
+              for module in (test_slurm, test_container, test_keras_model, test_jax_model,
+                             test_standalone)
               if selected & set(module.SCENARIOS) and module.should_run()
               for name in sorted(selected & set(module.SCENARIOS))}
     request.config.scenarios = Scenarios()

@@ -7,12 +7,14 @@ fetches, and whether the record validates against the result schema.
 
 import json
 
-from rnnbench import bench, data, grid
+from rnnbench import bench, data
+from rnnbench.axes import ABLATION_DEFAULTS
+from rnnbench.container import DEFAULT_TF_VERSION
 from rnnbench.schema import validate_result
 
 CELL = {"cell": "lstm", "batch_size": 4, "max_len": 5, "sequence_length": {"uniform": [1, 5]},
-        "num_units": 4, "input_dim": 3, "tf_version": grid.DEFAULT_TF_VERSION,
-        **grid.ABLATION_DEFAULTS, "dataset": "tiny"}
+        "num_units": 4, "input_dim": 3, "tf_version": DEFAULT_TF_VERSION,
+        **ABLATION_DEFAULTS, "dataset": "tiny"}
 PROTOCOL = {"steps": 3, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
             "hook_every": 3, "device": "cpu", "seed": 0, "log_every": 2,
             "grappler_alone": False}

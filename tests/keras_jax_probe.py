@@ -1,5 +1,5 @@
 """keras_jax side of tests/test_keras_model.py, run in a fresh Python (Keras 3 on its JAX
-backend, no TensorFlow), as a keras_jax job imports it (bench.import_jax, then
+backend, no TensorFlow), as a keras_jax job imports it (frameworks.import_jax, then
 keras_model.import_keras_jax).
 
 Prints one JSON line: "losses", per cell, sequence lengths (mixed, equal) and unroll, the
@@ -15,13 +15,13 @@ import sys
 
 import numpy as np
 
-from rnnbench import bench, data, keras_model
+from rnnbench import data, frameworks, keras_model
 
 LENGTHS = {"mixed": {"uniform": [1, 5]}, "equal": 5}
 
 
 def main():
-    bench.import_jax("cpu", 1)  # its flags, before anything imports JAX
+    frameworks.import_jax("cpu", 1)  # its flags, before anything imports JAX
     keras = keras_model.import_keras_jax()
     from rnnbench import jax_model
 

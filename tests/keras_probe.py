@@ -9,9 +9,9 @@ import json
 
 import numpy as np
 
-from rnnbench import bench, data, keras_model
+from rnnbench import data, frameworks, keras_model
 
-bench.keep_jax_out()  # as a keras job (train.py); run with KERAS_BACKEND=jax (test_keras_model)
+frameworks.keep_jax_out()  # as a keras job (train.py); run with KERAS_BACKEND=jax (test_keras_model)
 tf, keras = keras_model.import_tf_keras()
 keras_model.configure(tf, "cpu", 1, 1)
 

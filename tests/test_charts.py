@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from rnnbench import charts, results
+from rnnbench import chart_parts, charts, load
+from rnnbench.summary import cumulative_time, summarize
 from conftest import make_result
 from test_results import hand_made_runs, write_results
 
@@ -14,10 +15,10 @@ from test_results import hand_made_runs, write_results
 def tables(tmp_path_factory):
     """The hand-made summary and cumulative table, computed once (the bootstraps take seconds);
     charts only read them."""
-    summary = results.summarize(
-        results.load_results(hand_made_runs(tmp_path_factory.mktemp("charts"))),
+    summary = summarize(
+        load.load_results(hand_made_runs(tmp_path_factory.mktemp("charts"))),
         peak_flop_per_s={(1, "2.21"): 1e9})
-    return summary, results.cumulative_time(summary)
+    return summary, cumulative_time(summary)
 
 
 def layers(spec):
@@ -114,9 +115,9 @@ def test_ablation_chart_compares_each_value_with_the_reference(tmp_path):
             records.append(make_result(impl, "c1", repeat, step_s=(0.01,) * 3))
             records.append(make_result(impl, "c1_fhookscold", repeat, fetches="hooks_cold",
                                        step_s=(0.31, 0.01, 0.01)))
-    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary = summarize(load.load_results(write_results(tmp_path, records)))
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    summary = results.read_table(tmp_path / "summary.csv")
+    summary = load.read_table(tmp_path / "summary.csv")
     assert summary.set_index("cell_id").loc["c1", "ablations"] == ""  # not NaN after the CSV
     spec = charts.build_chart("ablation_fetches", summary, None).to_dict()
     points, bars = encodings(spec)
@@ -139,9 +140,9 @@ def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
         for impl in ("static", "dynamic"):
             records += [make_result(impl, cell_id, r, tf_version=version, step_s=(step,) * 3)
                         for r in (1, 2)]
-    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary = summarize(load.load_results(write_results(tmp_path, records)))
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    summary = results.read_table(tmp_path / "summary.csv")
+    summary = load.read_table(tmp_path / "summary.csv")
     spec = charts.build_chart("tf_version", summary, None).to_dict()
     points, bars = encodings(spec)
     assert points["x"]["field"] == "tf_version" and points["x"]["sort"] == ["2.9", "2.12", "2.21"]
@@ -157,18 +158,18 @@ def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
 
 def test_facets_and_axes_sort_numbers_by_value():
     """Vega-Lite sorts nominal values as strings (bs256 before bs64 before bs8)."""
-    from rnnbench import charts
+    from rnnbench import chart_parts
 
-    assert charts.natural_order(pd.Series(["cell bs256 nu8", "cell bs8 nu8", "cell bs64 nu8",
+    assert chart_parts.natural_order(pd.Series(["cell bs256 nu8", "cell bs8 nu8", "cell bs64 nu8",
                                            "cell bs8 nu8"])) == [
         "cell bs8 nu8", "cell bs64 nu8", "cell bs256 nu8"]
-    assert charts.natural_order(pd.Series(["5", "full", "12"])) == ["5", "12", "full"]
+    assert chart_parts.natural_order(pd.Series(["5", "full", "12"])) == ["5", "12", "full"]
 
 
 def test_rows_beside_columns_sort_by_a_key_not_by_a_list(tables):
     """Vega-Lite misplaces panels where a row facet has an explicit sort and a column facet
-    lacks some (row, column) pair (charts.ordered_row): such rows sort by a keyed label."""
-    keyed, row = charts.ordered_row(pd.DataFrame({"v": ["c bs256", "c bs8", "c bs64", "c bs8"]}),
+    lacks some (row, column) pair (chart_parts.ordered_row): such rows sort by a keyed label."""
+    keyed, row = chart_parts.ordered_row(pd.DataFrame({"v": ["c bs256", "c bs8", "c bs64", "c bs8"]}),
                                     "v")
     assert sorted(set(keyed["v_key"])) == ["0000 c bs8", "0001 c bs64", "0002 c bs256"]
     assert row.to_dict()["header"]["labelExpr"] == "substring(datum.value, 5)"  # the label
@@ -180,14 +181,15 @@ def test_rows_beside_columns_sort_by_a_key_not_by_a_list(tables):
             faceted += 1
             assert "sort" not in facet["row"] and facet["row"]["field"].endswith("_key")
             keys = sorted({r[facet["row"]["field"]] for r in spec["datasets"][spec["data"]["name"]]})
-            assert [key[5:] for key in keys] == charts.natural_order(pd.Series([k[5:] for k in keys]))
+            assert [key[5:] for key in keys] == chart_parts.natural_order(pd.Series([k[5:] for k in keys]))
     assert faceted == 4
 
 
 def test_the_api_chart_puts_each_api_on_its_own_x(tables):
     # on a grid of one max_len (presets/keras-cpu.yaml) a max_len axis put every api on one x
     one = tables[0][tables[0]["max_len"] == tables[0]["max_len"].iloc[0]]
-    summary = pd.concat([one.assign(api=api, cell_id=one["cell_id"] + suffix)
+    summary = pd.concat([one.assign(api=api, cell_id=one["cell_id"] + suffix,
+                                    base_cell_id=one["base_cell_id"] + suffix)
                          for api, suffix in (("jax_scan", "_jaxscan"), ("compat_v1", ""),
                                              ("keras_jax", "_kerasjax"))])
     spec = charts.build_chart("api", summary, None).to_dict()
@@ -224,7 +226,7 @@ def test_each_api_gets_its_own_words(tables):
         "encoding"]["y"]["title"] == "tracing + model setup + first call (s)"
     # Keras: Grappler is not timed alone (NaN), and the first call is not split
     unsplit = summary.assign(**{f"{impl}_{part}": float("nan") for impl in ("static", "dynamic")
-                                for part in ("graph_optimisation_s", "first_step_rest_s")})
+                                for part in ("optimisation_s", "first_step_rest_s")})
     split = charts.build_chart("setup_split", unsplit, None).to_dict()
     parts = {(r["part"], r["seconds"]) for r in split["datasets"][split["data"]["name"]]
              if r["impl"] == "static" and r["shape"] == "ml 10, sl 5"}
@@ -251,9 +253,9 @@ def test_ratio_chart_puts_the_ratio_against_a_varied_axis(tmp_path):
                                        batch_size=batch_size, step_s=(0.01 * ratio * jitter,) * 3))
             records.append(make_result("dynamic", f"c_bs{batch_size}", repeat,
                                        batch_size=batch_size, step_s=(0.01 * jitter,) * 3))
-    summary = results.summarize(results.load_results(write_results(tmp_path, records)))
+    summary = summarize(load.load_results(write_results(tmp_path, records)))
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    summary = results.read_table(tmp_path / "summary.csv")
+    summary = load.read_table(tmp_path / "summary.csv")
     spec = charts.build_chart("ratio_batch_size", summary, None).to_dict()
     rule, bars, line = encodings(spec)
     assert line["x"]["field"] == "batch_size" and line["x"]["scale"]["type"] == "log"

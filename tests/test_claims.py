@@ -8,7 +8,9 @@ import re
 import pytest
 
 from conftest import make_result
-from rnnbench import claims, findings, grid, results
+from rnnbench import claims, configcheck, findings, load
+from rnnbench.axes import sequence_length_id
+from rnnbench.summary import summarize
 from test_results import write_results
 
 BASE = {"id": "c", "seed": "t", "statement": "s"}
@@ -38,7 +40,7 @@ def _runs(tmp_path, step_of, max_lens=(10, 20, 40), setup_of=None):
                     impl, f"c{max_len}", repeat, max_len=max_len,
                     setup=(construction * jitter, 0.5, 0.5),
                     step_s=(step_of(impl, max_len) * jitter,) * 3))
-    return results.load_results(write_results(tmp_path, records))
+    return load.load_results(write_results(tmp_path, records))
 
 
 def test_between_compares_one_implementation_at_two_axis_values(tmp_path):
@@ -64,16 +66,16 @@ def test_a_between_claim_on_sequence_length_takes_either_spelling(tmp_path, valu
               "claims": [{**BASE, "kind": "between", "impl": "dynamic", "values": values,
                           "quantity": "median_step_s", "axis": "sequence_length",
                           "direction": "first < second"}]}
-    grid.validate_config(config)
-    records = [make_result(impl, f"c{grid.sequence_length_id(length)}", repeat, max_len=4,
+    configcheck.validate_config(config)
+    records = [make_result(impl, f"c{sequence_length_id(length)}", repeat, max_len=4,
                            sequence_length=length, step_s=((0.01 if length == "max_len" else 0.005)
                                                           * (1 + 0.01 * repeat),) * 3)
                for length in lengths for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
-    runs = results.load_results(write_results(tmp_path, records))
+    runs = load.load_results(write_results(tmp_path, records))
     (row,) = claims.judge(config["claims"][0], runs)
     assert row["verdict"] == "holds" and "0.5 [" in row["estimate"]
     with pytest.raises(ValueError, match=re.escape("name one value twice")):
-        grid.validate_config({**config, "claims": [{**config["claims"][0],
+        configcheck.validate_config({**config, "claims": [{**config["claims"][0],
                                                     "values": ["full", "max_len"]}]})
 
 
@@ -108,14 +110,14 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     assert claims.judge(reaches, curved)[0]["verdict"] == "inconclusive"  # no extrapolation
     # runs too scattered: the prediction interval at 3000 reaches below zero
     (tmp_path / "scatter").mkdir()
-    scattered = results.load_results(write_results(tmp_path / "scatter", [
+    scattered = load.load_results(write_results(tmp_path / "scatter", [
         make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
                     setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
         for m in (10, 20, 40) for repeat, spread in ((1, 0.2), (2, 1.0), (3, 3.0))
         for impl in ("static", "dynamic")]))
     row = claims.judge(reaches, scattered)[0]
     assert row["verdict"] == "inconclusive" and "[-" in row["estimate"]
-    text = findings.findings_markdown(results.summarize(runs), runs, [
+    text = findings.findings_markdown(summarize(runs), runs, [
         {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
                                       "max_warmup_steps": 1})
     assert "- **build**, \"s\": it holds in the one group of cells (static " \
@@ -162,21 +164,19 @@ def test_a_claim_asking_what_the_grid_lacks_is_refused_before_any_job(claim, fra
               "sequence_length": [2, "max_len"],
               "claims": [{**BASE, "quantity": "setup_s", **claim}]}
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        grid.validate_config(config)
+        configcheck.validate_config(config)
 
 
 def test_a_claim_from_a_file_is_named_by_its_file(tmp_path, monkeypatch):
-    from rnnbench import checks
-
     monkeypatch.chdir(tmp_path)
     good = {**BASE, "quantity": "setup_s", "direction": "static > dynamic"}
     (tmp_path / "mine.yaml").write_text(json.dumps([good, {**good, "id": "d", "quantity": "x"}]))
     with pytest.raises(ValueError, match=re.escape("claims_from: 'mine.yaml' is not a list of "
                                                    "files")):
-        checks.check_config([], {"max_len": [4], "claims_from": "mine.yaml"}, None)
+        configcheck.check_config_files([], {"max_len": [4], "claims_from": "mine.yaml"}, None)
     # the inline claim comes first: the file's entry 1 is the merged list's claims.2
     with pytest.raises(ValueError, match=re.escape(
             "claims.2.quantity: 'x' is not one of") + ".*" + re.escape(
             "(entry 1 of claims_from file mine.yaml)")):
-        checks.check_config([], {"max_len": [4], "claims_from": ["mine.yaml"],
+        configcheck.check_config_files([], {"max_len": [4], "claims_from": ["mine.yaml"],
                                  "claims": [{**good, "id": "inline"}]}, None)

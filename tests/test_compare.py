@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import compare
+from rnnbench import cli, compare
 
 CLAIM = {"id": "steps", "seed": "t", "statement": "static trains faster",
          "quantity": "median_step_s", "direction": "static < dynamic"}
@@ -58,26 +58,18 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     assert compare.compare_markdown(table.iloc[0:0], []).endswith("no cell in common.\n")
 
 
-def test_the_command_writes_table_markdown_and_chart(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
+def test_the_command_writes_table_markdown_and_chart(tmp_path, capsys):
     ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, REPO / "workflow/scripts/rnnbench/compare.py",
-                           ours, theirs, "--out", out], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "## Comparison" in proc.stdout
+    assert cli.main(["compare", str(ours), str(theirs), "--out", str(out)]) == 0
+    assert "## Comparison" in capsys.readouterr().out
     assert len(pd.read_csv(out / "compare.csv")) == 1
     assert (out / "compare.svg").read_text().startswith("<svg")
     empty = tmp_path / "empty"
     empty.mkdir()
-    proc = subprocess.run([sys.executable, REPO / "workflow/scripts/rnnbench/compare.py",
-                           ours, empty], capture_output=True, text=True)
-    assert proc.returncode == 1 and "empty: no result files" in proc.stderr
+    assert cli.main(["compare", str(ours), str(empty)]) == 1
+    assert "empty: no result files" in capsys.readouterr().err
 
 
 def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells(tmp_path):
@@ -110,12 +102,7 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
     assert "steps50-1.0s_warmup40-500_hooks100_seed0" in text
 
 
-def test_what_is_not_two_result_sets_is_refused(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
+def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     other = tmp_path / "summary.csv"
     other.write_text("cell_id,ratio_setup_s\nc1,2.0\n")
     with pytest.raises(ValueError, match=r"summary.csv: not a measurements.csv of this workflow "
@@ -126,10 +113,7 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path):
     with pytest.raises(ValueError, match="x.csv: not a measurements.csv"):
         compare.read_side(binary)
     ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
-    script = REPO / "workflow/scripts/rnnbench/compare.py"
-    proc = subprocess.run([sys.executable, script, ours, tmp_path / "ours/."], capture_output=True,
-                          text=True)
-    assert proc.returncode == 1 and "are the same result set" in proc.stderr
-    proc = subprocess.run([sys.executable, script, ours, other, "--names", "a", "a"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 1 and "give two different names" in proc.stderr
+    assert cli.main(["compare", str(ours), str(tmp_path / "ours/.")]) == 1
+    assert "are the same result set" in capsys.readouterr().err
+    assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
+    assert "give two different names" in capsys.readouterr().err

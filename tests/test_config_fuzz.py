@@ -1,5 +1,5 @@
 """Malformed configs, each rejected before any job by the checks the workflow runs first
-(rnnbench.checks.check_config, called by common.smk), in a message that names the bad key.
+(rnnbench.configcheck.check_config_files, called by common.smk), in a message that names the bad key.
 A few go through Snakemake itself in test_workflow.test_bad_config_stops_before_any_job."""
 
 import copy
@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import TINY
-from rnnbench import checks
+from rnnbench import configcheck
 
 CLAIM = TINY["claims"][0]
 # (the key the message must name, what is changed: a dict merged into tests/tiny.yaml, or
@@ -90,7 +90,7 @@ def test_a_malformed_config_is_rejected_naming_the_key(tmp_path, key, change):
         path.write_text(yaml.safe_dump({**copy.deepcopy(TINY), **change}, sort_keys=False))
     config = yaml.safe_load(path.read_text())  # as Snakemake loads it (the last of a key)
     with pytest.raises(ValueError) as error:
-        checks.check_config([path], config, available_mb=16 * 1024)
+        configcheck.check_config_files([path], config, available_mb=16 * 1024)
     message = str(error.value)
     assert key in message, message
     assert "\n" not in message and len(message) < 600, message
@@ -99,7 +99,7 @@ def test_a_malformed_config_is_rejected_naming_the_key(tmp_path, key, change):
 def test_the_tiny_config_passes_the_same_checks(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(TINY))
-    cells = checks.check_config([path], yaml.safe_load(path.read_text()), 16 * 1024)
+    cells = configcheck.check_config_files([path], yaml.safe_load(path.read_text()), 16 * 1024)
     assert len(cells) == 4
 
 
@@ -107,26 +107,28 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
     path = tmp_path / "grid.yaml"
     path.write_text("max_len: [4, 8\nbatch_size: [8]\n")
     with pytest.raises(ValueError, match=r"grid.yaml, line 2, column 11: not valid YAML"):
-        checks.check_config([path], {}, None)
+        configcheck.check_config_files([path], {}, None)
     with pytest.raises(ValueError, match=r"nothere.yaml: cannot be read \(No such file"):
-        checks.check_config([tmp_path / "nothere.yaml"], {}, None)
+        configcheck.check_config_files([tmp_path / "nothere.yaml"], {}, None)
 
 
-def test_check_config_script_checks_a_configfile_before_snakemake_does(tmp_path):
-    """Snakemake reads --configfile files before the workflow: for those the script is how a
-    user gets the workflow's messages (README)."""
+def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path):
+    """Snakemake reads --configfile files before the workflow: for those ``rnnbench check`` is
+    how a user gets the workflow's messages (docs/running.md)."""
+    import os
     import subprocess
     import sys
 
     from conftest import REPO
 
-    script = REPO / "workflow" / "scripts" / "check_config.py"
+    command = [sys.executable, "-m", "rnnbench", "check"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow" / "scripts")}
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump(TINY))
     bad.write_text("steps: 1:30\n")
-    proc = subprocess.run([sys.executable, script, good], capture_output=True, text=True)
+    proc = subprocess.run([*command, good], capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and "4 cells, 16 training jobs" in proc.stdout
-    proc = subprocess.run([sys.executable, script, good, bad], capture_output=True, text=True)
+    proc = subprocess.run([*command, good, bad], capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr
 
@@ -137,20 +139,20 @@ def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
     shipped = yaml.safe_load((tmp_path / "config.yaml").read_text())
-    checks.check_config(["config.yaml"], shipped, None, REPO)
+    configcheck.check_config_files(["config.yaml"], shipped, None, REPO)
     assert [c["id"] for c in shipped["claims"]] == ["seed000-start", "seed000-steps",
                                                     "seed003-speed", "seed003-memory"]
     mine = {k: v for k, v in TINY.items() if k != "claims"}
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
     config, notes = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **mine}, []
-    checks.check_config([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO, notes)
+    configcheck.check_config_files([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO, notes)
     assert config["claims"] == [] and notes[0].startswith(f"claims: {tmp_path / 'mine.yaml'} "
                                                           "names none, so no claim is judged")
     asked = {**mine, "claims_from": ["presets/seed-claims.yaml"]}  # found in the repository
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(asked))
     config = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **asked}
-    checks.check_config([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO)
+    configcheck.check_config_files([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO)
     assert len(config["claims"]) == 4
     with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file here or in"):
-        checks.check_config([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
+        configcheck.check_config_files([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
                             None, REPO)

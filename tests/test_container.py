@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY, reference_columns, snakemake
-from rnnbench import container, grid
+from rnnbench import cells as grid_cells, container
+from rnnbench.configcheck import validate_config
 from rnnbench.schema import validate_result
 
 CONTAINERS = REPO / "containers"
@@ -349,9 +350,9 @@ def test_the_tiny_grid_runs_inside_the_cpu_images(scenarios):
         job = log[log.index(f"rule {rule}:"):]
         assert f"Activating singularity image {CPU_IMAGES[version]}" in job[:job.index("Finished")]
 
-    grid.validate_config(config)
+    validate_config(config)
     # runs in images have a folder of their own, named by the flavor's set of images
-    protocol = grid.protocol_id(
+    protocol = grid_cells.protocol_id(
         config, image=f"apptainer-cpu-{container.images_key(CONTAINERS, 'cpu')}")
     runs = list((tmp_path / "results/runs" / protocol).rglob("repeat*.json"))
     assert len(runs) == 2
@@ -381,11 +382,11 @@ def test_the_tiny_grid_runs_inside_the_cpu_images(scenarios):
 
     # the same tables as a bare run's (test_workflow checks those against the same reference)
     tiny = {**TINY, "tf_version": [OLDEST]}
-    grid.validate_config(tiny)
+    validate_config(tiny)
     for table, columns in reference_columns(tmp_path).items():
         ours = pd.read_csv(tmp_path / "results" / table)
         assert list(ours.columns) == columns
-        assert set(ours["cell_id"]) < set(grid.cells(tiny))
+        assert set(ours["cell_id"]) < set(grid_cells.cells(tiny))
 
 
 def test_the_repository_names_no_package_index():

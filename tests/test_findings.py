@@ -7,7 +7,8 @@ import re
 import pytest
 
 from conftest import make_result
-from rnnbench import findings, results
+from rnnbench import findings, formats, load, tables
+from rnnbench.summary import summarize
 from test_results import hand_made_runs, write_results
 
 CLAIM = {"id": "steps", "seed": "000", "statement": "static trains faster",
@@ -25,12 +26,12 @@ CLAIM = {"id": "steps", "seed": "000", "statement": "static trains faster",
     ("static < dynamic", math.nan, math.nan, "inconclusive"),  # one repeat: no interval
 ])
 def test_verdict_at_the_interval_edges(direction, low, high, expected):
-    assert findings.verdict(direction, low, high) == expected
+    assert tables.verdict(direction, low, high) == expected
 
 
 def test_an_unknown_direction_is_refused():
     with pytest.raises(ValueError, match="'static = dynamic'"):
-        findings.verdict("static = dynamic", 0.5, 0.9)
+        tables.verdict("static = dynamic", 0.5, 0.9)
 
 
 def fixed_runs(tmp_path):
@@ -45,14 +46,14 @@ def fixed_runs(tmp_path):
             record["cell"]["meta_optimizer"] = "off"
             twins.append(record)
     (tmp_path / "twin").mkdir()
-    return results.load_results(paths + write_results(tmp_path / "twin", twins))
+    return load.load_results(paths + write_results(tmp_path / "twin", twins))
 
 
 def test_claim_table_and_findings_from_fixed_results(tmp_path):
     (tmp_path / "base").mkdir()
     runs = fixed_runs(tmp_path)
-    summary = results.summarize(runs)
-    table = findings.claim_table(summary, [CLAIM]).set_index("cell_id")
+    summary = summarize(runs)
+    table = tables.claim_table(summary, [CLAIM]).set_index("cell_id")
     assert table.loc["c1", "verdict"] == "holds"  # 0.5 [0.5, 0.5]: identical repeats
     assert table.loc["c2", "verdict"] == "does not hold"  # static slower: 2.0
     assert table.loc["c1_nomo", "ablations"] == "no Grappler"
@@ -67,7 +68,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
             "in 1 (static / dynamic 0.50 to 2.00); the seed's 0.27 lies outside every "
             "interval.") in text
     # cells named by what varies (max_len and sequence_length here), ids in the last table
-    assert findings.cell_labels(summary) == {
+    assert tables.cell_labels(summary) == {
         "c1": "max_len 10, sequence_length 5", "c2": "max_len 20, full-length sequences",
         "c1_nomo": "max_len 10, sequence_length 5, no Grappler"}
     assert re.search(r"\| max_len 20, full-length sequences +\| 2.00 \[2.00, 2.00\] +\| "
@@ -83,7 +84,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert "leaving out one repeat moves a ratio's interval to the other side of 1, or onto " \
            "it; the ratios named): 0 of 3 cells." in text
     # what the ablation does to each implementation: static's steps halve, dynamic's do not
-    effects = findings.ablation_effects(runs).set_index(["cell_id", "impl", "metric"])
+    effects = tables.ablation_effects(runs).set_index(["cell_id", "impl", "metric"])
     assert effects.loc[("c1_nomo", "static", "median_step_s"), "ratio"] == pytest.approx(0.5)
     assert effects.loc[("c1_nomo", "dynamic", "median_step_s"), "ratio"] == pytest.approx(1.0)
     assert effects.loc[("c1_nomo", "static", "setup_s"), "base_cell_id"] == "c1"
@@ -92,10 +93,10 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
                      text)
     # where the setup goes: static's first step loses 1.5 s without Grappler, a third of its
     # time to the 100th step (3.5 s setup + 99 x 0.01 s)
-    split = findings.setup_split(runs).set_index("impl")
-    assert split.loc["static", "graph_optimisation_s"] == pytest.approx(1.5)
+    split = tables.setup_split(runs).set_index("impl")
+    assert split.loc["static", "optimisation_s"] == pytest.approx(1.5)
     assert split.loc["static", "optimisation_share_of_first_100"] == pytest.approx(1.5 / 4.49)
-    assert split.loc["dynamic", "graph_optimisation_s"] == pytest.approx(0.0)
+    assert split.loc["dynamic", "optimisation_s"] == pytest.approx(0.0)
     assert re.search(r"\| max_len 10, sequence_length 5 \| static +\| +1 +\| +0.5 +\| +2 +\| "
                      r"+0.5 +\| +1.5 +\| +4.49 +\| 33 %", text)
 
@@ -106,10 +107,10 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
     records = [make_result(impl, "c1_intra2", repeat, intra_op_parallelism_threads=2,
                            step_s=(step,) * 3)
                for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
-    runs = results.load_results(write_results(tmp_path, records))
-    summary = results.summarize(runs)
-    assert findings.claim_table(summary, [CLAIM])["reference"].all()
-    assert findings.ablation_effects(runs).empty
+    runs = load.load_results(write_results(tmp_path, records))
+    summary = summarize(runs)
+    assert tables.claim_table(summary, [CLAIM])["reference"].all()
+    assert tables.ablation_effects(runs).empty
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "it holds in the one cell (static / dynamic 0.50)" in text
@@ -123,8 +124,8 @@ def test_a_jax_grid_is_not_told_to_turn_grappler_off(tmp_path):
     records = [make_result(impl, f"c1_{api}", repeat, api=api, step_s=(step,) * 3)
                for api in ("keras_jax", "jax_scan")
                for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
-    runs = results.load_results(write_results(tmp_path, records))
-    text = findings.findings_markdown(results.summarize(runs), runs, [CLAIM],
+    runs = load.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(summarize(runs), runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1,
                                        "max_warmup_steps": 1})
     assert "Not isolated by Grappler: the grid's apis run on JAX, which has none" in text
@@ -138,8 +139,8 @@ def test_the_cold_fetch_pitfall_is_reported(tmp_path):
     records = [make_result(impl, "c1_fhookscold", repeat, fetches="hooks_cold",
                            step_s=(2.0,) + (0.01,) * 9)
                for impl in ("static", "dynamic") for repeat in (1, 2)]
-    runs = results.load_results(write_results(tmp_path, records))
-    text = findings.findings_markdown(results.summarize(runs), runs, [],
+    runs = load.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(summarize(runs), runs, [],
                                       {"repeats": 2, "steps": 10, "warmup_steps": 1, "max_warmup_steps": 1})
     # mean (2 + 9 x 0.01) / 10 = 0.209 s against the median 0.01 s
     assert ("- `c1_fhookscold` static: the hook fetch set's first run, inside the timed loop, "
@@ -153,9 +154,9 @@ def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
                for cell_id, version, step in (("c1", "2.21", 0.02), ("c1_tf2.12", "2.12", 0.005),
                                               ("c2", "2.21", 0.02))
                for impl in ("static", "dynamic") for repeat in (1, 2)]
-    runs = results.load_results(write_results(tmp_path, records))
-    summary = results.summarize(runs)
-    table = findings.version_table(summary, runs)
+    runs = load.load_results(write_results(tmp_path, records))
+    summary = summarize(runs)
+    table = tables.version_table(summary, runs)
     assert table["cell_id"].tolist() == ["c1_tf2.12", "c1"]  # c2 ran in one version only
     assert table["stem"].tolist() == ["c1", "c1"]
     text = findings.findings_markdown(summary, runs, [], {"repeats": 2, "steps": 3,
@@ -175,15 +176,15 @@ def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
 
 def _one_version(tmp_path):
     (tmp_path / "one").mkdir()
-    runs = results.load_results(hand_made_runs(tmp_path / "one"))
-    return results.summarize(runs), runs
+    runs = load.load_results(hand_made_runs(tmp_path / "one"))
+    return summarize(runs), runs
 
 
 def test_claims_need_a_compat_v1_cell(tmp_path):
     records = [make_result(impl, "c1_keras", repeat, api="keras")
                for impl in ("static", "dynamic") for repeat in (1, 2)]
-    runs = results.load_results(write_results(tmp_path, records))
-    text = findings.findings_markdown(results.summarize(runs), runs, [CLAIM],
+    runs = load.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(summarize(runs), runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert (f"Not judged: **{CLAIM['id']}**. These claims compare static_rnn with dynamic_rnn, "
             "which needs an `api: compat_v1` cell: this grid has none to test them on") in text
@@ -191,19 +192,19 @@ def test_claims_need_a_compat_v1_cell(tmp_path):
 
 
 def test_no_claims_and_an_unknown_quantity(tmp_path):
-    runs = results.load_results(hand_made_runs(tmp_path))
-    summary = results.summarize(runs)
+    runs = load.load_results(hand_made_runs(tmp_path))
+    summary = summarize(runs)
     text = findings.findings_markdown(summary, runs, [], {"repeats": 3, "steps": 3,
                                                           "warmup_steps": 1, "max_warmup_steps": 1})
     assert "The config lists no claims" in text
     with pytest.raises(ValueError, match="quantity 'speed'"):
-        findings.claim_table(summary, [{**CLAIM, "quantity": "speed"}])
+        tables.claim_table(summary, [{**CLAIM, "quantity": "speed"}])
 
 
 def test_interval_text_shows_an_interval_that_is_not_a_point():
-    assert findings.interval_text(1.4851, 1.1606, 1.9003) == "1.49 [1.16, 1.90]"
-    assert findings.interval_text(1.2224, 1.2218, 1.2231) == "1.222 [1.222, 1.223]"
-    assert findings.interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
+    assert formats.interval_text(1.4851, 1.1606, 1.9003) == "1.49 [1.16, 1.90]"
+    assert formats.interval_text(1.2224, 1.2218, 1.2231) == "1.222 [1.222, 1.223]"
+    assert formats.interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
 
 
 def test_a_verdict_one_process_decides_is_marked(tmp_path):
@@ -215,9 +216,9 @@ def test_a_verdict_one_process_decides_is_marked(tmp_path):
                                    step_s=(0.0200 * (1.01 + 0.01 * repeat),) * 3))
         records.append(make_result("dynamic", "c1", repeat, step_s=(0.0200,) * 3))
     records[10]["timings"]["median_step_s"] = 0.0105  # static, repeat 6
-    runs = results.load_results(write_results(tmp_path, records))
-    summary = results.summarize(runs)
-    table = findings.claim_table(summary, [CLAIM, {**CLAIM, "id": "memory",
+    runs = load.load_results(write_results(tmp_path, records))
+    summary = summarize(runs)
+    table = tables.claim_table(summary, [CLAIM, {**CLAIM, "id": "memory",
                                                    "quantity": "peak_rss_mb"}])
     assert table.set_index("claim").loc["steps", "fragile"]
     assert not table.set_index("claim").loc["memory", "fragile"]
@@ -231,8 +232,8 @@ def test_findings_name_every_environment_and_host(tmp_path):
     records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
                for repeat in (1, 2)]
     records[1]["metadata"]["hostname"] = "node2"
-    runs = results.load_results(write_results(tmp_path, records))
-    text = findings.findings_markdown(results.summarize(runs), runs, [], {
+    runs = load.load_results(write_results(tmp_path, records))
+    text = findings.findings_markdown(summarize(runs), runs, [], {
         "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert ("environments (each cell's runs come from one; never pooled): cpu (2 CPUs), CPU, "
             "TensorFlow 2.21.0 (CPU build), Python 3.11, bare, host(s) h, node2: 4 runs") in text
@@ -241,8 +242,8 @@ def test_findings_name_every_environment_and_host(tmp_path):
 def test_a_fixed_warm_up_is_not_called_settled(tmp_path):
     """With max_warmup_steps below 40 no settle test runs (warmup_settled empty): FINDINGS
     says the warm-up was fixed."""
-    runs = results.load_results(hand_made_runs(tmp_path))
-    text = findings.findings_markdown(results.summarize(runs), runs, [], {
+    runs = load.load_results(hand_made_runs(tmp_path))
+    text = findings.findings_markdown(summarize(runs), runs, [], {
         "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "a fixed warm-up of 1 steps (max_warmup_steps 1 leaves no room for the settle " \
            "test, which needs 40)" in text

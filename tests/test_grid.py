@@ -1,4 +1,5 @@
-"""Config validation and grid expansion (rnnbench.grid)."""
+"""Config validation (rnnbench.configcheck), grid expansion (rnnbench.cells) and the plan
+(rnnbench.plan)."""
 
 import copy
 
@@ -7,19 +8,21 @@ import yaml
 from snakemake.exceptions import WorkflowError
 
 from conftest import REPO
-from rnnbench import grid
+from fetch_plan import fetch_plan
+from rnnbench import axes, configcheck, configfiles, plan
+from rnnbench import cells as grid_cells
 
 
 def shipped_config():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    grid.validate_config(config)
+    configcheck.validate_config(config)
     return config
 
 
 def default_config(**overrides):
     """The schema's defaults at batch_size 32, num_units 64, input_dim 16, with ``overrides``."""
     config = {"batch_size": [32], "num_units": [64], "input_dim": [16], **overrides}
-    grid.validate_config(config)
+    configcheck.validate_config(config)
     return config
 
 
@@ -29,7 +32,7 @@ def test_shipped_config_is_the_main_job_the_answer_needs():
     ablation that names the cause of the seed's per-step result, at least 5 fresh processes
     per implementation, and Grappler alone off."""
     config = shipped_config()
-    cells = grid.cells(config).values()
+    cells = grid_cells.cells(config).values()
     assert any(c["batch_size"] == c["num_units"] and isinstance(c["sequence_length"], int)
                and 10 * c["sequence_length"] <= c["max_len"] for c in cells)
     assert any(c["sequence_length"] == "max_len" for c in cells)
@@ -40,7 +43,7 @@ def test_shipped_config_is_the_main_job_the_answer_needs():
 
 def test_defaults_come_from_the_schema():
     config = {}
-    grid.validate_config(config)
+    configcheck.validate_config(config)
     assert config["cell"] == ["basic_lstm"]
     assert config["fetches"] == ["loss"] and config["parallel_iterations"] == ["batch_size"]
     assert config["intra_op_parallelism_threads"] == [1] and config["hook_every"] == 100
@@ -65,7 +68,7 @@ def test_defaults_come_from_the_schema():
 ])
 def test_schema_rejections_name_key_or_value(bad, fragment):
     with pytest.raises(ValueError) as error:
-        grid.validate_config(bad)
+        configcheck.validate_config(bad)
     assert fragment in str(error.value)
     assert len(str(error.value).splitlines()) == 1  # one line, not the schema dump
 
@@ -86,33 +89,33 @@ def test_schema_rejections_name_key_or_value(bad, fragment):
 def test_cross_field_rejections(bad, fragment):
     config = copy.deepcopy(bad)
     with pytest.raises(ValueError) as error:
-        grid.validate_config(config)
+        configcheck.validate_config(config)
     assert fragment in str(error.value)
 
 
 def test_sequence_length_ids_and_bounds():
-    assert grid.sequence_length_id(20) == "20"
-    assert grid.sequence_length_id("max_len") == "full"
-    assert grid.sequence_length_id({"uniform": [5, 20]}) == "u5-20"
-    assert grid.sequence_length_bounds("max_len", 30) == (30, 30)
-    assert grid.sequence_length_bounds({"uniform": [5, 20]}, 30) == (5, 20)
+    assert axes.sequence_length_id(20) == "20"
+    assert axes.sequence_length_id("max_len") == "full"
+    assert axes.sequence_length_id({"uniform": [5, 20]}) == "u5-20"
+    assert axes.sequence_length_bounds("max_len", 30) == (30, 30)
+    assert axes.sequence_length_bounds({"uniform": [5, 20]}, 30) == (5, 20)
     with pytest.raises(ValueError, match="True"):
-        grid.sequence_length_id(True)
+        axes.sequence_length_id(True)
 
 
 def test_tensorflow_versions_name_their_cells_and_share_datasets():
     config = default_config(max_len=[10], sequence_length=[5], api=["compat_v1", "keras"],
                             tf_version=["2.12", "2.21"], meta_optimizer=["on", "off"])
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     assert sorted(cells) == sorted(
         f"basic_lstm_bs32_ml10_sl5_nu64_in16{api}{version}{mo}"
         for api in ("", "_keras") for version in ("_tf2.12", "") for mo in ("", "_nomo"))
     # the version follows the api and precedes the ablations; the venv's version adds nothing
     assert cells["basic_lstm_bs32_ml10_sl5_nu64_in16_keras_tf2.12_nomo"]["tf_version"] == "2.12"
-    assert len(grid.datasets(config)) == 1
+    assert len(grid_cells.datasets(config)) == 1
     # an ablated cell's reference is at its own version
     name = "basic_lstm_bs32_ml10_sl5_nu64_in16_keras_tf2.12_nomo"
-    value = grid.Cell.of(cells[name], {"meta_optimizer"})
+    value = grid_cells.Cell.of(cells[name], {"meta_optimizer"})
     assert value.id == name and value.reference_id == name.removesuffix("_nomo")
     # its twin in compat_v1 and itself in the venv's TensorFlow, from its axes
     assert value.compat_v1_id == "basic_lstm_bs32_ml10_sl5_nu64_in16_tf2.12_nomo"
@@ -122,11 +125,11 @@ def test_tensorflow_versions_name_their_cells_and_share_datasets():
 def test_cells_cover_the_product_and_share_datasets():
     config = default_config(batch_size=[8, 16], max_len=[10, 20], sequence_length=[5, "max_len"],
                             cell=["basic_lstm", "gru"])
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     assert len(cells) == 2 * 2 * 2 * 2
     assert "gru_bs16_ml20_slfull_nu64_in16" in cells
     # cell type and batch_size do not change the data: 2 max_len x 2 sequence_length datasets
-    datasets = grid.datasets(config)
+    datasets = grid_cells.datasets(config)
     assert len(datasets) == 4
     assert {c["dataset"] for c in cells.values()} == set(datasets)
     assert datasets["ml10_sl5_in16_cls64_n1000_seed0"]["num_classes"] == 64
@@ -135,7 +138,7 @@ def test_cells_cover_the_product_and_share_datasets():
 def test_ablations_name_their_cells_and_skip_the_redundant_one():
     config = default_config(max_len=[10], sequence_length=[5], loop_bound=["batch_max", "max_len"],
                             pass_sequence_length=[True, False], meta_optimizer=["on", "off"])
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     # 2 x 2 x 2 minus the 2 cells looping to max_len without sequence_length (the same runs)
     assert len(cells) == 6
     base = "basic_lstm_bs32_ml10_sl5_nu64_in16"
@@ -145,45 +148,45 @@ def test_ablations_name_their_cells_and_skip_the_redundant_one():
     assert cells[f"{base}_lbmaxlen_nomo"]["meta_optimizer"] == "off"
     assert len({c["dataset"] for c in cells.values()}) == 1  # ablations share the data
     # without ablations the ids are those of earlier versions
-    assert list(grid.cells(default_config(max_len=[10], sequence_length=[5]))) == [base]
+    assert list(grid_cells.cells(default_config(max_len=[10], sequence_length=[5]))) == [base]
 
 
 def test_new_ablation_axes_name_their_cells_and_threads():
     config = default_config(max_len=[10], sequence_length=[5], fetches=["loss", "hooks_cold"],
                             parallel_iterations=["batch_size", 1], swap_memory=[False, True],
                             intra_op_parallelism_threads=[1, 2])
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     assert len(cells) == 16
     base = "basic_lstm_bs32_ml10_sl5_nu64_in16"
     name = f"{base}_fhookscold_pi1_swap_intra2"
     assert name in cells and base in cells
     cell = cells[name]
-    assert grid.Cell.of(cell).reference_id == base and grid.Cell.of(cells[base]).reference_id == base
-    assert grid.ablation_label(cell) == ("hook fetches not warmed up, parallel_iterations 1, "
+    assert grid_cells.Cell.of(cell).reference_id == base and grid_cells.Cell.of(cells[base]).reference_id == base
+    assert grid_cells.ablation_label(cell) == ("hook fetches not warmed up, parallel_iterations 1, "
                                          "swap_memory, 2 intra-op threads")
-    assert grid.ablated_axes(cell) == ["fetches", "parallel_iterations", "swap_memory",
+    assert grid_cells.ablated_axes(cell) == ["fetches", "parallel_iterations", "swap_memory",
                                        "intra_op_parallelism_threads"]
-    assert grid.job_threads(cell) == 2 and grid.job_threads(cells[base]) == 1
-    assert grid.charted_ablation_axes(list(cells.values())) == [
+    assert plan.job_threads(cell) == 2 and plan.job_threads(cells[base]) == 1
+    assert plan.charted_ablation_axes(list(cells.values())) == [
         "fetches", "parallel_iterations", "swap_memory", "intra_op_parallelism_threads"]
     # an axis at one non-default value everywhere has no reference to chart against
-    only = grid.cells(default_config(max_len=[10], sequence_length=[5],
+    only = grid_cells.cells(default_config(max_len=[10], sequence_length=[5],
                                      intra_op_parallelism_threads=[2]))
-    assert grid.charted_ablation_axes(list(only.values())) == []
+    assert plan.charted_ablation_axes(list(only.values())) == []
 
 
 def test_one_at_a_time_varies_each_ablation_alone():
     config = default_config(max_len=[10, 20], sequence_length=[5], ablation_design="one_at_a_time",
                             fetches=["loss", "hooks", "hooks_cold"], swap_memory=[False, True],
                             meta_optimizer=["on", "off"])
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     # per max_len: the reference, 2 fetches, 1 swap_memory, 1 meta_optimizer ablation
     assert len(cells) == 2 * 5
-    assert all(len(grid.ablated_axes(cell)) <= 1 for cell in cells.values())
+    assert all(len(grid_cells.ablated_axes(cell)) <= 1 for cell in cells.values())
     assert "basic_lstm_bs32_ml20_sl5_nu64_in16_fhookscold" in cells
     with pytest.raises(ValueError, match=r"swap_memory: an ablation axis with several values "
                                          r"must list its reference False.*\[True, 'x'\]"):
-        grid.check_config({**default_config(), "swap_memory": [True, "x"]})
+        configcheck.check_cross_fields({**default_config(), "swap_memory": [True, "x"]})
     # the job count bound follows the design: 1000 parallel_iterations alone are 2010 jobs,
     # crossed with the other axes 32000, which is refused
     many = {"max_len": [10], "sequence_length": [5], "repeats": 1,
@@ -211,7 +214,7 @@ def test_old_keys_and_yaml_traps_get_a_hint(old, fragment):
         default_config(**old)
         return
     with pytest.raises((ValueError, WorkflowError)) as error:
-        grid.validate_config(dict(old))
+        configcheck.validate_config(dict(old))
     assert fragment in str(error.value)
 
 
@@ -236,7 +239,7 @@ def test_a_varied_axis_needs_its_reference_and_an_empty_grid_is_refused():
     with pytest.raises(ValueError, match=r"the grid has no cell: .*api keras_jax has no "
                                          r"unroll factor"):
         default_config(api=["keras_jax"], unroll=[4])
-    cells = grid.cells(default_config(api=["keras_jax", "jax_scan"], unroll=["max_len", 2],
+    cells = grid_cells.cells(default_config(api=["keras_jax", "jax_scan"], unroll=["max_len", 2],
                                       sequence_length=[2]))
     # unroll 2 is jax_scan's alone; keras_jax's cells carry their own id suffix
     assert {cell_id.split("_in16")[1] for cell_id in cells} == {"_kerasjax", "_jaxscan",
@@ -247,16 +250,16 @@ def test_an_unroll_at_or_above_max_len_is_the_full_unroll():
     # measured once, as unroll max_len, where the grid has that reference
     config = default_config(api=["jax_scan"], max_len=[4, 8], unroll=["max_len", 2, 4],
                             sequence_length=[2])
-    unrolls = sorted((c["max_len"], str(c["unroll"])) for c in grid.cells(config).values())
+    unrolls = sorted((c["max_len"], str(c["unroll"])) for c in grid_cells.cells(config).values())
     assert unrolls == [(4, "2"), (4, "max_len"), (8, "2"), (8, "4"), (8, "max_len")]
     assert ("1 combination of the grid's axes left out: an unroll at or above max_len is "
-            "unroll max_len (the scan unrolls fully)") in grid.config_warnings(config)
+            "unroll max_len (the scan unrolls fully)") in configcheck.config_warnings(config)
 
 
 def test_config_warnings():
     config = default_config(api=["compat_v1", "keras"], fetches=["loss", "hooks"], steps=50,
                             warmup_steps=10, hook_every=100, sequence_length=[2])
-    warnings = grid.config_warnings(config)
+    warnings = configcheck.config_warnings(config)
     assert warnings[0] == ("3 combinations of the grid's axes left out: api keras has no "
                            "fetches setting (compat_v1 only)")
     assert "with hook_every 100 no measured step (steps 11 to 60)" in warnings[1]
@@ -264,14 +267,14 @@ def test_config_warnings():
     keras = default_config(api=["keras"], mode=["train", "inference"],
                            claims=[{"id": "a", "seed": "s", "statement": "s",
                                     "quantity": "setup_s", "direction": "static > dynamic"}])
-    assert grid.config_warnings(keras) == [
+    assert configcheck.config_warnings(keras) == [
         "claims a compare static_rnn with dynamic_rnn in api compat_v1 cells, and this grid "
         "has none: FINDINGS lists them as not judged"]
     hooks = default_config(fetches=["loss", "hooks"], mode=["train", "inference"])
     assert ("6 combinations of the grid's axes left out: mode inference fetches the loss alone "
-            "(fetches loss)") in grid.config_warnings(hooks)
-    assert grid.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
-    assert grid.config_warnings(default_config(repeats=2)) == [
+            "(fetches loss)") in configcheck.config_warnings(hooks)
+    assert configcheck.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
+    assert configcheck.config_warnings(default_config(repeats=2)) == [
         "repeats: 2 is below 3, the fewest at which the 95 % intervals cover 95 % "
         "(rnnbench/intervals.py); verdicts from this grid are not to be trusted: use "
         "repeats >= 3"]
@@ -292,12 +295,12 @@ def test_yaml_that_reads_other_than_it_looks_is_refused(tmp_path, text, fragment
     path = tmp_path / "grid.yaml"
     path.write_text(text)
     with pytest.raises(ValueError, match=fragment):
-        grid.check_config_file(path)
+        configfiles.check_config_file(path)
 
 
 def test_plain_config_files_pass_the_yaml_checks():
     for path in [REPO / "config.yaml", *(REPO / "presets").glob("*.yaml")]:
-        grid.check_config_file(path)
+        configfiles.check_config_file(path)
 
 
 def test_every_shipped_preset_passes_the_checks_its_run_makes():
@@ -307,14 +310,12 @@ def test_every_shipped_preset_passes_the_checks_its_run_makes():
 
     import yaml
 
-    from rnnbench import checks
-
     base = yaml.safe_load((REPO / "config.yaml").read_text())
     presets = sorted(p for p in (REPO / "presets").glob("*.yaml") if p.name != "seed-claims.yaml")
     assert len(presets) >= 8
     for path in presets:
         config = {**copy.deepcopy(base), **yaml.safe_load(path.read_text())}
-        assert checks.check_config([path], config, None, REPO), path
+        assert configcheck.check_config_files([path], config, None, REPO), path
 
 
 def test_a_seed_numpy_cannot_take_is_refused():
@@ -334,7 +335,7 @@ def test_measurement_settings_that_cannot_run_are_refused(override, fragment):
 
 def test_loop_bound_max_len_alone_keeps_the_full_length_cells():
     """Only with loop_bound batch_max in the grid is the full-length max_len cell redundant."""
-    cells = grid.cells(default_config(max_len=[10], sequence_length=[2, "max_len"],
+    cells = grid_cells.cells(default_config(max_len=[10], sequence_length=[2, "max_len"],
                                       loop_bound=["max_len"]))
     assert sorted(cells) == ["basic_lstm_bs32_ml10_sl2_nu64_in16_lbmaxlen",
                              "basic_lstm_bs32_ml10_slfull_nu64_in16_lbmaxlen"]
@@ -344,9 +345,9 @@ def test_the_api_chart_is_planned_as_the_chart_counts_cells_without_ablations():
     """Every cell at 2 intra-op threads is no ablation: the api chart is still planned."""
     two_apis = default_config(max_len=[4], sequence_length=[2], api=["compat_v1", "keras"],
                               intra_op_parallelism_threads=[2])
-    assert grid.charts_apis(list(grid.cells(two_apis).values()))
+    assert plan.charts_apis(list(grid_cells.cells(two_apis).values()))
     one_api = default_config(max_len=[4], sequence_length=[2], intra_op_parallelism_threads=[2])
-    assert not grid.charts_apis(list(grid.cells(one_api).values()))
+    assert not plan.charts_apis(list(grid_cells.cells(one_api).values()))
 
 
 def test_one_implementation_ablations_reuse_the_reference_runs():
@@ -355,30 +356,30 @@ def test_one_implementation_ablations_reuse_the_reference_runs():
     config = default_config(max_len=[10], sequence_length=[2, "max_len"],
                             loop_bound=["batch_max", "max_len"], parallel_iterations=["batch_size", 1],
                             meta_optimizer=["on", "off"], ablation_design="one_at_a_time")
-    cells = grid.cells(config)
+    cells = grid_cells.cells(config)
     base = "basic_lstm_bs32_ml10_sl2_nu64_in16"
     assert "basic_lstm_bs32_ml10_slfull_nu64_in16_lbmaxlen" not in cells
-    assert grid.shared_runs(cells) == {
+    assert grid_cells.shared_runs(cells) == {
         (f"{base}_lbmaxlen", "static"): base,
         (f"{base}_pi1", "static"): base,
         ("basic_lstm_bs32_ml10_slfull_nu64_in16_pi1", "static"):
             "basic_lstm_bs32_ml10_slfull_nu64_in16",
     }
     # Grappler off changes both: nothing shared
-    assert (f"{base}_nomo", "static") not in grid.shared_runs(cells)
+    assert (f"{base}_nomo", "static") not in grid_cells.shared_runs(cells)
     # in a product design, the loop-bound twin of a Grappler-off cell takes that cell's runs
-    product = grid.cells(default_config(max_len=[10], sequence_length=[2],
+    product = grid_cells.cells(default_config(max_len=[10], sequence_length=[2],
                                         loop_bound=["batch_max", "max_len"],
                                         meta_optimizer=["on", "off"]))
-    assert grid.shared_runs(product) == {(f"{base}_lbmaxlen", "static"): base,
+    assert grid_cells.shared_runs(product) == {(f"{base}_lbmaxlen", "static"): base,
                                          (f"{base}_lbmaxlen_nomo", "static"): f"{base}_nomo"}
 
 
 def test_jobs_run_repeat_by_repeat_with_static_and_dynamic_side_by_side():
     config = default_config(max_len=[10], sequence_length=[2, "max_len"],
                             loop_bound=["batch_max", "max_len"], repeats=3)
-    cells = grid.cells(config)
-    priorities = grid.job_priorities(cells, 3, grid.shared_runs(cells))
+    cells = grid_cells.cells(config)
+    priorities = plan.job_priorities(cells, 3, grid_cells.shared_runs(cells))
     order = sorted(priorities, key=priorities.get, reverse=True)
     a, b = "basic_lstm_bs32_ml10_sl2_nu64_in16", "basic_lstm_bs32_ml10_slfull_nu64_in16"
     twin = f"{a}_lbmaxlen"
@@ -395,47 +396,89 @@ def test_an_axis_at_one_value_is_everyones_reference():
     """Every cell at 2 intra-op threads: the meta_optimizer twin still ablates its cell."""
     config = default_config(max_len=[10], sequence_length=[5], intra_op_parallelism_threads=[2],
                             meta_optimizer=["on", "off"])
-    cells = list(grid.cells(config).items())
-    varied = grid.varied_axes([cell for _, cell in cells])
+    cells = list(grid_cells.cells(config).items())
+    varied = grid_cells.varied_axes([cell for _, cell in cells])
     assert varied == {"meta_optimizer"}
     (ref, ref_cell), (twin, twin_cell) = cells
     assert twin == "basic_lstm_bs32_ml10_sl5_nu64_in16_nomo_intra2"
-    assert grid.Cell.of(twin_cell, varied).reference_id == ref
-    assert grid.ablation_label(twin_cell, varied) == "no Grappler"
-    assert grid.ablation_label(ref_cell, varied) == ""
-    assert grid.charted_ablation_axes([c for _, c in cells]) == ["meta_optimizer"]
+    assert grid_cells.Cell.of(twin_cell, varied).reference_id == ref
+    assert grid_cells.ablation_label(twin_cell, varied) == "no Grappler"
+    assert grid_cells.ablation_label(ref_cell, varied) == ""
+    assert plan.charted_ablation_axes([c for _, c in cells]) == ["meta_optimizer"]
 
 
 def test_protocol_id_changes_with_every_timing_setting():
     base = default_config()
-    seen = {grid.protocol_id(base)}
+    seen = {grid_cells.protocol_id(base)}
     for key, value in [("steps", 51), ("min_measure_s", 0.5), ("warmup_steps", 3),
                        ("max_warmup_steps", 99),
                        ("hook_every", 7), ("device", "gpu"), ("seed", 1), ("num_samples", 500),
                        ("grappler_alone", True)]:
-        seen.add(grid.protocol_id({**base, key: value}))
+        seen.add(grid_cells.protocol_id({**base, key: value}))
     assert len(seen) == 10
-    assert grid.protocol_id({**base, "log_every": 3}) == grid.protocol_id(base)
+    assert grid_cells.protocol_id({**base, "log_every": 3}) == grid_cells.protocol_id(base)
     # runs in an image go to a folder of their own, named by the image
-    in_image = grid.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")
-    assert in_image == grid.protocol_id(base) + "_rnnbench-cpu-0123456789abcdef"
+    in_image = grid_cells.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")
+    assert in_image == grid_cells.protocol_id(base) + "_rnnbench-cpu-0123456789abcdef"
 
 
 def test_the_hook_warning_agrees_with_the_fetch_plan_and_takes_huge_step_counts():
     """config_warnings computes, rather than lists, whether a measured step fetches the hook
-    set: the answer of grid.fetch_plan (what bench does), also for 10^12 steps."""
+    set: the answer of fetch_plan (what bench does), also for 10^12 steps."""
     for every in (1, 3, 7, 100):
         for warmup in (1, 2, 6, 99, 100):
             for steps in (1, 5, 50, 200):
                 config = default_config(fetches=["loss", "hooks"], hook_every=every,
                                         warmup_steps=warmup, max_warmup_steps=warmup,
                                         steps=max(steps, 2))
-                plan = grid.fetch_plan("hooks", every, warmup, config["steps"])
-                warned = any("no measured step" in w for w in grid.config_warnings(config))
+                plan = fetch_plan("hooks", every, warmup, config["steps"])
+                warned = any("no measured step" in w for w in configcheck.config_warnings(config))
                 assert warned == (not any(plan[1 + warmup:])), (every, warmup, steps)
     huge = default_config(fetches=["loss", "hooks"], hook_every=100, steps=10**7)
-    assert not any("no measured step" in w for w in grid.config_warnings(huge))
+    assert not any("no measured step" in w for w in configcheck.config_warnings(huge))
     # no cell fetches hooks where every hooks cell is left out: not compat_v1, or inference
     for changes in ({"api": ["keras_jax"]}, {"mode": ["inference"]}):
         none = default_config(fetches=["loss", "hooks"], hook_every=1000, **changes)
-        assert not any("no measured step" in w for w in grid.config_warnings(none)), changes
+        assert not any("no measured step" in w for w in configcheck.config_warnings(none)), changes
+
+
+def test_plots_are_the_charts_of_what_a_grid_varies():
+    """plan.plots: every grid's CHARTS, then one per thing it varies, in the workflow's order;
+    each a chart rule plot can make (CHARTS + ABLATION_CHARTS)."""
+    config = shipped_config()
+    cells = grid_cells.cells(config).values()
+    assert plan.plots(cells, ["2.21"], config["api"]) == [*plan.CHARTS, "ablation_loop_bound"]
+    wide = default_config(max_len=[10, 20], sequence_length=[2], api=["compat_v1", "jax_scan"],
+                          meta_optimizer=["on", "off"])
+    wide_cells = list(grid_cells.cells(wide).values())
+    charts = plan.plots(wide_cells, ["2.12", "2.21"], wide["api"])
+    assert charts == [*plan.CHARTS, "ablation_meta_optimizer", "api", "tf_version",
+                      "ratio_max_len", "jax_unroll"]
+    assert set(charts) <= set(plan.CHARTS + plan.ABLATION_CHARTS)
+
+
+def test_schema_defaults_are_the_schemas_and_fill_a_config():
+    """configcheck.schema_defaults: the schema's default of each top-level key (repeats 6,
+    as config.yaml), the same values validate_config fills in."""
+    defaults = configcheck.schema_defaults()
+    assert defaults["repeats"] == 6 and defaults["steps"] == 500
+    filled = default_config()
+    assert {key: filled[key] for key in defaults if key not in ("batch_size", "num_units",
+                                                                 "input_dim")} == {
+        key: value for key, value in defaults.items()
+        if key not in ("batch_size", "num_units", "input_dim")}
+
+
+def test_check_files_returns_the_line_it_prints(tmp_path, monkeypatch):
+    """configcheck.check_files (rnnbench check): the merged
+    config, its cells and the line that names the files, cells and training jobs."""
+    monkeypatch.chdir(REPO)
+    config, cells, line = configcheck.check_files(["config.yaml", "tests/tiny.yaml"])
+    jobs = plan.job_priorities(cells, config["repeats"], grid_cells.shared_runs(cells))
+    assert line == (f"config: config.yaml + tests/tiny.yaml: {len(cells)} cells, "
+                    f"{len(jobs)} training jobs")
+    assert configcheck.check_files([])[2].startswith("config: config.yaml: ")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("repeats: 07\n")
+    with pytest.raises(ValueError, match="bad.yaml, line 1: repeats: '07'"):
+        configcheck.check_files([bad])

@@ -59,3 +59,43 @@ def test_install_refuses_a_python_it_has_no_locks_for(tmp_path):
     assert proc.returncode == 1
     assert "is Python 3.10; envs/locks/ has locks for Python 3.11, 3.12, 3.13" in proc.stderr
     assert not (tmp_path / "v").exists()
+
+
+def test_the_venv_has_the_rnnbench_command():
+    # ./install.sh installs the project into the venv: its console script runs every command
+    import sys
+    from pathlib import Path
+
+    command = Path(sys.executable).parent / "rnnbench"
+    proc = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("check", "compare", "reference", "reproduce", "scale", "jax"):
+        assert f"    {name}" in proc.stdout, name
+    proc = subprocess.run([command, "check", str(REPO / "config.yaml")], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0 and "cells" in proc.stdout, proc.stderr
+
+
+def test_install_puts_the_project_in_a_venv_with_its_locks_once(tmp_path):
+    # a venv already holding this Python's locks gets the project alone (offline, editable),
+    # and only again when pyproject.toml changes
+    import hashlib
+    import sys
+
+    version = "%d.%d" % sys.version_info[:2]
+    venv = tmp_path / "v"
+    (venv / "bin").mkdir(parents=True)
+    locks = b"".join((ENVS / "locks" / f"py{version}{suffix}.txt").read_bytes()
+                     for suffix in ("", "-dev", "-nodeps"))
+    (venv / ".installed").write_text(hashlib.sha256(locks).hexdigest()[:16] + "\n")
+    pip = venv / "bin" / "pip"
+    pip.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path / 'pip.log'}\n")
+    pip.chmod(0o755)
+    env = {**os.environ, "PYTHON": sys.executable, "VENV": str(venv)}
+    for _ in range(2):
+        proc = subprocess.run([REPO / "install.sh"], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "pip.log").read_text().splitlines()
+    assert len(calls) == 1 and "--no-deps --no-build-isolation --no-index -e ." in calls[0]
+    project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    assert (venv / ".installed-project").read_text().strip() == project

@@ -178,3 +178,13 @@ def test_degenerate_inputs():
     steps, low, high = intervals.breakeven_ci(np.array([10.0, 10.5, 9.5]),
                                               np.array([0.010, 0.0101, 0.0099]))
     assert steps == pytest.approx(1000.0) and low < 1000.0 < high < math.inf
+
+
+@pytest.mark.parametrize("low, high, edge, side", [
+    (1.1, 1.5, 1.0, "above"), (0.5, 0.9, 1.0, "below"), (0.9, 1.1, 1.0, "across"),
+    (1.0, 1.2, 1.0, "across"),  # touching 1 is no side
+    (math.nan, math.nan, 1.0, "across"), (math.nan, 0.5, 1.0, "across"),
+    (0.1, 0.2, 0.0, "above"), (-0.2, -0.1, 0.0, "below"),  # a slope against 0
+])
+def test_side_of_one(low, high, edge, side):
+    assert intervals.side_of_one(low, high, edge) == side

@@ -1,9 +1,8 @@
 """The JAX model (rnnbench.jax_model) computes the compat_v1 model's function from the same
 weights, before and after an Adam step; its unroll factor changes nothing; padding is masked;
 and it never imports TensorFlow. Then the api jax_scan end to end: a timed run of each
-mode that imports no TensorFlow, the stand-alone script (jax_standalone.py, what runs on a GPU
-machine) on presets/jax-tiny.json, and a tiny grid with api [compat_v1, jax_scan] through the
-workflow. JAX is pinned in the venv (envs/requirements.txt), as TensorFlow is."""
+mode that imports no TensorFlow, and a tiny grid with api [compat_v1, keras_jax, jax_scan]
+through the workflow (the stand-alone script: test_standalone.py). JAX is pinned in the venv (envs/requirements.txt), as TensorFlow is."""
 
 import json
 import re
@@ -32,11 +31,13 @@ def batch_of(sequence_length, seed=1):
 
 
 def jax_losses(cell, batch, unroll=1):
-    """Loss before and after one Adam step, through compile_train_step, as float64 [2]."""
+    """Loss before and after one Adam step, through compile_step (as runners.jax builds
+    api jax_scan's step), as float64 [2]."""
     params = jax_model.initial_params(cell, INPUT_DIM, NUM_UNITS, SEED)
     opt_state = jax_model.adam_init(params)
     args = (batch["inputs"], batch["sequence_length"], batch["labels"])
-    compiled = jax_model.compile_train_step(cell, unroll, params, opt_state, *args)
+    compiled = jax_model.compile_step(jax_model.step_function(cell, unroll), params, opt_state,
+                                      *args)
     assert compiled.trace_s > 0 and compiled.compile_s > 0
     params, _, before = compiled.step(params, opt_state, *args)
     after = jax_model.loss(params, cell, *args)
@@ -118,11 +119,13 @@ def test_unknown_cells_are_refused():
 
 RUN_BOTH_MODES = """
 import json, sys
-from rnnbench import bench, data, grid
+from rnnbench import bench, data
+from rnnbench.axes import ABLATION_DEFAULTS
+from rnnbench.container import DEFAULT_TF_VERSION
 from rnnbench.schema import validate_result
 cell = {"cell": "gru", "batch_size": 4, "max_len": 5, "sequence_length": {"uniform": [1, 5]},
-        "num_units": 4, "input_dim": 3, "api": "jax_scan", "tf_version": grid.DEFAULT_TF_VERSION,
-        **grid.ABLATION_DEFAULTS, "unroll": 2, "dataset": "tiny"}
+        "num_units": 4, "input_dim": 3, "api": "jax_scan", "tf_version": DEFAULT_TF_VERSION,
+        **ABLATION_DEFAULTS, "unroll": 2, "dataset": "tiny"}
 protocol = {"steps": 3, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
             "hook_every": 3, "device": "cpu", "seed": 0, "log_every": 2, "grappler_alone": False}
 arrays = data.make_dataset(max_len=5, sequence_length={"uniform": [1, 5]}, input_dim=3,
@@ -151,7 +154,7 @@ def test_a_jax_run_times_each_mode_without_tensorflow():
     assert meta["tf_version"] is None and meta["jax_version"] == jax_model.jax.__version__
     assert "intra_op_parallelism_threads=1" in meta["xla_flags"]
     timings = train["timings"]  # the compilation is part of the first step, timed alone too
-    assert 0 < timings["graph_optimisation_s"] < timings["first_step_s"]
+    assert 0 < timings["optimisation_s"] < timings["first_step_s"]
     assert timings["graph_construction_s"] > 0 and len(timings["step_s"]) == 3
     # the same weights and batch: the same first loss; inference leaves it unchanged
     assert inference["loss"]["first"] == pytest.approx(train["loss"]["first"], rel=1e-6)
@@ -165,10 +168,12 @@ def test_a_jax_run_times_each_mode_without_tensorflow():
 
 def test_the_training_jobs_imports_hold_no_tensorflow():
     """The import graph of a training job of the JAX apis (workflow/scripts/train.py's
-    modules, jax_model's; keras_jax's Keras on JAX too): no TensorFlow."""
+    modules, every runner's, jax_model's; keras_jax's Keras on JAX too): no TensorFlow."""
     code = ("import sys\n"
-            "from rnnbench import bench, data, interrupt, metadata, schema\n"
-            "bench.import_jax('cpu', 1)\n"
+            "from rnnbench import bench, data, frameworks, interrupt, metadata, schema\n"
+            "from rnnbench.runners import runners\n"
+            "runners()  # every runner module, as bench.run imports them\n"
+            "frameworks.import_jax('cpu', 1)\n"
             "from rnnbench import jax_model, keras_model\n"
             "keras_model.import_keras_jax()  # api keras_jax's jobs\n"
             "assert 'tensorflow' not in sys.modules, sorted(m for m in sys.modules if 'tensorflow' in m)\n")
@@ -179,12 +184,14 @@ def test_the_training_jobs_imports_hold_no_tensorflow():
 
 TENSORFLOW_JOB = """
 import sys
-from rnnbench import bench, data, grid
+from rnnbench import bench, data, frameworks
+from rnnbench.axes import ABLATION_DEFAULTS
+from rnnbench.container import DEFAULT_TF_VERSION
 from rnnbench.schema import validate_result
-bench.keep_jax_out()  # as train.py does for every api but grid.JAX_APIS
+frameworks.keep_jax_out()  # as train.py does for every api but axes.JAX_APIS
 cell = {"cell": "basic_lstm", "batch_size": 4, "max_len": 5, "sequence_length": 3,
         "num_units": 4, "input_dim": 3, "api": sys.argv[1],
-        "tf_version": grid.DEFAULT_TF_VERSION, **grid.ABLATION_DEFAULTS, "dataset": "tiny"}
+        "tf_version": DEFAULT_TF_VERSION, **ABLATION_DEFAULTS, "dataset": "tiny"}
 protocol = {"steps": 2, "min_measure_s": 0, "warmup_steps": 1, "max_warmup_steps": 1,
             "hook_every": 2, "device": "cpu", "seed": 0, "log_every": 2, "grappler_alone": False}
 arrays = data.make_dataset(max_len=5, sequence_length=3, input_dim=3, num_classes=4,
@@ -203,7 +210,7 @@ except ImportError:
 
 def test_a_tensorflow_job_runs_without_jax():
     """TensorFlow imports JAX when it can (TFLite's converter, 0.8 s of each import here): a
-    TensorFlow job keeps it out (bench.keep_jax_out), and trains as before. (train.py does
+    TensorFlow job keeps it out (frameworks.keep_jax_out), and trains as before. (train.py does
     so for every TensorFlow api: the keras api's jobs run so in the tiny workflow.)"""
     proc = subprocess.run([sys.executable, "-c", TENSORFLOW_JOB, "compat_v1"],
                           capture_output=True, text=True, timeout=300,
@@ -213,20 +220,10 @@ def test_a_tensorflow_job_runs_without_jax():
 
 
 def test_jax_cannot_be_kept_out_once_imported():
-    code = "import jax\nfrom rnnbench import bench\nbench.keep_jax_out()\n"
+    code = "import jax\nfrom rnnbench import frameworks\nframeworks.keep_jax_out()\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env={**os.environ, **SCRIPTS})
-    assert proc.returncode == 1 and "jax was imported before bench.keep_jax_out" in proc.stderr
-
-
-def standalone(workdir):
-    """jax_standalone.py on presets/jax-tiny.json into ``workdir``, twice (the second run
-    finds every result and measures nothing: it resumes). Run in the background."""
-    command = [sys.executable, str(REPO / "workflow/scripts/jax_standalone.py"),
-               str(REPO / "presets/jax-tiny.json"), str(workdir / "out")]
-    first = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    second = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    return {"first": first, "second": second}
+    assert proc.returncode == 1 and "jax was imported before frameworks.keep_jax_out" in proc.stderr
 
 
 def jax_grid(workdir):
@@ -243,39 +240,11 @@ def jax_grid(workdir):
     return {"config": config, "proc": proc}
 
 
-SCENARIOS = {"test_the_standalone_script_writes_the_workflows_results": standalone,
-             "test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow": jax_grid}
+SCENARIOS = {"test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow": jax_grid}
 
 
 def should_run():
     return True
-
-
-def test_the_standalone_script_writes_the_workflows_results(scenarios):
-    from rnnbench.compare import read_side
-    from rnnbench.results import summarize
-    from rnnbench.schema import validate_result
-
-    workdir, outcome = scenarios["test_the_standalone_script_writes_the_workflows_results"]
-    assert outcome["first"].returncode == 0, outcome["first"].stderr
-    assert outcome["second"].returncode == 0 and outcome["second"].stdout == ""  # resumed
-    out = workdir / "out"
-    paths = sorted((out / "runs").rglob("repeat*.json"))
-    # 2 repeats of: the cell at unroll max_len (static, dynamic) and at unroll 2 (static; its
-    # dynamic is the same runs)
-    assert len(paths) == 6
-    for path in paths:
-        result = json.loads(path.read_text())
-        validate_result(result)
-        assert result["metadata"]["tf_version"] is None and result["cell"]["api"] == "jax_scan"
-    record = json.loads((out / "standalone.json").read_text())
-    assert [run["rc"] for run in record["runs"]] == [0] * 6
-    runs = read_side(out / "runs")  # compare.py's reading: the shared dynamic runs added
-    assert set(zip(runs["cell_id"], runs["impl"])) == {
-        (cell, impl) for cell in ("basic_lstm_bs8_ml6_slu1-6_nu8_in4_jaxscan",
-                                  "basic_lstm_bs8_ml6_slu1-6_nu8_in4_jaxscan_u2")
-        for impl in ("static", "dynamic")}
-    assert len(summarize(runs)) == 2
 
 
 def test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow(scenarios):
@@ -302,8 +271,8 @@ def test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow(scenarios):
     assert keras["keras_version"].notna().all() and len(keras) == 4  # 2 repeats x 2
     # the compilation is timed alone and is part of the first call; static's unrolled
     # program is the larger; both start from the same weights and batch
-    assert (keras["graph_optimisation_s"] > 0).all()
-    assert (keras["graph_optimisation_s"] < keras["first_step_s"]).all()
+    assert (keras["optimisation_s"] > 0).all()
+    assert (keras["optimisation_s"] < keras["first_step_s"]).all()
     by_impl = keras.groupby("impl")
     assert by_impl["node_count"].min()["static"] > by_impl["node_count"].max()["dynamic"]
     assert by_impl["first_loss"].max()["static"] == pytest.approx(
@@ -314,79 +283,3 @@ def test_a_tiny_grid_with_the_jax_apis_runs_through_the_workflow(scenarios):
     measured = pd.read_csv(workdir / "results" / "measurements.csv")
     u2 = measured[measured["cell_id"].str.endswith("_jaxscan_u2")]
     assert set(u2[u2["impl"] == "dynamic"]["measured_in"]) == {jax.loc["max_len", "cell_id"]}
-
-
-@pytest.mark.parametrize("change, message", [
-    ({"unroll": [0]}, "preset: unroll.0: 0 is less than the minimum of 1"),
-    ({"min_measure_s": float("inf")}, "preset: min_measure_s: inf"),
-    ({"mode": ["fast"]}, "preset: mode.0: 'fast' is not one of"),
-    ({"batch_size": [64]}, "batch_size: 64 is above num_samples 32"),
-    ({"steps": 1}, "preset: steps: 1 is less than the minimum of 2"),
-    ({"repeats": 0}, "preset: repeats: 0 is less than the minimum of 1"),
-    ({"api": ["jax_scan", "keras"]}, "preset: api: 'keras' is not one of ['keras_jax', "
-                                     "'jax_scan'] (this script runs no TensorFlow)"),
-])
-def test_the_standalone_script_refuses_a_bad_preset_before_any_run(tmp_path, change, message):
-    preset = {**json.loads((REPO / "presets/jax-tiny.json").read_text()), **change}
-    path = tmp_path / "preset.json"
-    path.write_text(json.dumps(preset))
-    proc = subprocess.run([sys.executable, str(REPO / "workflow/scripts/jax_standalone.py"),
-                           str(path), str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=60)
-    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
-    assert not (tmp_path / "out").exists()  # no dataset made, no run started
-
-
-def test_the_standalone_checks_hold_without_jsonschema(monkeypatch):
-    # a bare GPU machine may lack jsonschema or PyYAML: the light checks still refuse these
-    import jax_standalone
-
-    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema raises
-    preset = json.loads((REPO / "presets/jax-tiny.json").read_text())
-    jax_standalone.expand(preset)  # the shipped preset passes
-    for change, message in (({"repeats": 0}, "repeats: 0 is not an integer >= 1"),
-                            ({"min_measure_s": "1"}, "min_measure_s: '1' is not a number"),
-                            ({"mode": ["fast"]}, "mode: 'fast' is not one of"),
-                            ({"min_measure_s": float("inf")}, "min_measure_s: inf is not a finite")):
-        with pytest.raises(ValueError, match=re.escape(message)):
-            jax_standalone.expand({**preset, **change})
-
-
-def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
-    import jax_standalone
-
-    if subprocess.run([sys.executable, "-c", "import jax; assert jax.default_backend() != 'gpu'"],
-                      capture_output=True).returncode != 0:
-        pytest.skip("JAX sees a GPU here")
-    with pytest.raises(ValueError, match=r"(?s)device: 'gpu': JAX does not start .*sees no GPU"):
-        jax_standalone.check_jax("gpu")
-
-
-def test_the_standalone_script_refuses_what_would_mix_or_lose_runs(tmp_path):
-    import fcntl
-
-    script = str(REPO / "workflow/scripts/jax_standalone.py")
-    tiny = json.loads((REPO / "presets/jax-tiny.json").read_text())
-
-    def run(text, out):
-        (tmp_path / "p.json").write_text(text)
-        return subprocess.run([sys.executable, script, str(tmp_path / "p.json"), str(out)],
-                              capture_output=True, text=True, timeout=120)
-
-    proc = run('{"steps": 5, "steps": 3}', tmp_path / "out")
-    assert proc.returncode == 1 and "preset: steps: the key appears twice" in proc.stderr
-    proc = run("[1, 2]", tmp_path / "out")
-    assert proc.returncode == 1 and "a JSON object of config keys, not [1, 2]" in proc.stderr
-    (tmp_path / "file").write_text("")
-    proc = run(json.dumps(tiny), tmp_path / "file")
-    assert proc.returncode == 1 and "file: a file where the output folder goes" in proc.stderr
-    # another script writing into OUT (its lock held here): refused before any run; the
-    # grid's warnings come first, as the workflow prints them
-    out = tmp_path / "locked"
-    out.mkdir()
-    with open(out / "standalone.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        proc = run(json.dumps({**tiny, "unroll": ["max_len", 2, 6]}), out)
-    assert proc.returncode == 1 and "another jax_standalone.py is writing into" in proc.stderr
-    assert ("left out: an unroll at or above max_len is unroll max_len" in proc.stderr)
-    assert not (out / "data").exists()

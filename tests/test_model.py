@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from rnnbench import bench, data, grid, metadata, model
+from fetch_plan import fetch_plan
+from rnnbench import bench, data, frameworks, metadata, model, timing
 from rnnbench.schema import validate_result
 
 tf = model.import_tf()
@@ -207,22 +208,33 @@ def test_a_job_refuses_another_tensorflow_version(tiny_cell, tiny_protocol):
 
 
 def test_step_stats():
-    stats = bench.step_stats([0.1, 0.2, 0.3, 0.4, 0.5])
+    stats = timing.step_stats([0.1, 0.2, 0.3, 0.4, 0.5])
     assert stats["median_step_s"] == pytest.approx(0.3)
     assert stats["steps_per_s"] == pytest.approx(1 / 0.3)
     assert stats["step_iqr_over_median"] == pytest.approx((0.4 - 0.2) / 0.3)
     with pytest.raises(ValueError, match="got 1"):
-        bench.step_stats([0.1])
+        timing.step_stats([0.1])
+
+
+def test_every_api_has_one_runner():
+    """bench.run hands each api of the config schema to exactly one runner module."""
+    from rnnbench import axes, runners
+
+    found = runners.runners()
+    assert set(found) == set(axes.API_SUFFIXES)
+    assert found["compat_v1"].__name__ == "rnnbench.runners.compat_v1"
+    with pytest.raises(ValueError, match="'kerass'"):
+        runners.runner_for("kerass")
 
 
 def test_fetch_plans():
     # the seed's Estimator: hooks on the first step, then every hook_every steps
-    assert grid.fetch_plan("hooks", 3, 1, 4) == [True, False, False, True, False, False]
+    assert fetch_plan("hooks", 3, 1, 4) == [True, False, False, True, False, False]
     # the pitfall: never before the measurement, then on its first step
-    assert grid.fetch_plan("hooks_cold", 3, 1, 4) == [False, False, True, False, False, True]
-    assert grid.fetch_plan("loss", 3, 1, 4) == [False] * 6
+    assert fetch_plan("hooks_cold", 3, 1, 4) == [False, False, True, False, False, True]
+    assert fetch_plan("loss", 3, 1, 4) == [False] * 6
     with pytest.raises(ValueError, match="'hook'"):
-        grid.fetch_plan("hook", 3, 1, 4)
+        fetch_plan("hook", 3, 1, 4)
 
 
 def test_a_fetch_set_first_run_in_the_timed_loop_pays_a_fresh_optimisation(tiny_cell,
@@ -234,7 +246,7 @@ def test_a_fetch_set_first_run_in_the_timed_loop_pays_a_fresh_optimisation(tiny_
                      WORKFLOW_META)
     cold = bench.run("static", {**tiny_cell, "fetches": "hooks_cold"}, arrays, protocol,
                      WORKFLOW_META)
-    assert cold["timings"]["graph_optimisation_s"] is None
+    assert cold["timings"]["optimisation_s"] is None
     assert cold["graph"]["optimised_node_count"] is None
     assert warm["timings"]["hook_steps"] == [0, 3] and cold["timings"]["hook_steps"] == [2, 5]
     assert cold["protocol"]["fetches"] == ["train_op", "loss", "global_step"]
@@ -268,15 +280,15 @@ def test_loop_settings_keep_the_loss(ablation):
 
 
 def test_inside_an_image_a_package_from_outside_it_is_refused(monkeypatch):
-    """bench.check_image_imports, which check_tensorflow and the JAX apis' runs call."""
+    """frameworks.check_image_imports, which check_tensorflow and the JAX apis' runs call."""
     import types
 
-    bench.check_image_imports()  # outside an image: nothing to check
+    frameworks.check_image_imports()  # outside an image: nothing to check
     monkeypatch.setenv("APPTAINER_CONTAINER", "/images/cpu.sif")
-    bench.check_image_imports()  # this venv's own packages: inside "the image's" Python
+    frameworks.check_image_imports()  # this venv's own packages: inside "the image's" Python
     stray = types.ModuleType("jax")
     stray.__file__ = "/home/user/.local/lib/python3.11/site-packages/jax/__init__.py"
     monkeypatch.setitem(sys.modules, "jax", stray)
     with pytest.raises(RuntimeError, match=r"jax was imported from /home/user/.local/lib/"
                                            r"python3.11/site-packages/jax, outside the image"):
-        bench.check_image_imports()
+        frameworks.check_image_imports()

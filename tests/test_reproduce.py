@@ -4,7 +4,7 @@ benchmark itself runs the main job twice (minutes) and is not a test."""
 import pandas as pd
 import pytest
 
-from rnnbench import reproduce
+from rnnbench import cli, reproduce
 
 
 def claims(rows):
@@ -65,12 +65,11 @@ def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp
 
 
 def test_bad_input_is_refused_in_one_line(tmp_path, capsys):
-    with pytest.raises(SystemExit) as stop:
-        reproduce.main([str(tmp_path / "out"), "--configfile", str(tmp_path / "missing.yaml")])
-    assert stop.value.code == 2 and "is not a file" in capsys.readouterr().err
+    code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile",
+                     str(tmp_path / "missing.yaml")])
+    assert code == 2 and "is not a file" in capsys.readouterr().err
     no_claims = tmp_path / "no-claims.yaml"
     no_claims.write_text("claims: []\n")
-    with pytest.raises(SystemExit) as stop:
-        reproduce.main([str(tmp_path / "out"), "--configfile", str(no_claims)])
-    assert stop.value.code == 2 and "lists no claims" in capsys.readouterr().err
+    code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile", str(no_claims)])
+    assert code == 2 and "lists no claims" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before any run

@@ -1,5 +1,5 @@
 """Cluster resources sized from the cell (rnnbench.resources), and the partial summary written
-after failures (rnnbench.results.write_partial)."""
+after failures (rnnbench.failures.write_partial)."""
 
 import json
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import files, resources, results
+from rnnbench import failures, files, load, resources
 
 SEED_CELL = {"cell": "basic_lstm", "batch_size": 200, "max_len": 300, "sequence_length": 20,
              "num_units": 200, "input_dim": 16}
@@ -71,7 +71,7 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
                 if (cell, impl) != ("c2", "static"):  # c2's static runs failed
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(make_result(impl, cell, repeat)))
-    missing = results.write_partial(expected, tmp_path / "partial")
+    missing = failures.write_partial(expected, tmp_path / "partial")
     assert missing[["cell_id", "impl", "repeat"]].values.tolist() == [["c2", "static", 1],
                                                                        ["c2", "static", 2]]
     assert missing["error_line"].tolist() == [
@@ -83,11 +83,11 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
 
 
 def test_write_partial_with_nothing_measured(tmp_path):
-    missing = results.write_partial(
+    missing = failures.write_partial(
         [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"), str(tmp_path / "no.log"))],
         tmp_path / "partial")
     assert len(missing) == 1 and missing["error_line"].tolist() == [""]
-    assert results.error_line(["starting", "no exception here"]) == "no exception here"
+    assert failures.error_line(["starting", "no exception here"]) == "no exception here"
     assert not (tmp_path / "partial/summary.csv").exists()
 
 
@@ -107,7 +107,7 @@ def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
 
 def test_write_partial_names_what_blocked_a_job(tmp_path):
     result = str(tmp_path / "c" / "static" / "repeat1.json")
-    missing = results.write_partial([("c", "static", 1, result, str(tmp_path / "c"))],
+    missing = failures.write_partial([("c", "static", 1, result, str(tmp_path / "c"))],
                                     tmp_path / "partial",
                                     blocked={result: "c is a file where a folder must be"})
     assert missing["error_line"].tolist() == ["c is a file where a folder must be"]
@@ -118,6 +118,6 @@ def test_job_cost_reads_snakemakes_benchmark_file(tmp_path):
     tsv.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load"
                    "\tcpu_time\n4.14\t0:00:04\t579.94\t2155.90\t261.20\t414.50\t11.04\t0.02"
                    "\t72.18\t3.45\n")
-    assert results.job_cost(tsv) == {"job_wall_s": 4.14, "job_max_rss_mb": 579.94}
-    missing = results.job_cost(tmp_path / "none.tsv")
+    assert load.job_cost(tsv) == {"job_wall_s": 4.14, "job_max_rss_mb": 579.94}
+    missing = load.job_cost(tmp_path / "none.tsv")
     assert all(value != value for value in missing.values())  # NaN

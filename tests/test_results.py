@@ -1,4 +1,5 @@
-"""Aggregation arithmetic on hand-made results with known answers (rnnbench.results)."""
+"""Aggregation arithmetic on hand-made results with known answers (rnnbench.load,
+rnnbench.summary, rnnbench.intervals)."""
 
 import json
 import math
@@ -8,7 +9,20 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import results
+from rnnbench import intervals, load
+from rnnbench.summary import (breakeven_of, cumulative_time, disagreeing_repeats, summarize,
+                              whole_steps)
+
+
+def breakeven_steps(static_setup_s: float, static_step_s: float, dynamic_setup_s: float,
+                    dynamic_step_s: float) -> int | None:
+    """Training steps after which static's total time (setup_s + n step_s) stays below
+    dynamic's, from one pair of setups and step times (seconds); None for never (its step is
+    not faster and its setup dearer, or it is ahead at first and overtaken later): the same
+    point as summary.breakeven_of's estimate (intervals.breakeven_ci), in whole steps."""
+    steps = whole_steps(intervals.breakeven_ci(np.array([static_setup_s - dynamic_setup_s]),
+                                               np.array([dynamic_step_s - static_step_s]))[0])
+    return None if math.isinf(steps) else int(steps)
 
 
 @pytest.mark.parametrize("static_setup, static_step, dynamic_setup, dynamic_step, expected", [
@@ -22,11 +36,11 @@ from rnnbench import results
     (1.0, 3.0, 2.0, 2.0, None),     # ahead at first, overtaken later: not for good
 ])
 def test_breakeven_steps(static_setup, static_step, dynamic_setup, dynamic_step, expected):
-    assert results.breakeven_steps(static_setup, static_step, dynamic_setup, dynamic_step) == expected
+    assert breakeven_steps(static_setup, static_step, dynamic_setup, dynamic_step) == expected
 
 
 def test_breakeven_is_where_totals_cross():
-    n = results.breakeven_steps(20.0, 0.03, 0.7, 0.04)
+    n = breakeven_steps(20.0, 0.03, 0.7, 0.04)
     static = lambda k: 20.0 + k * 0.03  # noqa: E731
     dynamic = lambda k: 0.7 + k * 0.04  # noqa: E731
     assert static(n) < dynamic(n) and static(n - 1) >= dynamic(n - 1)
@@ -59,11 +73,11 @@ def hand_made_runs(tmp_path):
 
 
 def test_load_results_is_tidy(tmp_path):
-    runs = results.load_results(hand_made_runs(tmp_path))
+    runs = load.load_results(hand_made_runs(tmp_path))
     assert len(runs) == 12
     assert set(runs["impl"]) == {"static", "dynamic"}
     assert runs.loc[0, "setup_s"] == pytest.approx(runs.loc[0, "graph_construction_s"]
-                                                   + runs.loc[0, "session_setup_s"]
+                                                   + runs.loc[0, "init_s"]
                                                    + runs.loc[0, "first_step_s"])
     assert set(runs["sequence_length"]) == {"5", "full"}
     assert not runs.duplicated(["cell_id", "impl", "repeat"]).any()
@@ -74,13 +88,13 @@ def test_load_results_names_a_bad_file(tmp_path):
     del record["timings"]["step_s"]
     (bad,) = write_results(tmp_path, [record])
     with pytest.raises(ValueError, match=r"r0.json: not a valid result: .*'step_s'"):
-        results.load_results([bad])
+        load.load_results([bad])
     with pytest.raises(ValueError, match="no result files"):
-        results.load_results([])
+        load.load_results([])
 
 
 def test_summarize_known_answers(tmp_path):
-    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
+    summary = summarize(load.load_results(hand_made_runs(tmp_path)))
     c1 = summary.set_index("cell_id").loc["c1"]
     assert c1["static_setup_s"] == pytest.approx(3.5)
     assert c1["dynamic_setup_s"] == pytest.approx(0.5)
@@ -101,29 +115,29 @@ def test_summarize_known_answers(tmp_path):
 
 
 def test_fraction_of_peak(tmp_path):
-    runs = results.load_results(hand_made_runs(tmp_path))
+    runs = load.load_results(hand_made_runs(tmp_path))
     # hand-made results: 1e6 FLOP per step; c1's static steps take 0.01 s, dynamic 0.02 s
     c1 = runs[runs["cell_id"] == "c1"].set_index("impl")["achieved_flop_per_s"]
     assert c1["static"].tolist() == pytest.approx([1e8] * 3)
-    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9}).set_index("cell_id")
+    summary = summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9}).set_index("cell_id")
     assert summary.loc["c1", "static_fraction_of_peak"] == pytest.approx(0.1)
     assert summary.loc["c1", "dynamic_fraction_of_peak"] == pytest.approx(0.05)
-    assert "static_fraction_of_peak" not in results.summarize(runs)  # no peak measured
+    assert "static_fraction_of_peak" not in summarize(runs)  # no peak measured
 
 
 def test_each_tensorflow_version_is_compared_with_its_own_peak(tmp_path):
     records = [make_result(impl, cell_id, 1, tf_version=version)
                for cell_id, version in (("c1", "2.21"), ("c1_tf2.12", "2.12"))
                for impl in ("static", "dynamic")]
-    runs = results.load_results(write_results(tmp_path, records))
+    runs = load.load_results(write_results(tmp_path, records))
     assert runs.set_index("cell_id")["tensorflow_version"].to_dict() == {
         "c1": "2.21.0", "c1_tf2.12": "2.12.0"}
-    summary = results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9, (1, "2.12"): 2e9})
+    summary = summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9, (1, "2.12"): 2e9})
     # 1e6 FLOP per 0.01 s step: 1e8 FLOP/s
     assert summary.set_index("tf_version")["static_fraction_of_peak"].to_dict() == {
         "2.21": pytest.approx(0.1), "2.12": pytest.approx(0.05)}
     with pytest.raises(ValueError, match=r"\(1, '2.12'\)"):
-        results.summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
+        summarize(runs, peak_flop_per_s={(1, "2.21"): 1e9})
 
 
 def test_what_flags_a_cell(tmp_path):
@@ -137,7 +151,7 @@ def test_what_flags_a_cell(tmp_path):
         for record in records:  # every pair a little different: intervals of some width
             record["timings"]["median_step_s"] *= 1 + 0.01 * record["repeat"]
         edit(records)
-        return results.summarize(results.load_results(write_results(tmp_path, records))).iloc[0]
+        return summarize(load.load_results(write_results(tmp_path, records))).iloc[0]
 
     def flags(edit):
         row = summary_row(edit)
@@ -167,7 +181,7 @@ def test_what_flags_a_cell(tmp_path):
 
 
 def test_a_shared_reference_serves_its_twin(tmp_path):
-    """A loop_bound twin takes its reference's static runs (grid.shared_runs): its static
+    """A loop_bound twin takes its reference's static runs (cells.shared_runs): its static
     rows are those runs under the twin's id, and its ratios pair them with its own dynamic
     runs by repeat."""
     records = []
@@ -176,20 +190,20 @@ def test_a_shared_reference_serves_its_twin(tmp_path):
         records.append(make_result("dynamic", "c1", repeat, step_s=[0.020] * 3))
         records.append(make_result("dynamic", "c1_lbmaxlen", repeat, step_s=[0.040] * 3,
                                    loop_bound="max_len"))
-    runs = results.share_runs(results.load_results(write_results(tmp_path, records)),
-                              {("c1_lbmaxlen", "static"): "c1"})
+    runs = load.share_runs(load.load_results(write_results(tmp_path, records)),
+                           {("c1_lbmaxlen", "static"): "c1"})
     twin = runs[runs["cell_id"] == "c1_lbmaxlen"]
     assert sorted(twin["impl"]) == ["dynamic"] * 3 + ["static"] * 3
     static = twin[twin["impl"] == "static"]
     assert set(static["measured_in"]) == {"c1"} and set(static["loop_bound"]) == {"max_len"}
     assert set(static["base_cell_id"]) == {"c1"} and set(static["ablations"]) == {
         "dynamic loops to max_len"}
-    row = results.summarize(runs).set_index("cell_id").loc["c1_lbmaxlen"]
+    row = summarize(runs).set_index("cell_id").loc["c1_lbmaxlen"]
     assert row["ratio_median_step_s"] == pytest.approx(0.25) and row["ratio_paired"]
     assert row["static_measured_in"] == "c1" and row["dynamic_measured_in"] == "c1_lbmaxlen"
     # a partial run without the twin's own runs adds nothing
-    alone = results.load_results(write_results(tmp_path, records[:2]))
-    assert len(results.share_runs(alone, {("c1_lbmaxlen", "static"): "c1"})) == 2
+    alone = load.load_results(write_results(tmp_path, records[:2]))
+    assert len(load.share_runs(alone, {("c1_lbmaxlen", "static"): "c1"})) == 2
 
 
 def test_runs_of_different_environments_are_never_pooled(tmp_path):
@@ -200,14 +214,14 @@ def test_runs_of_different_environments_are_never_pooled(tmp_path):
                for repeat in (1, 2, 3)]
     records[1]["metadata"]["hostname"] = "node2"  # same kind of machine: pooled
     (tmp_path / "ours").mkdir()
-    results.summarize(results.load_results(write_results(tmp_path / "ours", records)))
+    summarize(load.load_results(write_results(tmp_path / "ours", records)))
     records[4]["metadata"]["cpu_model"] = "Another CPU"
     (tmp_path / "theirs").mkdir()
     paths = write_results(tmp_path / "theirs", records)
     with pytest.raises(ValueError, match=r"cell c1: its runs come from 2 environments, which "
                                          r"are never pooled: Another CPU \(2 CPUs\).*r4\.json.*"
                                          r"cpu \(2 CPUs\).*r[0-35]\.json"):
-        results.summarize(results.load_results(paths))
+        summarize(load.load_results(paths))
 
 
 def test_breakeven_interval_over_repeats():
@@ -219,32 +233,32 @@ def test_breakeven_interval_over_repeats():
     # mean gap 9 s, mean gain 0.01 s a step: equal at 900 steps, static ahead from the 901st
     static = runs([10.0, 10.0, 10.0], [0.01, 0.01, 0.01])
     dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.021, 0.019])
-    point, low, high = map(results.whole_steps, results.breakeven_of(static, dynamic))
+    point, low, high = map(whole_steps, breakeven_of(static, dynamic))
     assert point == 901 and 0 <= low < point < high < math.inf
     # a step gain that may be nothing: the interval reaches 'never'
     dynamic = runs([1.0, 1.0, 1.0], [0.02, 0.005, 0.02])
-    point, low, high = results.breakeven_of(static, dynamic)
+    point, low, high = breakeven_of(static, dynamic)
     assert high == math.inf
-    _, low, high = results.breakeven_of(static.iloc[:1], dynamic.iloc[:1])  # one repeat
+    _, low, high = breakeven_of(static.iloc[:1], dynamic.iloc[:1])  # one repeat
     assert math.isnan(low) and math.isnan(high)
 
 
 def test_summarize_names_a_cell_missing_an_implementation(tmp_path):
-    runs = results.load_results(write_results(tmp_path, [make_result("static", "lonely")]))
+    runs = load.load_results(write_results(tmp_path, [make_result("static", "lonely")]))
     with pytest.raises(ValueError, match="cell lonely: no dynamic runs"):
-        results.summarize(runs)
+        summarize(runs)
 
 
 def test_cumulative_time_and_csv_round_trip(tmp_path):
-    summary = results.summarize(results.load_results(hand_made_runs(tmp_path)))
-    cumulative = results.cumulative_time(summary)
+    summary = summarize(load.load_results(hand_made_runs(tmp_path)))
+    cumulative = cumulative_time(summary)
     c1 = cumulative[cumulative["cell_id"] == "c1"]
     assert c1["steps"].max() == 602  # twice the break-even
     at_zero = c1[c1["steps"] == 0].set_index("impl")["total_s"]
     assert at_zero["static"] == pytest.approx(3.5) and at_zero["dynamic"] == pytest.approx(0.5)
     assert cumulative[cumulative["cell_id"] == "c2"]["steps"].max() == 100  # never: 100 steps
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    again = results.read_table(tmp_path / "summary.csv")
+    again = load.read_table(tmp_path / "summary.csv")
     assert again["breakeven_steps"].tolist()[0] == 301 and pd.isna(again["breakeven_steps"][1])
     assert again["sequence_length"].tolist() == ["5", "full"]
 
@@ -293,26 +307,26 @@ def test_a_truncated_or_misplaced_result_is_named_with_the_fix(tmp_path):
     with pytest.raises(ValueError, match=r"repeat1.json: records cell c1, static, repeat 1, "
                                          r"not what its path says \(c1, dynamic, 1\): the file "
                                          r"was copied or moved; delete it"):
-        results.load_results([path])
+        load.load_results([path])
     path.write_text(json.dumps(make_result("dynamic", "c1", 1))[:300])  # cut short
     with pytest.raises(ValueError, match=r"repeat1.json: not a valid result \(not JSON: .*\): "
                                          r"delete it, and the command that wrote it \(the "
-                                         r"workflow, or jax_standalone.py\) measures it anew"):
-        results.load_results([path])
+                                         r"workflow, or rnnbench jax\) measures it anew"):
+        load.load_results([path])
 
 
 def test_repeats_that_fall_into_groups_are_named_with_their_values():
     repeats = np.array([1, 2, 3])
     # two of three at 330 ms against one at 131 ms: one far from the rest
-    assert results.disagreeing_repeats(repeats, np.array([0.330, 0.331, 0.131])) == \
+    assert disagreeing_repeats(repeats, np.array([0.330, 0.331, 0.131])) == \
         "repeat 3: 131 ms | repeats 1, 2: 330, 331 ms"
     # the 7-16 % by which fresh processes differ: they agree
-    assert results.disagreeing_repeats(repeats, np.array([0.100, 0.108, 0.116])) == ""
+    assert disagreeing_repeats(repeats, np.array([0.100, 0.108, 0.116])) == ""
     # bimodal: two groups of two, 2x apart
-    assert results.disagreeing_repeats(np.array([1, 2, 3, 4]),
+    assert disagreeing_repeats(np.array([1, 2, 3, 4]),
                                        np.array([0.01, 0.0205, 0.0101, 0.02])) == \
         "repeats 1, 3: 10, 10.1 ms | repeats 4, 2: 20, 20.5 ms"
-    assert results.disagreeing_repeats(np.array([1, 2]), np.array([0.01, 0.1])) == ""
+    assert disagreeing_repeats(np.array([1, 2]), np.array([0.01, 0.1])) == ""
 
 
 def test_a_cell_with_disagreeing_repeats_is_flagged_in_summary_and_findings(tmp_path):
@@ -321,10 +335,45 @@ def test_a_cell_with_disagreeing_repeats_is_flagged_in_summary_and_findings(tmp_
     records = [make_result(impl, "c1", repeat, step_s=(step,) * 3)
                for impl in ("static", "dynamic")
                for repeat, step in ((1, 0.330), (2, 0.331), (3, 0.131))]
-    runs = results.load_results(write_results(tmp_path, records))
-    summary = results.summarize(runs)
+    runs = load.load_results(write_results(tmp_path, records))
+    summary = summarize(runs)
     assert summary["disagreeing_repeats"].iloc[0].startswith("static: repeat 3: 131 ms | ")
     text = findings.findings_markdown(summary, runs, [], {
         "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "- Repeats that disagree (their median steps fall into groups more than 1.5x " \
            "apart" in text and "(static: repeat 3: 131 ms | repeats 1, 2: 330, 331 ms" in text
+
+
+def test_schema_5_and_schema_6_results_give_the_same_rows(tmp_path):
+    """A result of schema 6 (timings.init_s, optimisation_s) and the same result of schema 5
+    (session_setup_s, graph_optimisation_s, written by the workflow before) load into the
+    same row, under init_s and optimisation_s (optimisation None: NaN)."""
+    old = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic") for repeat in (1, 2)]
+    old[1]["timings"]["graph_optimisation_s"] = None
+    new = json.loads(json.dumps(old))
+    for record in new:
+        timings = record["timings"]
+        record["schema_version"] = 6
+        timings["init_s"] = timings.pop("session_setup_s")
+        timings["optimisation_s"] = timings.pop("graph_optimisation_s")
+    (tmp_path / "old").mkdir(), (tmp_path / "new").mkdir()
+    runs = {name: load.load_results(write_results(tmp_path / name, records))
+            for name, records in (("old", old), ("new", new))}
+    assert "init_s" in runs["new"] and "session_setup_s" not in runs["new"]
+    assert runs["new"]["optimisation_s"].isna().sum() == 1
+    pd.testing.assert_frame_equal(runs["old"].drop(columns=["path", "sha256"]),
+                                  runs["new"].drop(columns=["path", "sha256"]))
+
+
+def test_shared_in_reads_the_shared_runs_rule_from_hand_made_ids(tmp_path):
+    """Without a config, shared_in finds the runs a cell takes from another by the cells'
+    axes (cells.shared_runs's rule), whatever their ids: the loop_bound twin without static
+    runs takes its reference's; the parallel_iterations twin with its own takes none."""
+    records = []
+    for repeat in (1, 2):
+        records += [make_result("static", "ref", repeat), make_result("dynamic", "ref", repeat),
+                    make_result("dynamic", "twin", repeat, loop_bound="max_len"),
+                    make_result("static", "own", repeat, parallel_iterations=2),
+                    make_result("dynamic", "own", repeat, parallel_iterations=2)]
+    runs = load.load_results(write_results(tmp_path, records))
+    assert load.shared_in(runs) == {("twin", "static"): "ref"}

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import make_result
-from rnnbench import findings, results, scaling
+from rnnbench import findings, load, scaling
+from rnnbench.summary import summarize
 from test_results import write_results
 
 
@@ -54,13 +55,13 @@ def test_findings_state_each_law_with_its_extrapolation(tmp_path):
                 record = make_result(impl, f"c{max_len}", repeat, max_len=max_len,
                                      setup=((0.5 + per_step * max_len) * jitter, 0.5, 0.5))
                 records.append(record)
-    runs = results.load_results(write_results(tmp_path, records))
+    runs = load.load_results(write_results(tmp_path, records))
     table = scaling.scaling_table(runs, {"max_len": [3000]})
     static = table[(table["impl"] == "static")
                    & (table["quantity"] == "graph_construction_s")].iloc[0]
     assert static["slope"] == pytest.approx(0.1, rel=0.05) and static["at"] == 3000
     assert static["predicted_low"] < 0.5 + 0.1 * 3000 * 1.02 < static["predicted_high"]
-    text = findings.findings_markdown(results.summarize(runs), runs, [], {
+    text = findings.findings_markdown(summarize(runs), runs, [], {
         "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1,
         "extrapolate": {"max_len": [3000]}})
     assert "## Scaling laws" in text and "at 3000" in text and "graph construction (s)" in text

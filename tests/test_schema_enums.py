@@ -5,9 +5,9 @@ value added to one and not the other fails here, not in a training job."""
 import pytest
 import yaml
 
-from rnnbench import claims, container, findings, grid, keras_model, model, roofline
+from rnnbench import axes, claims, configcheck, container, model, roofline, tables, vocabulary
 
-SCHEMA = yaml.safe_load(grid.CONFIG_SCHEMA.read_text())
+SCHEMA = yaml.safe_load(configcheck.CONFIG_SCHEMA.read_text())
 
 
 def enum(*path):
@@ -22,14 +22,14 @@ def enum(*path):
 @pytest.mark.parametrize("path, listed", [
     (("cell",), model.CELLS),
     (("cell",), roofline.GATES),
-    (("api",), keras_model.APIS),
-    (("api",), grid.API_SUFFIXES),
-    (("fetches",), grid.FETCHES),
-    (("mode",), grid.MODES),
+    (("api",), axes.API_SUFFIXES),
+    (("api",), vocabulary.API_WORDS),
+    (("fetches",), vocabulary.FETCHES),
+    (("mode",), vocabulary.MODES),
     (("mode",), roofline.FORWARD_PASSES),
     (("device",), container.FLAVOR_OF_DEVICE),
     (("device",), roofline.PEAK_SIZE),
-    (("claims", "items", "properties", "quantity"), findings.QUANTITIES),
+    (("claims", "items", "properties", "quantity"), tables.QUANTITIES),
     (("claims", "items", "properties", "direction"), claims.DIRECTIONS),
     (("claims", "items", "properties", "kind"), claims.KIND_DIRECTIONS),
 ], ids=lambda value: value if isinstance(value, str) else None)
@@ -38,7 +38,7 @@ def test_code_lists_exactly_the_schema_enum(path, listed):
 
 
 def test_every_ablation_default_is_allowed_by_the_schema():
-    for axis, default in grid.ABLATION_DEFAULTS.items():
+    for axis, default in axes.ABLATION_DEFAULTS.items():
         items = SCHEMA["properties"][axis].get("items", {})
         if "enum" in items:
             assert default in items["enum"], axis

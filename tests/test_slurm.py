@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY
-from rnnbench import container, grid
+from rnnbench import cells as grid_cells, container
+from rnnbench.configcheck import validate_config
+from rnnbench.layout import IMPLEMENTATIONS
 from test_container import CPU_IMAGE, needs_image
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",
@@ -52,9 +54,9 @@ def run_profile(workdir, profile, *args):
 
 def results_of(workdir, config):
     config = dict(config)
-    grid.validate_config(config)
+    validate_config(config)
     found = {}
-    for path in (workdir / "results" / "runs" / grid.protocol_id(config)).rglob("repeat*.json"):
+    for path in (workdir / "results" / "runs" / grid_cells.protocol_id(config)).rglob("repeat*.json"):
         found[path] = json.loads(path.read_text())
     return found
 
@@ -64,8 +66,8 @@ def failing_cell_scenario(workdir):
     Returns what the test checks; run in the background from the session's start (conftest)."""
     config = {**TINY, "repeats": 1, "api": ["compat_v1"]}  # 4 SLURM jobs: 2 cells x 2 impls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    grid.validate_config(config)
-    cells = grid.cells(config)
+    validate_config(config)
+    cells = grid_cells.cells(config)
     bad_cell = next(c for c in cells if cells[c]["max_len"] == 8)
     # make the data locally (a localrule), then corrupt the dataset of one cell
     data = [f"results/data/{cells[c]['dataset']}.npz" for c in cells]
@@ -78,9 +80,9 @@ def failing_cell_scenario(workdir):
     npz.write_bytes(bytes(raw))
     # the training results only: aggregation cannot run anyway, and rule peak would be one
     # more SLURM job to wait for
-    protocol = grid.protocol_id(config)
+    protocol = grid_cells.protocol_id(config)
     targets = [f"results/runs/{protocol}/{c}/{impl}/repeat1.json" for c in cells
-               for impl in grid.IMPLEMENTATIONS]
+               for impl in IMPLEMENTATIONS]
     return {"prep": prep, "proc": run_profile(workdir, "slurm", "--", *targets),
             "config": config, "cells": cells, "bad_cell": bad_cell}
 
@@ -94,10 +96,10 @@ def gpu_profile_scenario(workdir):
     config = {**TINY, "max_len": [4], "repeats": 1, "api": ["compat_v1"]}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     validated = {**config, "device": "cpu"}
-    grid.validate_config(validated)
-    (cell,) = grid.cells(validated)
+    validate_config(validated)
+    (cell,) = grid_cells.cells(validated)
     # runs in the image: a folder of their own
-    protocol = grid.protocol_id(
+    protocol = grid_cells.protocol_id(
         validated, image=f"apptainer-cpu-{container.images_key(REPO / 'containers', 'cpu')}")
     target = f"results/runs/{protocol}/{cell}/static/repeat1.json"
     # the CI node's GPU is a fake GRES: TensorFlow still runs on the CPU

@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY, reference_columns, snakemake
-from rnnbench import grid
+from rnnbench import cells as grid_cells
+from rnnbench.configcheck import validate_config
+from rnnbench.layout import IMPLEMENTATIONS
 from rnnbench.schema import validate_result
 
 
@@ -23,11 +25,11 @@ def test_a_successful_run_removes_the_partial_report(finished_run):
 
 def test_every_output_is_written(finished_run):
     config = dict(TINY)
-    grid.validate_config(config)
-    cells = grid.cells(config)
-    protocol = grid.protocol_id(config)
+    validate_config(config)
+    cells = grid_cells.cells(config)
+    protocol = grid_cells.protocol_id(config)
     for cell in cells:
-        for impl in grid.IMPLEMENTATIONS:
+        for impl in IMPLEMENTATIONS:
             for repeat in range(1, config["repeats"] + 1):
                 result = json.loads((finished_run / f"results/runs/{protocol}/{cell}/{impl}"
                                      f"/repeat{repeat}.json").read_text())
@@ -73,7 +75,7 @@ def test_measurements_are_tidy_and_real(finished_run, tmp_path):
     keras = runs[runs["api"] == "keras"]
     assert (keras["time_steps_per_step"] == keras["max_len"]).all()
     assert (keras["fetched"] == "train_step+loss").all()
-    assert keras["graph_optimisation_s"].isna().all()  # Grappler is not run alone on it
+    assert keras["optimisation_s"].isna().all()  # Grappler is not run alone on it
 
 
 def test_summary_has_intervals_ratios_and_breakeven(finished_run):
@@ -152,7 +154,7 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     before = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
     proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "steps=6")
     assert "train_static" in proc.stdout  # new measurements are planned ...
-    new_protocol = grid.protocol_id({**_validated(TINY), "steps": 6})
+    new_protocol = grid_cells.protocol_id({**_validated(TINY), "steps": 6})
     assert new_protocol in proc.stdout  # ... in a folder of their own
     after = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
     assert after == before
@@ -235,7 +237,7 @@ def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp
 
 def _validated(config):
     config = dict(config)
-    grid.validate_config(config)
+    validate_config(config)
     return config
 
 

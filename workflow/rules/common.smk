@@ -9,9 +9,12 @@ from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
 from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
-from rnnbench.grid import ABLATION_CHARTS, CHARTS  # noqa: E402
 from rnnbench import interrupt  # noqa: E402
-from rnnbench.checks import check_config  # noqa: E402
+from rnnbench.axes import CELL_AXES, PROTOCOL_KEYS  # noqa: E402
+from rnnbench.cells import datasets, protocol_id, shared_runs  # noqa: E402
+from rnnbench.configcheck import check_config_files, config_warnings  # noqa: E402
+from rnnbench.layout import peak_path, result_path, result_pattern  # noqa: E402
+from rnnbench.plan import ABLATION_CHARTS, CHARTS, job_priorities, job_threads, plots  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
     dataset_mem_mb,
     machine_mem_mb,
@@ -28,13 +31,13 @@ from rnnbench.files import (  # noqa: E402
     write_if_changed,
 )
 
-# Validate once, before any job (rnnbench/checks.py): the files' YAML, the schema (which fills
+# Validate once, before any job (rnnbench/configcheck.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
 # sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
 # memory (a cluster's nodes are sized by the jobs' mem_mb requests).
 NOTES = []
 try:
-    CELLS = check_config(
+    CELLS = check_config_files(
         workflow.configfiles,
         config,
         machine_mem_mb() if workflow.local_exec else None,
@@ -47,7 +50,7 @@ for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
 # the TensorFlow versions the grid's cells run at (a version whose every cell is left out,
 # e.g. a JAX api's, needs no image, no peak and no check)
-TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=grid.tf_version_key)
+TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=images.tf_version_key)
 
 # With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
 # builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
@@ -73,7 +76,7 @@ try:
         # envs/environment.yaml pins the venv's TensorFlow
         images.check_bare_tf_versions(
             TF_VERSIONS,
-            grid.DEFAULT_TF_VERSION,
+            images.DEFAULT_TF_VERSION,
             CONTAINERS,
             FLAVOR,
             "with --use-conda, envs/environment.yaml's",
@@ -86,32 +89,27 @@ except ValueError as error:
     raise WorkflowError(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
 # another software environment, another timing; a changed definition or lock re-measures.
-PROTOCOL = grid.protocol_id(
+PROTOCOL = protocol_id(
     config, image=f"apptainer-{FLAVOR}-{images.images_key(CONTAINERS, FLAVOR)}" if IMAGES else None
 )
 # runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
-SHARED_RUNS = grid.shared_runs(CELLS)
+SHARED_RUNS = shared_runs(CELLS)
 # static and dynamic runs of a repeat next to each other in time, repeat by repeat
-PRIORITIES = grid.job_priorities(CELLS, config["repeats"], SHARED_RUNS)
-for warning in grid.config_warnings(config, CELLS):
+PRIORITIES = job_priorities(CELLS, config["repeats"], SHARED_RUNS)
+for warning in config_warnings(config, CELLS):
     print(f"config: {warning}", file=sys.stderr)
-DATASETS = grid.datasets(config)
+DATASETS = datasets(config)
+# where the runs, their logs and their benchmarks go (rnnbench/layout.py lays out each)
 RUNS = f"results/runs/{PROTOCOL}"
+LOGS = f"results/logs/{PROTOCOL}"
+BENCHMARKS = f"results/benchmarks/{PROTOCOL}"
 # the most steps a training job can take: the first, the longest warm-up, the measured ones
 # (and, for short steps, more of them until min_measure_s: resources.training_runtime_min)
 TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
-# A chart per ablation axis the grid varies (charts.ablation_chart), one for the apis,
-# one for the TensorFlow versions.
-PLOTS = (
-    list(CHARTS)
-    + [f"ablation_{axis}" for axis in grid.charted_ablation_axes(list(CELLS.values()))]
-    + (["api"] if grid.charts_apis(list(CELLS.values())) else [])
-    + (["tf_version"] if len(TF_VERSIONS) > 1 else [])
-    + [f"ratio_{axis}" for axis in grid.ratio_axes(CELLS.values())]
-    + (["jax_unroll"] if "jax_scan" in config["api"] else [])
-)
+# The charts of this grid (rnnbench/plan.py): every grid's, and one per thing it varies.
+PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
 PEAKS = expand(
-    f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",
+    peak_path(RUNS, "{threads}", "{tf_version}"),
     threads=config["intra_op_parallelism_threads"],
     tf_version=TF_VERSIONS,
 )
@@ -152,16 +150,30 @@ wildcard_constraints:
     repeat=r"\d+",
 
 
-def result_paths(pattern=f"{RUNS}/{{cell}}/{{impl}}/repeat{{repeat}}.json"):
-    """Every training result the grid measures (or, given the log pattern, their logs): one
-    per job of PRIORITIES, so not the runs a cell shares with another (SHARED_RUNS)."""
+TRAIN_RESULTS = result_pattern(RUNS)
+TRAIN_LOGS = result_pattern(LOGS, ".log")
+TRAIN_BENCHMARKS = result_pattern(BENCHMARKS, ".tsv")
+
+
+def result_paths(pattern=TRAIN_RESULTS):
+    """Every training result the grid measures (or, given TRAIN_LOGS or TRAIN_BENCHMARKS,
+    their logs or benchmarks): one per job of PRIORITIES, so not the runs a cell shares with
+    another (SHARED_RUNS)."""
     return [
         pattern.format(cell=cell, impl=impl, repeat=repeat) for cell, impl, repeat in PRIORITIES
     ]
 
 
-TRAIN_LOGS = f"results/logs/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.log"
-TRAIN_BENCHMARKS = f"results/benchmarks/{PROTOCOL}/{{cell}}/{{impl}}/repeat{{repeat}}.tsv"
+def train_outputs(impl):
+    """The result, log and benchmark patterns of ``impl``'s training rule ({cell} and
+    {repeat} left as wildcards)."""
+    return {
+        "result": result_path(RUNS, "{cell}", impl, "{repeat}"),
+        "log": TRAIN_LOGS.replace("{impl}", impl),
+        "benchmark": TRAIN_BENCHMARKS.replace("{impl}", impl),
+    }
+
+
 FINDINGS_SETTINGS = "results/findings_settings.json"
 TABLES = {
     "measurements": "results/measurements.csv",
@@ -231,7 +243,7 @@ def set_aside_stale_tables(folder="results/stale"):
     tables and charts move to ``folder``: the run measures what is missing and aggregates
     again. Tables of another grid are left alone (a run of this grid rewrites them)."""
     why = stale_records(TABLES["measurements"])
-    older = missing_columns(TABLES["measurements"], [*grid.CELL_AXES, *LATE_COLUMNS])
+    older = missing_columns(TABLES["measurements"], [*CELL_AXES, *LATE_COLUMNS])
     if older:  # the tables of an older workflow, before these axes existed
         why = [f"{TABLES['measurements']} has no column {', '.join(older)} (an older workflow's)"]
     if not Path(TABLES["measurements"]).exists() and any(
@@ -315,13 +327,13 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
 
 def report_missing(blocked):
     """After a run that could not measure every result (failed or blocked jobs): write
-    results/partial/ (rnnbench.results.write_partial) and say on stderr which runs are
+    results/partial/ (rnnbench.failures.write_partial) and say on stderr which runs are
     missing and why (the job's error, or what blocked it)."""
     jobs = [
         (*job, result, log)
         for job, result, log in zip(PRIORITIES, result_paths(), result_paths(TRAIN_LOGS))
     ]
-    from rnnbench.results import write_partial  # pandas and scipy: only after a failure
+    from rnnbench.failures import write_partial  # pandas and scipy: only after a failure
 
     missing = write_partial(jobs, "results/partial", SHARED_RUNS, blocked)
     if len(missing):

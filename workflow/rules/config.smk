@@ -9,10 +9,10 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-from rnnbench import grid  # noqa: E402
+from rnnbench.configfiles import check_config_file  # noqa: E402
 
 if Path("config.yaml").exists():
     try:
-        grid.check_config_file("config.yaml")
+        check_config_file("config.yaml")
     except ValueError as error:
         raise WorkflowError(f"config: {error}")

@@ -4,7 +4,7 @@ rule make_data:
         sidecar="results/data/{dataset}.json",
     log:
         "results/logs/make_data/{dataset}.log",
-    # before every training job, so that the grid runs repeat by repeat (grid.job_priorities)
+    # before every training job, so that the grid runs repeat by repeat (plan.job_priorities)
     priority: max(PRIORITIES.values()) + 1
     conda:
         "../../envs/environment.yaml"

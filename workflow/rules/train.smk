@@ -1,7 +1,7 @@
 # One job per (cell, implementation, repeat): every measurement is a fresh process. Jobs run
 # repeat by repeat through the grid, the static and dynamic runs of a cell and repeat next to
-# each other (priority: grid.job_priorities); an ablation that changes dynamic_rnn only
-# re-uses its reference's static runs (grid.shared_runs): no job for those.
+# each other (priority: plan.job_priorities); an ablation that changes dynamic_rnn only
+# re-uses its reference's static runs (cells.shared_runs): no job for those.
 # The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
 # inter-op threads; Snakemake lowers it to --cores).
 # mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
@@ -9,17 +9,17 @@ rule train_static:
     input:
         unpack(dataset_of),
     output:
-        result=f"{RUNS}/{{cell}}/static/repeat{{repeat}}.json",
+        result=train_outputs("static")["result"],
     log:
-        TRAIN_LOGS.replace("{impl}", "static"),
+        train_outputs("static")["log"],
     benchmark:
-        TRAIN_BENCHMARKS.replace("{impl}", "static")
+        train_outputs("static")["benchmark"]
     priority: priority_of("static")
     conda:
         "../../envs/environment.yaml"
     container:
         lambda wildcards: image_of(CELLS[wildcards.cell]["tf_version"])
-    threads: lambda wildcards: grid.job_threads(CELLS[wildcards.cell])
+    threads: lambda wildcards: job_threads(CELLS[wildcards.cell])
     resources:
         mem_mb=mem_mb_of("static"),
         runtime=runtime_of("static"),
@@ -27,18 +27,18 @@ rule train_static:
         impl="static",
         workflow_meta=lambda wildcards: workflow_meta(CELLS[wildcards.cell]["tf_version"]),
         cell=lambda wildcards: CELLS[wildcards.cell],
-        protocol={key: config[key] for key in grid.PROTOCOL_KEYS},
+        protocol={key: config[key] for key in PROTOCOL_KEYS},
     script:
         "../scripts/train.py"
 
 
 use rule train_static as train_dynamic with:
     output:
-        result=f"{RUNS}/{{cell}}/dynamic/repeat{{repeat}}.json",
+        result=train_outputs("dynamic")["result"],
     log:
-        TRAIN_LOGS.replace("{impl}", "dynamic"),
+        train_outputs("dynamic")["log"],
     benchmark:
-        TRAIN_BENCHMARKS.replace("{impl}", "dynamic")
+        train_outputs("dynamic")["benchmark"]
     priority: priority_of("dynamic")
     resources:
         mem_mb=mem_mb_of("dynamic"),
@@ -56,9 +56,9 @@ use rule train_static as train_dynamic with:
 # (roofline.py).
 rule peak:
     output:
-        f"{RUNS}/peak_intra{{threads}}_tf{{tf_version}}.json",
+        peak_path(RUNS, "{threads}", "{tf_version}"),
     log:
-        f"results/logs/{PROTOCOL}/peak_intra{{threads}}_tf{{tf_version}}.log",
+        peak_path(LOGS, "{threads}", "{tf_version}", ".log"),
     wildcard_constraints:
         threads=r"\d+",
     conda:

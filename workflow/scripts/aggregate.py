@@ -7,10 +7,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.results import cumulative_time, load_results, share_runs, summarize  # noqa: E402
+from rnnbench.load import load_results, share_runs  # noqa: E402
+from rnnbench.summary import cumulative_time, summarize  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
-# reference's static runs (grid.shared_runs): they were measured once
+# reference's static runs (cells.shared_runs): they were measured once
 runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks),
                   dict(snakemake.params.shared))
 runs.to_csv(snakemake.output.measurements, index=False)

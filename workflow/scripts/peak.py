@@ -7,7 +7,7 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
-from rnnbench.bench import check_tensorflow, keep_jax_out  # noqa: E402
+from rnnbench.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
 exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py

@@ -8,15 +8,17 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
-from rnnbench import bench, grid  # noqa: E402
+from rnnbench import bench  # noqa: E402
+from rnnbench.axes import JAX_APIS  # noqa: E402
+from rnnbench.frameworks import keep_jax_out  # noqa: E402
 from rnnbench.data import load_dataset  # noqa: E402
 from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
 from rnnbench.schema import validate_result  # noqa: E402
 
 # a Snakemake that is killed takes this job with it: no result written after the workflow died
 exit_with_snakemake(logging.getLogger("rnnbench").error)
-if snakemake.params.cell["api"] not in grid.JAX_APIS:
-    bench.keep_jax_out()  # TensorFlow would import it, unused (see its docstring)
+if snakemake.params.cell["api"] not in JAX_APIS:
+    keep_jax_out()  # TensorFlow would import it, unused (see its docstring)
 arrays, sidecar = load_dataset(snakemake.input.npz, snakemake.input.sidecar)
 # log_every is read from the config, not params: changing it must not re-run a measurement.
 protocol = {**snakemake.params.protocol, "log_every": snakemake.config["log_every"]}

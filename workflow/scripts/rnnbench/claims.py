@@ -1,4 +1,4 @@
-"""Claims of more kinds than static against dynamic in a cell (findings.claim_table's), judged
+"""Claims of more kinds than static against dynamic in a cell (tables.claim_table's), judged
 from the runs with intervals of stated coverage:
 
 - ``between``: one implementation at two values of an axis ("dynamic_rnn takes as long at
@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 
+from rnnbench.axes import LABEL_AXES, NUMERIC_AXES, axis_value_id  # (NUMERIC_AXES: a trend or law's axes)
+
 KIND_DIRECTIONS = {
     "ratio": ("static > dynamic", "static < dynamic"),
     "between": ("first > second", "first < second"),
@@ -33,8 +35,6 @@ KIND_DIRECTIONS = {
 }
 """The directions each kind of claim takes (law: none)."""
 DIRECTIONS = tuple(d for directions in KIND_DIRECTIONS.values() for d in directions)
-NUMERIC_AXES = ("max_len", "batch_size", "num_units", "input_dim")
-"""The axes a trend or a law can be along."""
 KIND_FIELDS = {"ratio": {"direction"}, "between": {"impl", "axis", "values", "direction"},
                "trend": {"axis", "direction"}, "law": {"impl", "axis"}}
 """The fields each kind needs (besides id, seed, statement, quantity)."""
@@ -73,17 +73,20 @@ def check_claim(claim: dict, number: int) -> None:
 def side_verdict(low: float, high: float, positive_holds: bool, edge: float = 1.0) -> str:
     """'holds' when [low, high] lies wholly above ``edge`` (``positive_holds``) or below it
     (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'."""
-    if math.isnan(low) or math.isnan(high) or low <= edge <= high:
+    from rnnbench.intervals import side_of_one  # (numpy: not when the Snakefile is read)
+
+    side = side_of_one(low, high, edge)
+    if side == "across":
         return "inconclusive"
-    above = low > edge
-    return "holds" if above == positive_holds else "does not hold"
+    return "holds" if (side == "above") == positive_holds else "does not hold"
 
 
 def _groups(runs, axis: str):
     """(words, runs) per group of cells without ablations alike in every axis but ``axis``."""
-    plain = runs[runs["ablations"] == ""]
-    others = [c for c in ("cell", "api", "tf_version", "batch_size", "max_len",
-                          "sequence_length", "num_units", "input_dim") if c != axis]
+    from rnnbench.load import at_reference  # pandas: only when judged
+
+    plain = runs[at_reference(runs)]
+    others = [c for c in LABEL_AXES if c != axis]
     for key, group in plain.groupby(others, sort=False):
         words = ", ".join(f"{name} {value}" for name, value in zip(others, key)
                           if plain[name].nunique() > 1) or "the grid's cells"
@@ -93,68 +96,81 @@ def _groups(runs, axis: str):
 def judge(claim: dict, runs) -> list[dict]:
     """The verdicts of a between, trend or law claim, one per group of cells it applies to:
     dicts with scope (the group in words), estimate (its numbers, in words) and verdict.
-    ``runs``: results.load_results's table (after share_runs). Empty when no group of the
+    ``runs``: load.load_results's table (after share_runs). Empty when no group of the
     grid has what the claim needs (e.g. both values of a between claim's axis)."""
+    judge_group = {"between": _between, "trend": _trend, "law": _law}[claim["kind"]]
+    out = []
+    for words, group in _groups(runs, claim["axis"]):
+        values = sorted(group[claim["axis"]].unique(), key=lambda v: (str(type(v)), v))
+        if claim["kind"] != "between" and len(values) < 2:
+            continue
+        found = judge_group(claim, group, values)
+        if found:
+            out.append({"scope": words, **found})
+    return out
+
+
+def _between(claim: dict, group, values: list) -> dict | None:
+    """A between claim in one group: Welch's interval of the ratio of the two values' runs."""
+    from rnnbench import intervals
+
+    axis, quantity = claim["axis"], claim["quantity"]
+    first, second = (group[(group[axis].astype(str) == axis_value_id(axis, v))
+                           & (group["impl"] == claim["impl"])][quantity]
+                     for v in claim["values"])
+    if first.empty or second.empty:
+        return None
+    ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
+                                          paired=False)
+    return {"verdict": side_verdict(low, high, claim["direction"] == "first > second"),
+            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
+                        f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"}
+
+
+def _trend(claim: dict, group, values: list) -> dict | None:
+    """A trend claim in one group: the slope of log(static / dynamic) along the axis."""
     import numpy as np
 
-    from rnnbench import intervals, scaling
-    from rnnbench.grid import axis_value_id
+    from rnnbench import scaling
 
-    kind, axis, quantity = claim["kind"], claim["axis"], claim["quantity"]
-    out = []
-    for words, group in _groups(runs, axis):
-        values = sorted(group[axis].unique(), key=lambda v: (str(type(v)), v))
-        if kind == "between":
-            first, second = (group[(group[axis].astype(str) == axis_value_id(axis, v))
-                                   & (group["impl"] == claim["impl"])][quantity]
-                             for v in claim["values"])
-            if first.empty or second.empty:
-                continue
-            ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
-                                                  paired=False)
-            out.append({"scope": words, "verdict": side_verdict(
-                low, high, claim["direction"] == "first > second"),
-                "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
-                            f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"})
-            continue
-        if len(values) < 2:
-            continue
-        if kind == "trend":
-            pairs = group.pivot_table(index=[axis, "repeat"], columns="impl", values=quantity)
-            pairs = pairs.dropna()
-            if len(pairs) < 3:
-                continue
-            x = pairs.index.get_level_values(axis).to_numpy(float)
-            law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
-            low, high = law["slope_ci"]
-            out.append({"scope": words, "verdict": side_verdict(
-                low, high, claim["direction"] == "increasing", edge=0.0),
-                "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
-                            f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
-                            + ", ".join(map(str, values))})
-            continue
-        mine = group[group["impl"] == claim["impl"]][[axis, quantity]].dropna()
-        if len(mine) < 3:
-            continue
-        at = [claim["at"]] if "at" in claim else []
-        law = scaling.fit_line(mine[axis].to_numpy(float), mine[quantity].to_numpy(float), at)
-        poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
-        fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
-               f"per unit of {axis}, lack-of-fit p {law['lack_of_fit_p']:.2g}")
-        if "form" in claim:
-            verdict = ("does not hold" if poor else "inconclusive"
-                       if math.isnan(law["lack_of_fit_p"]) or law["slope_ci"][0] <= 0
-                       else "holds")
-            out.append({"scope": words, "verdict": verdict,
-                        "estimate": f"{claim['impl']} {quantity}: {fit}"})
-        else:
-            _, estimate, low, high = law["predictions"][0]
-            # a prediction interval that reaches zero or below (every quantity is positive)
-            # is too wide to say that the claimed value is or is not what the line predicts
-            verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"]) or low <= 0
-                       else "holds" if low <= claim["value"] <= high else "does not hold")
-            out.append({"scope": words, "verdict": verdict,
-                        "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: "
-                                    f"{estimate:.4g} [{low:.4g}, {high:.4g}] against the claimed "
-                                    f"{claim['value']:g} ({fit})"})
-    return out
+    axis, quantity = claim["axis"], claim["quantity"]
+    pairs = group.pivot_table(index=[axis, "repeat"], columns="impl", values=quantity).dropna()
+    if len(pairs) < 3:
+        return None
+    x = pairs.index.get_level_values(axis).to_numpy(float)
+    law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
+    low, high = law["slope_ci"]
+    return {"verdict": side_verdict(low, high, claim["direction"] == "increasing", edge=0.0),
+            "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
+                        f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
+                        + ", ".join(map(str, values))}
+
+
+def _law(claim: dict, group, values: list) -> dict | None:
+    """A law claim in one group: a line through one implementation's runs along the axis,
+    with its lack-of-fit test; linear (``form``) or a value predicted at ``at``."""
+    from rnnbench import scaling
+
+    axis, quantity = claim["axis"], claim["quantity"]
+    mine = group[group["impl"] == claim["impl"]][[axis, quantity]].dropna()
+    if len(mine) < 3:
+        return None
+    at = [claim["at"]] if "at" in claim else []
+    law = scaling.fit_line(mine[axis].to_numpy(float), mine[quantity].to_numpy(float), at)
+    poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
+    fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
+           f"per unit of {axis}, lack-of-fit p {law['lack_of_fit_p']:.2g}")
+    if "form" in claim:
+        verdict = ("does not hold" if poor else "inconclusive"
+                   if math.isnan(law["lack_of_fit_p"]) or law["slope_ci"][0] <= 0
+                   else "holds")
+        return {"verdict": verdict, "estimate": f"{claim['impl']} {quantity}: {fit}"}
+    _, estimate, low, high = law["predictions"][0]
+    # a prediction interval that reaches zero or below (every quantity is positive) is too
+    # wide to say that the claimed value is or is not what the line predicts
+    verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"]) or low <= 0
+               else "holds" if low <= claim["value"] <= high else "does not hold")
+    return {"verdict": verdict,
+            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: "
+                        f"{estimate:.4g} [{low:.4g}, {high:.4g}] against the claimed "
+                        f"{claim['value']:g} ({fit})"}

@@ -1,20 +1,20 @@
 """Compare two result sets: two machines, bare against an image, two TensorFlow versions, CPU
 against GPU.
 
-    .venv/bin/python workflow/scripts/rnnbench/compare.py A B [--names ours theirs]
-        [--configfile config.yaml] [--out results/compare]
+    rnnbench compare A B [--names ours theirs] [--configfile config.yaml]
+        [--out results/compare]
 
 A and B are each a folder of result JSONs (searched recursively: ``results/runs/`` or any
-folder a user sent back) or a measurements.csv. Each side is summarised on its own
-(results.summarize), per environment and protocol (results.environment,
-grid.protocol_label: a side holding runs of two machines, or of two protocols, gives two
+folder a user sent back, ``rnnbench jax``'s OUT/runs) or a measurements.csv. Each side is
+summarised on its own (summary.summarize), per environment and protocol (load.environment,
+cells.protocol_label: a side holding runs of two machines, or of two protocols, gives two
 rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
 (setup, step) with their 95 % intervals, the verdict of each ratio claim of the config on
 each side (in compat_v1 cells, as FINDINGS judges them), and the ratio of the two sides'
 geometric means (B / A, per implementation, setup and median step) with Welch's interval on
 the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
 ``OUT/compare.csv``, ``compare.md`` (also printed) and the chart ``compare.svg`` /
-``.html``.
+``.html``. Exit status 1, with a one-line message, when A and B are not two result sets.
 """
 
 from __future__ import annotations
@@ -26,14 +26,16 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rnnbench import intervals  # noqa: E402
-from rnnbench.checks import load_claims  # noqa: E402
-from rnnbench.files import LATE_COLUMNS  # noqa: E402
-from rnnbench.grid import RATIO_CLAIM_API  # noqa: E402
-from rnnbench.findings import cell_labels, column_interval, jax_lines, verdict  # noqa: E402
-from rnnbench.results import (load_results, read_table, share_runs, shared_in,  # noqa: E402
-                              summarize)
+from rnnbench import intervals
+from rnnbench.axes import RATIO_CLAIM_API
+from rnnbench.configfiles import load_claims
+from rnnbench.files import LATE_COLUMNS
+from rnnbench.findings_sections import jax_lines
+from rnnbench.formats import column_interval
+from rnnbench.layout import IMPLEMENTATIONS, RESULT_GLOB, parse_result_path
+from rnnbench.load import load_results, read_table, share_runs, shared_in
+from rnnbench.summary import summarize
+from rnnbench.tables import cell_labels, verdict
 
 REPO = Path(__file__).resolve().parents[3]
 SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
@@ -43,7 +45,7 @@ SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
 def read_side(source: str | Path) -> pd.DataFrame:
     """The runs of one side (load_results' rows): from a measurements.csv, or from every
     training result JSON under a folder (``<cell>/<impl>/repeat<N>.json``; rule peak's files
-    are left out), with the runs a cell takes from another (results.shared_in).
+    are left out), with the runs a cell takes from another (load.shared_in).
 
     Raises:
         ValueError: naming ``source`` when it holds no result, a file that is not valid, or a
@@ -63,8 +65,7 @@ def read_side(source: str | Path) -> pd.DataFrame:
                              f"{', '.join(missing)}): give the runs folder (results/runs), or "
                              "let the workflow rebuild the table (snakemake --cores 1)")
         return table
-    paths = sorted(p for p in source.rglob("repeat*.json")
-                   if p.parent.name in ("static", "dynamic"))
+    paths = sorted(p for p in source.rglob(RESULT_GLOB) if parse_result_path(p))
     if not paths:
         raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
     runs = load_results(paths)
@@ -75,7 +76,7 @@ def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
     """summarize() of one side's runs, per environment and protocol (a folder holding runs of
     two machines, or of two protocols such as ``steps500`` and ``steps50``, gives two groups,
     never pooled); columns ``side`` (``name``, with the group's number when the side has
-    several), ``environment`` and ``protocol`` (grid.protocol_label) added."""
+    several), ``environment`` and ``protocol`` (cells.protocol_label) added."""
     groups = runs.groupby(["environment", "protocol"])  # sorted by both
     parts = []
     for number, ((environment, protocol), mine) in enumerate(groups, 1):
@@ -95,12 +96,12 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
     Args:
         a, b: the runs of each side (read_side).
         claims: the ratio claims to judge on each side (config ``claims``), in api compat_v1
-            cells as FINDINGS judges them (findings.claim_table); other cells get
+            cells as FINDINGS judges them (tables.claim_table); other cells get
             ``not judged (api <api>)``.
         names: the sides' names.
 
     Returns:
-        Columns cell_id, label (findings.cell_labels), side_a, side_b, environment_a,
+        Columns cell_id, label (tables.cell_labels), side_a, side_b, environment_a,
         environment_b, protocol_a, protocol_b; per side and SIDE_METRICS metric
         ``<side>_ratio_<metric>`` (static / dynamic) with ``_ci_low`` / ``_ci_high``; per
         claim ``<side>_<claim id>`` (verdict);
@@ -127,7 +128,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
                         verdict(claim["direction"], cell[f"ratio_{quantity}_ci_low"],
                                 cell[f"ratio_{quantity}_ci_high"])
                         if cell["api"] == RATIO_CLAIM_API else f"not judged (api {cell['api']})")
-            for impl in ("static", "dynamic"):
+            for impl in IMPLEMENTATIONS:
                 mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
                                        & (runs[key]["impl"] == impl)
                                        & (runs[key]["environment"] == cell["environment"])
@@ -159,7 +160,7 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
            for metric, word in SIDE_METRICS.items()},
         **{f"B / A {impl} {word}": [column_interval(r, f"b_over_a_{impl}_{metric}")
                                     for _, r in table.iterrows()]
-           for impl in ("static", "dynamic") for metric, word in SIDE_METRICS.items()},
+           for impl in IMPLEMENTATIONS for metric, word in SIDE_METRICS.items()},
     })
     verdicts = pd.DataFrame({"cell": table["label"],
                              "sides": table["side_a"] + " / " + table["side_b"],
@@ -179,7 +180,7 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
 
 
 def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
-    """'For JAX users' (findings.jax_lines) of each side's jax_scan runs, per environment
+    """'For JAX users' (findings_sections.jax_lines) of each side's jax_scan runs, per environment
     and protocol (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
     time to N steps is lowest. Empty without jax_scan runs."""
     out = []
@@ -220,29 +221,36 @@ def compare_chart(table: pd.DataFrame):
         width=480, title="Step-time ratio on each side, with 95 % intervals")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("a")
-    parser.add_argument("b")
-    parser.add_argument("--names", nargs=2, default=["A", "B"])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench compare``'s arguments."""
+    parser.add_argument("a", help="side A: a runs folder (e.g. results/runs) or a "
+                                  "measurements.csv")
+    parser.add_argument("b", help="side B: the same")
+    parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
+                        help="the sides' names in the tables (default: A B)")
     parser.add_argument("--configfile", default=str(REPO / "config.yaml"),
                         help="the claims to judge (default: the shipped config's)")
-    parser.add_argument("--out", default="results/compare")
-    args = parser.parse_args()
+    parser.add_argument("--out", default="results/compare",
+                        help="the folder written (default: %(default)s)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench compare``: read both sides, compare them, write OUT's files and print the
+    Markdown; returns the exit status (1 with a one-line message for bad input)."""
     if Path(args.a).resolve() == Path(args.b).resolve():
-        sys.exit(f"compare: {args.a} and {args.b} are the same result set: give two")
+        return _refuse(f"{args.a} and {args.b} are the same result set: give two")
     if args.names[0] == args.names[1]:
-        sys.exit(f"compare: --names {args.names[0]} {args.names[1]}: give two different names")
+        return _refuse(f"--names {args.names[0]} {args.names[1]}: give two different names")
     try:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:
-        sys.exit(f"compare: {error}")
+        return _refuse(error)
     config = yaml.safe_load(Path(args.configfile).read_text())
     config.setdefault("claims", [])
     try:
         load_claims(config, REPO)  # claims_from: the shipped config names the seeds' claims
     except ValueError as error:
-        sys.exit(f"compare: {error}")
+        return _refuse(error)
     claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
     table = compare(a, b, claims, tuple(args.names))
     out = Path(args.out)
@@ -256,7 +264,10 @@ def main() -> None:
 
         save_chart(compare_chart(table), str(out / "compare.html"), str(out / "compare.svg"))
     print(text)
+    return 0
 
 
-if __name__ == "__main__":
-    main()
+def _refuse(error) -> int:
+    """Print ``compare: <error>`` to stderr; exit status 1."""
+    print(f"compare: {error}", file=sys.stderr)
+    return 1

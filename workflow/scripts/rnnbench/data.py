@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rnnbench.grid import sequence_length_bounds
+from rnnbench.axes import sequence_length_bounds
 
 
 def make_dataset(max_len: int, sequence_length: Any, input_dim: int, num_classes: int,
@@ -34,7 +34,7 @@ def make_dataset(max_len: int, sequence_length: Any, input_dim: int, num_classes
         [num_samples], ``labels`` int32 [num_samples].
 
     Raises:
-        ValueError: if sequence_length does not fit max_len (see grid.sequence_length_bounds).
+        ValueError: if sequence_length does not fit max_len (see axes.sequence_length_bounds).
     """
     low, high = sequence_length_bounds(sequence_length, max_len)
     rng = np.random.default_rng(seed)

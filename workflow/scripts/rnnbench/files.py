@@ -1,6 +1,6 @@
 """The files a run writes, looked at before any job (common.smk): what stops a job from
 writing its outputs, and whether the tables still describe the result files on disk. Kept
-apart from rnnbench.results so that reading the Snakefile does not import pandas and scipy."""
+apart from rnnbench.load so that reading the Snakefile does not import pandas and scipy."""
 
 from __future__ import annotations
 
@@ -68,10 +68,12 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
                 if row.get("path")}
 
 
-LATE_COLUMNS = ("protocol", "jax_version")
-"""Columns of measurements.csv (results.load_results) that later versions of the workflow
-added beside the axes' (grid.CELL_AXES): a table without one is an older workflow's, which
-the current findings and compare cannot read (rule all's set_aside_stale_tables)."""
+LATE_COLUMNS = ("protocol", "jax_version", "init_s", "optimisation_s")
+"""Columns of measurements.csv (load.load_results) that later versions of the workflow
+added beside the axes' (axes.CELL_AXES), or renamed (init_s and optimisation_s were
+session_setup_s and graph_optimisation_s before results schema 6): a table without one is an
+older workflow's, which the current findings and compare cannot read (rule all's
+set_aside_stale_tables)."""
 
 
 def missing_columns(table: str | Path, columns: list[str]) -> list[str]:

@@ -15,7 +15,7 @@ with probability 1 - 2 (1/2)^3 = 75 %, not 95 %; so:
 - **static / dynamic** (``ratio_ci``): the difference of the two sides' log-means,
   back-transformed, with a t-interval: *paired* (the per-repeat differences of logs, n - 1
   degrees of freedom) when every repeat has both implementations, measured next to each other
-  in time (the workflow runs them adjacently, grid.job_priority), which removes the machine's
+  in time (the workflow runs them adjacently, plan.job_priorities), which removes the machine's
   drift common to both; otherwise Welch's interval (Welch-Satterthwaite degrees of freedom;
   B. L. Welch, Biometrika 34, 1947). Kalibera and Jones's effect-size interval for a ratio of
   means is the same idea on the log scale.
@@ -32,7 +32,7 @@ repeats, the nominal 95 % interval covers the true value in 93-97 % of them. Wit
 beyond the pair spread (a whole process 1.5x slower) the paired interval is conservative: it
 covers 97-98 %. With fewer than
 MIN_REPEATS processes it does not (see MIN_REPEATS), and the workflow warns
-(grid.config_warnings).
+(configcheck.config_warnings).
 """
 
 from __future__ import annotations
@@ -49,6 +49,16 @@ mean and the ratio still cover 95 %, but the break-even interval (one degree of 
 unbounded in most experiments and covers 97.5 %, more than it states. At 1 there is no
 interval at all."""
 CONFIDENCE = 0.95
+
+
+def side_of_one(low: float, high: float, edge: float = 1.0) -> str:
+    """Where an interval [low, high] lies against 1 (or ``edge``: 0 for a slope): 'above'
+    (low > edge), 'below' (high < edge) or 'across' (it holds or touches the edge, or a bound
+    is NaN). The one judgement of every verdict: findings' claims (tables.verdict), the other
+    kinds of claim (claims.side_verdict) and a fragile ratio (summary.fragile_metrics)."""
+    if math.isnan(low) or math.isnan(high):
+        return "across"
+    return "above" if low > edge else "below" if high < edge else "across"
 
 
 @lru_cache(maxsize=None)

@@ -204,17 +204,8 @@ def inference_step(params: Params, opt_state: AdamState, inputs: jax.Array,
 def step_function(cell: str, unroll: int, train: bool = True) -> Callable[..., Any]:
     """``train_step`` (with ``train`` False, mode inference: ``inference_step``) for ``cell``
     and ``unroll``: ``step(params, opt_state, inputs, sequence_length, labels)``, to be built
-    by compile_step (bench._run_jax, compile_train_step)."""
+    by compile_step (runners.jax)."""
     return partial(train_step if train else inference_step, cell=cell, unroll=unroll)
-
-
-def compile_train_step(cell: str, unroll: int, params: Params, opt_state: AdamState,
-                       inputs: Any, sequence_length: Any, labels: Any,
-                       train: bool = True) -> CompiledStep:
-    """step_function(cell, unroll, train) built by compile_step for these arguments' shapes
-    and dtypes (arrays as for ``loss``)."""
-    return compile_step(step_function(cell, unroll, train),
-                        params, opt_state, inputs, sequence_length, labels)
 
 
 def compile_step(step: Callable[..., Any], *args: Any) -> CompiledStep:
@@ -222,8 +213,8 @@ def compile_step(step: Callable[..., Any], *args: Any) -> CompiledStep:
     and XLA's compilation apart; the returned ``step(*args)`` then runs without tracing or
     compiling (it accepts only those shapes and dtypes). ``args`` (pytrees of arrays) are
     moved to the device before the timing, so neither phase includes the backend's start-up.
-    Used for api jax_scan's step (compile_train_step) and keras_jax's
-    (keras_model.jax_train_step).
+    Used for api jax_scan's step (step_function) and keras_jax's
+    (keras_model.jax_train_step), by runners.jax.
     """
     args = jax.device_put(args)
     jax.block_until_ready(args)

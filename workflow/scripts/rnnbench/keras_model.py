@@ -42,9 +42,6 @@ import numpy as np
 
 from rnnbench.model import CELLS, initial_weights
 
-APIS = ("compat_v1", "keras", "keras_xla", "keras_jax", "jax_scan")
-"""Every api a cell can be written in: compat_v1 (rnnbench.model), the keras apis (this
-module) and jax_scan (rnnbench.jax_model)."""
 FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forget gate
 
 
@@ -80,7 +77,7 @@ def import_tf_keras() -> tuple[ModuleType, ModuleType]:
 
 def import_keras_jax() -> ModuleType:
     """Import Keras 3 on its JAX backend (``KERAS_BACKEND=jax``, set before the import), for
-    api keras_jax; import JAX first with bench.import_jax (its device and thread flags).
+    api keras_jax; import JAX first with frameworks.import_jax (its device and thread flags).
     Returns the ``keras`` module.
 
     Raises:

@@ -1,7 +1,7 @@
 """The reference run behind every number of the README and docs/: run the main job, copy its
 FINDINGS, summary and charts to docs/figures/, and rewrite the README's answer from them.
 
-    .venv/bin/python workflow/scripts/rnnbench/reference.py [--no-run]
+    rnnbench reference [--no-run [--results DIR]]
 
 It runs ``snakemake --cores 1`` (the shipped config.yaml) in a new temporary folder (so
 results/ is neither reused nor replaced) and then the tests (pytest) in the repository, each
@@ -27,15 +27,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rnnbench.findings import (SPEED, _breakeven, cell_labels, claim_table,  # noqa: E402
-                               column_interval, gap_share, verdict)
-from rnnbench.checks import load_claims  # noqa: E402
-from rnnbench.results import read_table  # noqa: E402
+from rnnbench.configfiles import load_claims
+from rnnbench.formats import SPEED, breakeven_text, column_interval
+from rnnbench.load import read_table
+from rnnbench.tables import cell_labels, claim_table, gap_share, verdict
 
 REPO = Path(__file__).resolve().parents[3]
 FIGURES = REPO / "docs" / "figures"
-ANSWER_BEGIN = "<!-- answer: written by workflow/scripts/rnnbench/reference.py -->"
+ANSWER_BEGIN = "<!-- answer: written by rnnbench reference -->"
 ANSWER_END = "<!-- answer end -->"
 CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
 
@@ -50,11 +49,11 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     setup and step ratios with their 95 % intervals per reference cell (compat_v1, no
     ablation), each cell's break-even, the cause the grid isolates (an ablation that changes
     the step verdict, with its share of the log-ratio gap to a claim's seed figure:
-    findings.gap_share) and the peak-memory ratio; then the two commands with the measured
+    tables.gap_share) and the peak-memory ratio; then the two commands with the measured
     main-job time.
 
     Args:
-        summary: docs/figures/summary.csv (results.summarize).
+        summary: docs/figures/summary.csv (summary.summarize).
         measurements: the first rows of results/measurements.csv, for where it ran
             (device_name, tensorflow_version, threads, python_version).
         claims: the config's claims.
@@ -80,7 +79,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     for _, cell in plain.iterrows():
         speed = SPEED[verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
                               cell["ratio_median_step_s_ci_high"])]
-        breakeven = _breakeven(cell)
+        breakeven = breakeven_text(cell)
         steps.append(f"{_ratio(cell, 'median_step_s')} with {labels[cell['cell_id']]} "
                      f"({'static ' * (speed != SPEED['inconclusive'])}{speed}; "
                      + ("it never pays its setup back)" if breakeven is None
@@ -93,7 +92,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         if twin["verdict"] == ref["verdict"]:
             continue
         cell = summary.set_index("cell_id").loc[twin["cell_id"]]
-        breakeven = _breakeven(cell)
+        breakeven = breakeven_text(cell)
         parts.append(
             f" The cause the grid isolates, with {labels[ref['cell_id']]}: "
             f"{twin['ablations']} (as TensorFlow did up to 1.5). Then static_rnn's steps take "
@@ -136,13 +135,17 @@ def expected_answer(repo: Path = REPO) -> str:
                   config["claims"], run["main_job_s"], run.get("tests_s"))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench reference``'s arguments."""
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and docs/figures/run.json's times")
     parser.add_argument("--results", type=Path, default=REPO / "results",
                         help="with --no-run: the results folder to use (default: %(default)s)")
-    args = parser.parse_args()
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench reference``: run (or, --no-run, take) the reference run and rewrite
+    docs/figures/ and the README's answer; returns the exit status (0)."""
     results = args.results
     if args.no_run:
         before = json.loads((FIGURES / "run.json").read_text())
@@ -174,7 +177,4 @@ def main() -> None:
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
     print(f"docs/figures/ and the README's answer rewritten from the run in {results} "
           f"({main_job_s:.0f} s; tests {tests_s or 0:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

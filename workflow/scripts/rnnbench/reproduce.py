@@ -1,7 +1,7 @@
 """The reproducibility benchmark: run the main job twice on this machine, into two folders,
 and compare the verdicts.
 
-    .venv/bin/python workflow/scripts/rnnbench/reproduce.py [--configfile F] [--cores N] OUTDIR
+    rnnbench reproduce [--configfile F] [--cores N] OUTDIR
 
 Each run is the workflow (Snakefile) in a folder of its own (``OUTDIR/run1``, ``OUTDIR/run2``,
 with copies of the repository's config.yaml and of the given config, which replaces its keys
@@ -28,6 +28,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rnnbench.configfiles import load_claims, own_claims
+from rnnbench.formats import interval_text
+from rnnbench.load import read_table
+from rnnbench.tables import claim_table
+
 REPO = Path(__file__).resolve().parents[3]
 SETUP_AND_MEMORY = ("graph_construction_s", "setup_s", "first_100_steps_s", "peak_rss_mb")
 """Claim quantities whose verdicts must agree in every cell."""
@@ -35,7 +40,7 @@ AGREEMENT_TARGET = 0.9
 
 
 def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """Per (claim, cell_id) of two findings.claim_table results: both verdicts, ratios and
+    """Per (claim, cell_id) of two tables.claim_table results: both verdicts, ratios and
     intervals (suffixes ``_1``, ``_2``), ``same`` (identical verdicts), ``contradictory``
     (holds in one, does not hold in the other), and ``covers_1`` / ``covers_2``: whether run
     1's interval covers run 2's estimate, and the other way round.
@@ -74,8 +79,6 @@ def targets(table: pd.DataFrame) -> dict[str, bool]:
 
 def report(table: pd.DataFrame, wall_s: list[float]) -> str:
     """compare's table and its totals as Markdown (DataFrame.to_markdown)."""
-    from rnnbench.findings import interval_text
-
     def interval(run: int) -> pd.Series:
         return table.apply(lambda r: interval_text(r[f"ratio_{run}"], r[f"ci_low_{run}"],
                                                    r[f"ci_high_{run}"]), axis=1)
@@ -134,9 +137,8 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
     return wall_s
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench reproduce``'s arguments."""
     parser.add_argument("outdir", type=Path,
                         help="folder for the two runs (run1/, run2/) and reproducibility.md/.csv")
     parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml",
@@ -144,35 +146,49 @@ def main(argv: list[str] | None = None) -> int:
                              "main job: about 4 minutes a run on 2 cores)")
     parser.add_argument("--cores", type=int, default=1,
                         help="Snakemake's --cores for each run (default: %(default)s)")
-    args = parser.parse_args(argv)
-    if not args.configfile.is_file():
-        parser.error(f"--configfile: {str(args.configfile)!r} is not a file")
-    sys.path.insert(0, str(REPO / "workflow" / "scripts"))
-    from rnnbench.checks import load_claims, own_claims
-    from rnnbench.findings import claim_table
-    from rnnbench.results import read_table
 
+
+def claims_of(configfile: Path) -> list[dict]:
+    """The claims the runs of ``configfile`` (over config.yaml) will judge.
+
+    Raises:
+        ValueError: naming --configfile when it is not a file, not valid YAML, its claims do
+            not load, or it lists none (no verdicts to compare).
+    """
+    if not configfile.is_file():
+        raise ValueError(f"--configfile: {str(configfile)!r} is not a file")
     try:
         config = {**yaml.safe_load((REPO / "config.yaml").read_text()),
-                  **(yaml.safe_load(args.configfile.read_text()) or {})}
+                  **(yaml.safe_load(configfile.read_text()) or {})}
     except yaml.YAMLError as error:
-        parser.error(f"--configfile: {args.configfile} is not valid YAML: {error}")
-    own_claims([args.configfile], config, REPO / "config.yaml")  # as the runs will judge
+        raise ValueError(f"--configfile: {configfile} is not valid YAML: {error}") from None
+    own_claims([configfile], config, REPO / "config.yaml")  # as the runs will judge
     try:
         load_claims(config, REPO)
     except ValueError as error:
-        parser.error(f"--configfile: {error}")
+        raise ValueError(f"--configfile: {error}") from None
     claims = config.get("claims")
     if not claims or not isinstance(claims, list):
-        parser.error(f"--configfile: {args.configfile} (with config.yaml) lists no claims "
-                     f"({claims!r}): there are no verdicts to compare")
+        raise ValueError(f"--configfile: {configfile} (with config.yaml) lists no claims "
+                         f"({claims!r}): there are no verdicts to compare")
+    return claims
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench reproduce``: check the config's claims, run the workflow twice (run_once),
+    write and print the comparison; returns the exit status (module docstring)."""
+    try:
+        claims = claims_of(args.configfile)
+    except ValueError as error:
+        print(f"reproduce: {error}", file=sys.stderr)
+        return 2
     tables, wall = [], []
     for run in ("run1", "run2"):
         folder = args.outdir / run
         try:
             wall.append(run_once(folder, args.configfile.resolve(), args.cores))
         except RuntimeError as error:
-            print(f"reproduce.py: {error}", file=sys.stderr)
+            print(f"reproduce: {error}", file=sys.stderr)
             return 2
         tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims))
     table = compare(*tables)
@@ -181,7 +197,3 @@ def main(argv: list[str] | None = None) -> int:
     table.to_csv(args.outdir / "reproducibility.csv", index=False)
     print(text)
     return 0 if all(targets(table).values()) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from rnnbench import roofline
-from rnnbench.grid import inputs_bytes, sequence_length_bounds
+from rnnbench.axes import inputs_bytes, sequence_length_bounds
 
 BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
 STATIC_MB_PER_STEP = 8  # static graph: about 5.7 MiB per unrolled time step seen (64 units)
@@ -59,7 +59,7 @@ def check_fits(cells: dict[str, dict], num_samples: int, available_mb: int,
     ``available_mb`` MiB: it would fail inside TensorFlow after its setup, or be killed.
 
     Args:
-        cells: grid.cells of the config: {cell_id: cell}.
+        cells: cells.cells of the config: {cell_id: cell}.
         num_samples: sequences in each dataset.
         available_mb: the memory a job may use, in MiB (machine_mem_mb for a local run).
         where: named in the message (e.g. "this machine").

@@ -65,8 +65,8 @@ def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
     sequence_length ``batch_longest``: every padded step (max_len) where the loop runs the
     padded length - the keras apis (Keras masks), a cell without sequence_length, dynamic_rnn
     with loop_bound max_len (as up to TF 1.5) - else ``batch_longest`` (static_rnn's conds
-    and dynamic_rnn's loop stop there). One fact for bench (the work recorded) and resources
-    (a cluster job's runtime)."""
+    and dynamic_rnn's loop stop there). One fact for the runners (the work recorded) and
+    resources (a cluster job's runtime)."""
     padded = (cell.get("api", "compat_v1") != "compat_v1"
               or not cell.get("pass_sequence_length", True)
               or (impl == "dynamic" and cell.get("loop_bound", "batch_max") == "max_len"))
@@ -79,7 +79,8 @@ def time_steps_per_step(sequence_length: np.ndarray, batch_size: int, first: int
     sequence_length: the cell calls each of those steps makes (see the module docstring).
 
     ``sequence_length`` is int [num_samples]; step k's batch is samples k x batch_size ..
-    (k + 1) x batch_size - 1, modulo num_samples (bench.run's Dataset.repeat().batch()).
+    (k + 1) x batch_size - 1, modulo num_samples (runners.compat_v1's
+    Dataset.repeat().batch()).
     """
     lengths = np.asarray(sequence_length)
     steps = np.arange(first, first + count)[:, None]

@@ -1,14 +1,14 @@
 """Aggregation at scale: how long reading, summarising and writing FINDINGS takes for many
 results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes.
 
-    .venv/bin/python workflow/scripts/rnnbench/scale.py [--results 100000] [--cells 1000]
-        [--repeats 6]
+    rnnbench scale [--results 100000] [--cells 1000] [--repeats 6]
 
 Writes the results into a temporary folder (not timed), then times, each in this process:
 load_results, share_runs, summarize, cumulative_time, writing the three tables, and
 findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
 num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts
-nothing (tests/test_scale.py runs it small, to keep it working).
+nothing (tests/test_scale.py runs it small, to keep it working). Writes nothing outside its
+temporary folders.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rnnbench import grid  # noqa: E402
+from rnnbench.axes import ABLATION_DEFAULTS
+from rnnbench.cells import cell_id
+from rnnbench.container import DEFAULT_TF_VERSION
+from rnnbench.record import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[3]
 SYNTHETIC_PROTOCOL = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
@@ -35,28 +37,28 @@ SYNTHETIC_PROTOCOL = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
 def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
                      max_len: int = 10, sequence_length=5, setup=(1.0, 0.5, 2.0),
                      step_s=(0.01, 0.01, 0.01), api: str = "compat_v1",
-                     tf_version: str = grid.DEFAULT_TF_VERSION, protocol: dict | None = None,
+                     tf_version: str = DEFAULT_TF_VERSION, protocol: dict | None = None,
                      **ablations) -> dict:
     """A schema-valid result record (result.schema.yaml) with chosen timings: ``setup`` =
-    (graph construction, session setup, first step) seconds, ``step_s`` the measured steps'
+    (graph construction, initialisation, first step) seconds, ``step_s`` the measured steps'
     seconds; the cell [batch 4, max_len, input_dim 3] basic_lstm(8) with ``ablations``
-    (grid axes away from grid.ABLATION_DEFAULTS); ``protocol`` (default
+    (grid axes away from axes.ABLATION_DEFAULTS); ``protocol`` (default
     SYNTHETIC_PROTOCOL) as a run's. Every other field holds a plausible constant. For tests
     of the aggregation, and for this module's benchmark."""
-    construction, session, first = setup
+    construction, init, first = setup
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
     return {
-        "schema_version": 5, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "schema_version": SCHEMA_VERSION, "impl": impl, "cell_id": cell_id, "repeat": repeat,
         "job_threads": 1,
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
-                 "api": api, "tf_version": tf_version, **grid.ABLATION_DEFAULTS, **ablations,
+                 "api": api, "tf_version": tf_version, **ABLATION_DEFAULTS, **ablations,
                  "dataset": "d"},
         "protocol": {**(protocol or SYNTHETIC_PROTOCOL), "fetches": ["train_op", "loss"],
                      "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
-        "timings": {"graph_construction_s": construction, "session_setup_s": session,
-                    "first_step_s": first, "graph_optimisation_s": 0.75 * first,
+        "timings": {"graph_construction_s": construction, "init_s": init,
+                    "first_step_s": first, "optimisation_s": 0.75 * first,
                     "warmup_step_s": [0.02], "warmup_settled": None, "step_s": step_s,
                     "hook_steps": [],
                     "median_step_s": median, "mean_step_s": sum(step_s) / len(step_s),
@@ -99,7 +101,7 @@ def write_synthetic(folder: Path, results: int, repeats: int = 6) -> list[Path]:
             for repeat in range(1, repeats + 1):
                 step = (0.010 if impl == "static" else 0.012) * (1 + 0.01 * repeat)
                 record = synthetic_result(impl, "", repeat, max_len=10 + cell, step_s=(step,) * 3)
-                record["cell_id"] = grid.cell_id(record["cell"])
+                record["cell_id"] = cell_id(record["cell"])
                 paths.append(folder / f"{cell}_{impl}_{repeat}.json")
                 paths[-1].write_text(json.dumps(record))
     return paths
@@ -108,7 +110,8 @@ def write_synthetic(folder: Path, results: int, repeats: int = 6) -> list[Path]:
 def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
     """Seconds spent on each step of rules aggregate and findings for ``paths``."""
     from rnnbench.findings import findings_markdown
-    from rnnbench.results import cumulative_time, load_results, share_runs, summarize
+    from rnnbench.load import load_results, share_runs
+    from rnnbench.summary import cumulative_time, summarize
 
     times, start = {}, time.perf_counter()
 
@@ -155,13 +158,19 @@ def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=int, default=100_000)
-    parser.add_argument("--cells", type=int, default=1000)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench scale``'s arguments."""
+    parser.add_argument("--results", type=int, default=100_000,
+                        help="synthetic results to aggregate (default: %(default)s)")
+    parser.add_argument("--cells", type=int, default=1000,
+                        help="the dry run's cells (0: no dry run; default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=6,
                         help="the dry run's repeats (2 x repeats training jobs a cell)")
-    args = parser.parse_args()
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench scale``: time the aggregation and the dry run, print the times; returns the
+    exit status (0)."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "runs").mkdir()
@@ -176,7 +185,4 @@ def main() -> None:
             print(f"dry run of {cells} cells, {args.repeats} repeats ({2 * cells * args.repeats}"
                   f" training jobs): "
                   f"{time_dry_run(args.cells, folder / 'dry', args.repeats):.1f} s")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -22,8 +22,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-SCALING_AXES = ("max_len", "batch_size", "num_units")
-"""The axes a law is fitted along, when the grid varies them."""
+from rnnbench.axes import NUMERIC_AXES
+from rnnbench.load import at_reference
+
+SCALING_AXES = tuple(axis for axis in NUMERIC_AXES if axis != "input_dim")
+"""The axes a law is fitted along, when the grid varies them: the numeric axes but input_dim
+(the input's width, which no claim of the seeds or of the presets is about)."""
 SCALING_QUANTITIES = {"graph_construction_s": "graph construction (s)",
                       "first_step_s": "first step (s)", "setup_s": "setup (s)",
                       "median_step_s": "median step (s)"}
@@ -79,7 +83,7 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
 
 
 def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) -> pd.DataFrame:
-    """A law per axis of SCALING_AXES that ``runs`` (results.load_results) vary, implementation,
+    """A law per axis of SCALING_AXES that ``runs`` (load.load_results) vary, implementation,
     SCALING_QUANTITIES column and group of cells alike in every other axis (and without
     ablations), fitted over at least 3 runs at 2 or more axis values (fit_line).
 
@@ -94,7 +98,7 @@ def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) 
         ``at``, ``predicted``, ``predicted_low``, ``predicted_high`` (one row per point; NaN
         without). Empty when no axis varies.
     """
-    plain = runs[runs["ablations"] == ""] if "ablations" in runs else runs
+    plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs
     rows = []
     for axis in SCALING_AXES:
         if plain[axis].nunique() < 2:

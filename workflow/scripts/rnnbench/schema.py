@@ -1,4 +1,4 @@
-"""The result record's JSON-Schema (result.schema.yaml), kept apart from rnnbench.results so
+"""The result record's JSON-Schema (result.schema.yaml), kept apart from rnnbench.load so
 that a training job checks its record without importing pandas and scipy (about 2 s)."""
 
 from __future__ import annotations

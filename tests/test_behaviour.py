@@ -1,0 +1,85 @@
+"""Behaviour unchanged by the restructuring of issue 22: re-aggregating a committed set of
+result JSONs gives the tables and FINDINGS that the workflow wrote before it.
+
+tests/fixtures/behaviour/ holds the results of a small grid (config.yaml there: compat_v1,
+keras and jax_scan, a loop-bound and a scan-unroll ablation, the seeds' claims; 45 training
+jobs of schema 5, their benchmark files and rule peak's file), run bare with the workflow at
+commit 95dce5e, and ``expected/`` the measurements.csv, summary.csv and FINDINGS.md that
+commit's aggregation and findings wrote from them (``config.json``: the config as the
+workflow validated it, schema defaults and claims_from's claims filled in). Columns renamed
+since (RENAMED) are compared under their new names.
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rnnbench.findings import findings_markdown
+from rnnbench.load import load_results, read_table, share_runs
+from rnnbench.summary import summarize
+from rnnbench import cells as grid_cells, plan
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
+RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}
+"""Result fields renamed by issue 22 (generic phase names), old -> new, inside column names."""
+
+
+def renamed(column: str) -> str:
+    for old, new in RENAMED.items():
+        column = column.replace(old, new)
+    return column
+
+
+@pytest.fixture(scope="module")
+def aggregated(tmp_path_factory):
+    """The fixture's results aggregated by today's code, as rules aggregate and findings do,
+    with the paths the workflow gave them (relative to the fixture folder)."""
+    import os
+
+    config = json.loads((FIXTURE / "config.json").read_text())
+    cells = grid_cells.cells(config)
+    shared = grid_cells.shared_runs(cells)
+    runs_dir = next((FIXTURE / "results" / "runs").iterdir()).relative_to(FIXTURE)
+    jobs = plan.job_priorities(cells, config["repeats"], shared)
+    paths = [f"{runs_dir}/{cell}/{impl}/repeat{repeat}.json" for cell, impl, repeat in jobs]
+    benchmarks = [p.replace("results/runs", "results/benchmarks").replace(".json", ".tsv")
+                  for p in paths]
+    out = tmp_path_factory.mktemp("behaviour")
+    here = os.getcwd()
+    os.chdir(FIXTURE)
+    try:
+        runs = share_runs(load_results(paths, benchmarks), shared)
+        peaks = {}
+        for peak in (FIXTURE / runs_dir).glob("peak_*.json"):
+            record = json.loads(peak.read_text())
+            peaks[(record["metadata"]["intra_op_parallelism_threads"],
+                   record["tf_version"])] = record["peak"]["flop_per_s"]
+        summary = summarize(runs, peak_flop_per_s=peaks)
+    finally:
+        os.chdir(here)
+    runs.to_csv(out / "measurements.csv", index=False)
+    summary.to_csv(out / "summary.csv", index=False)
+    findings = findings_markdown(read_table(out / "summary.csv"),
+                                 read_table(out / "measurements.csv"), config["claims"], config)
+    return out, findings
+
+
+@pytest.mark.parametrize("table", ["measurements.csv", "summary.csv"])
+def test_the_tables_are_the_ones_written_before(aggregated, table):
+    out, _ = aggregated
+    before = read_table(FIXTURE / "expected" / table)
+    before.columns = [renamed(c) for c in before.columns]
+    after = read_table(out / table)
+    assert list(after.columns) == list(before.columns)
+    pd.testing.assert_frame_equal(after, before, check_exact=False, rtol=1e-12)
+
+
+def test_findings_are_the_ones_written_before(aggregated):
+    _, findings = aggregated
+    before = (FIXTURE / "expected" / "FINDINGS.md").read_text().splitlines()
+    after = findings.splitlines()
+    stamp = 2  # the line that says when it was written
+    assert "UTC" in before[stamp] and "UTC" in after[stamp]
+    assert after[:stamp] + after[stamp + 1:] == before[:stamp] + before[stamp + 1:]

@@ -1,0 +1,149 @@
+"""What a config file holds before it is validated: YAML that reads other than it looks
+(check_config_file), and the claims that come from elsewhere: dropped from the shipped config
+when a config of one's own is given (own_claims), read from ``claims_from`` files
+(load_claims). configcheck.check_config_files runs these first.
+
+PyYAML is imported where used: config.smk reads check_config_file before the workflow.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def _walk_yaml(node, where: list, path: str | Path) -> None:
+    """check_config_file's walk through the YAML nodes of ``path`` (``where``: the key path
+    of ``node``)."""
+    import yaml
+
+    line = f"{path}, line {node.start_mark.line + 1}"
+    key = ".".join(map(str, where)) or "(top level)"
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ValueError(f"{path}, line {key_node.start_mark.line + 1}: {key}: a key "
+                                 "must be a plain name, not a list or mapping")
+            if key_node.value in seen:
+                raise ValueError(f"{line.split(', line')[0]}, line "
+                                 f"{key_node.start_mark.line + 1}: "
+                                 f"{'.'.join(map(str, [*where, key_node.value]))}: the key "
+                                 "appears twice in one mapping (YAML would keep the last): "
+                                 "keep one")
+            seen.add(key_node.value)
+            _walk_yaml(value, [*where, key_node.value], path)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk_yaml(item, [*where, i], path)
+    elif (node.style is None and node.tag.endswith((":int", ":float"))
+          and (re.fullmatch(r"[-+]?0[0-9_]+", node.value) or ":" in node.value)):
+        read = yaml.safe_load(node.value)
+        raise ValueError(f"{line}: {key}: {node.value!r} is read by YAML 1.1 as {read!r} "
+                         "(a leading zero is octal, a colon sexagesimal): write the number "
+                         "as meant, or quote it")
+    elif (node.style is None and node.tag.endswith(":str")
+          and re.fullmatch(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+", node.value)):
+        mantissa, exponent = re.split("[eE]", node.value)
+        mantissa += "" if "." in mantissa else ".0"
+        exponent = exponent if exponent[0] in "+-" else f"+{exponent}"
+        raise ValueError(f"{line}: {key}: {node.value} is read by YAML 1.1 as the text "
+                         f"{node.value!r} (an exponent needs a dot before it and a sign): "
+                         f"write {mantissa}e{exponent}")
+
+
+def check_config_file(path: str | Path) -> None:
+    """Refuse what YAML reads silently otherwise in a config file: a key given twice in one
+    mapping (YAML keeps the last), and a plain number that YAML 1.1 reads other than it looks:
+    a leading zero (``07``, ``010`` = 8 as an octal) or a sexagesimal ``1:30`` (= 90). Quoted,
+    such a value is a string (and the schema says what it must be).
+
+    Raises:
+        ValueError: naming the file, the line, the key (its path, e.g. ``claims.0.id``) and
+            the value, and the fix; naming the file, line and column of a YAML syntax error;
+            naming a file that cannot be read.
+    """
+    import yaml
+
+    try:
+        with open(path) as handle:
+            root = yaml.compose(handle, Loader=yaml.SafeLoader)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read ({error.strerror}): check the path given to "
+                         "--configfile") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}): save it as UTF-8") from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
+                         f"YAML ({error.problem or error.context}): fix the syntax there") from None
+    if root is not None:
+        _walk_yaml(root, [], path)
+
+
+def own_claims(files: list[str | Path], config: dict,
+               shipped: str | Path = "config.yaml") -> str | None:
+    """A config of one's own judges its own claims: when config files other than ``shipped``
+    (config.yaml in the working directory, read by the Snakefile's configfile:) are given and
+    none of them sets ``claims`` or ``claims_from``, the shipped config's are dropped from
+    ``config`` (in place); when they set one, the other is not inherited either. Returns a
+    sentence when no claim is left, or None."""
+    import yaml
+
+    own = [Path(path) for path in files if Path(path).resolve() != Path(shipped).resolve()]
+    if not own:
+        return None
+    named = set()
+    for path in own:
+        text = yaml.safe_load(path.read_text()) or {}
+        named |= {"claims", "claims_from"} & set(text if isinstance(text, dict) else {})
+    for key in {"claims", "claims_from"} - named:  # not inherited from the shipped config
+        config[key] = []
+    if named:
+        return None
+    return (f"claims: {', '.join(map(str, own))} names none, so no claim is judged (config.yaml's "
+            "come from presets/seed-claims.yaml: add claims_from: [presets/seed-claims.yaml] "
+            "to judge them too)")
+
+
+def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
+    """Add the claims of each file of ``claims_from`` to ``config["claims"]`` (in place), the
+    file found in the working directory or else in ``repo``.
+
+    Returns:
+        {index in the merged claims: (file, index in that file)}, for the claims of files
+        (claim_origin names them in an error).
+
+    Raises:
+        ValueError: naming a claims_from that is not a list, a file that is in neither place,
+            or holds no list.
+    """
+    import yaml
+
+    files = config.get("claims_from") or []
+    if not isinstance(files, list):
+        raise ValueError(f"claims_from: {files!r} is not a list of files, e.g. "
+                         "[presets/seed-claims.yaml]")
+    origins = {}
+    for name in files:
+        path = Path(name) if Path(name).exists() else Path(repo) / name
+        if not path.is_file():
+            raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
+        check_config_file(path)
+        claims = yaml.safe_load(path.read_text())
+        if not isinstance(claims, list):
+            raise ValueError(f"claims_from: {name}: holds no list of claims")
+        before = list(config.get("claims") or [])
+        origins.update({len(before) + k: (str(name), k) for k in range(len(claims))})
+        config["claims"] = [*before, *claims]
+    return origins
+
+
+def claim_origin(message: str, origins: dict[int, tuple[str, int]]) -> str:
+    """``message`` (an error naming ``claims.<index>``) with the claims_from file and the
+    entry's index in it appended where the claim came from a file (load_claims' origins)."""
+    found = re.search(r"\bclaims\.(\d+)", message)
+    if found and int(found.group(1)) in origins:
+        name, index = origins[int(found.group(1))]
+        return f"{message} (entry {index} of claims_from file {name})"
+    return message

@@ -1,0 +1,98 @@
+"""Every api's words, for tables, chart titles and FINDINGS: what each api calls the two
+implementations and the setup's phases, and how an ablation or an axis value is said.
+
+Result fields and table columns carry generic names (``init_s``, ``optimisation_s``, ...);
+the words of each api come in only when rendering. Adding an api adds its entry to API_WORDS
+(and its id suffix to axes.API_SUFFIXES).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+# Each api's own words for the two implementations and the setup phases (bench: compat_v1
+# builds a graph and a Session; the keras apis trace a tf.function and compile it on its first
+# call; the JAX apis trace, lower and compile with XLA).
+API_WORDS = {
+    "compat_v1": {"static": "static_rnn", "dynamic": "dynamic_rnn",
+                  "graph_construction_s": "graph construction",
+                  "init_s": "session setup", "first_step_s": "first step",
+                  "optimisation_s": "Grappler (timed alone)",
+                  "first_step_rest_s": "first step (rest)"},
+    "keras": {"static": "unroll=True", "dynamic": "unroll=False",
+              "graph_construction_s": "tracing", "init_s": "model setup",
+              "first_step_s": "first call", "optimisation_s": "Grappler (timed alone)",
+              "first_step_rest_s": "first call (rest)"},
+    "keras_xla": {"static": "unroll=True", "dynamic": "unroll=False",
+                  "graph_construction_s": "tracing", "init_s": "model setup",
+                  "first_step_s": "first call (XLA compilation)",
+                  "optimisation_s": "Grappler (timed alone)",
+                  "first_step_rest_s": "first call (rest)"},
+    "keras_jax": {"static": "unroll=True", "dynamic": "unroll=False",
+                  "graph_construction_s": "tracing and lowering",
+                  "init_s": "model setup",
+                  "first_step_s": "XLA compilation + first call",
+                  "optimisation_s": "XLA compilation", "first_step_rest_s": "first call"},
+    "jax_scan": {"static": "scan unroll=k", "dynamic": "scan unroll=1",
+                 "graph_construction_s": "tracing and lowering",
+                 "init_s": "parameter setup",
+                 "first_step_s": "XLA compilation + first call",
+                 "optimisation_s": "XLA compilation", "first_step_rest_s": "first call"},
+}
+MODES = {
+    "train": "training steps",
+    "inference": "inference (forward pass alone)",
+}
+"""The mode axis: what a measured step runs. train: forward, backward and Adam (the seed's);
+inference: the forward pass and the loss, no gradient or optimizer in the graph (the same
+graph construction or tracing, first call and steady steps). Inference fetches the loss
+alone, so a cell with mode inference and fetches other than loss is left out
+(cells.left_out)."""
+FETCHES = {
+    "train_op": "train_op fetched alone",
+    "loss": "train_op and loss",
+    "hooks": "the Estimator's hook fetches",
+    "hooks_cold": "hook fetches not warmed up",
+}
+"""The fetches axis: what each training step fetches (axes.hook_step), in words."""
+
+
+def api_words(apis: Iterable[str], key: str) -> str:
+    """The words of ``key`` (a key of API_WORDS' entries: static, dynamic or a phase's
+    timing) for the ``apis`` of a table or chart: the distinct words in API_WORDS order,
+    joined by ' / ' ('graph construction / tracing'). Raises KeyError for an unknown api or
+    key."""
+    present = set(apis)
+    unknown = present - set(API_WORDS)
+    if unknown:
+        raise KeyError(f"unknown api {sorted(unknown)}")
+    return " / ".join(dict.fromkeys(words[key] for api, words in API_WORDS.items()
+                                    if api in present))
+
+
+def impl_words(apis: Iterable[str]) -> str:
+    """'static_rnn / dynamic_rnn' for compat_v1 alone, 'unroll=True / unroll=False' for the
+    keras apis alone, and for a mix 'static / dynamic (static_rnn / dynamic_rnn; unroll=True /
+    unroll=False)': how a ratio of the two implementations is named for ``apis``."""
+    pairs = list(dict.fromkeys(f"{API_WORDS[a]['static']} / {API_WORDS[a]['dynamic']}"
+                               for a in API_WORDS if a in set(apis)))
+    return pairs[0] if len(pairs) == 1 else f"static / dynamic ({'; '.join(pairs)})"
+
+
+def ablation_words(axis: str, value: Any) -> str:
+    """An ablation in words, ``axis`` at ``value`` away from its reference
+    (axes.ABLATION_DEFAULTS): 'dynamic loops to max_len', 'no Grappler', '2 intra-op
+    threads', ...; cells.ablation_label joins them. Raises KeyError for an unknown axis."""
+    words = {
+        "loop_bound": lambda: "dynamic loops to max_len",
+        "pass_sequence_length": lambda: "no sequence_length",
+        "meta_optimizer": lambda: "no Grappler",
+        "fetches": lambda: FETCHES[value],
+        "parallel_iterations": lambda: f"parallel_iterations {value}",
+        "swap_memory": lambda: "swap_memory",
+        "intra_op_parallelism_threads": lambda: f"{value} intra-op threads",
+        "inter_op_parallelism_threads": lambda: f"{value} inter-op threads",
+        "mode": lambda: MODES[value],
+        "unroll": lambda: f"static at scan unroll={value}",
+    }
+    return words[axis]()

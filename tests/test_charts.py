@@ -270,3 +270,25 @@ def test_ratio_chart_puts_the_ratio_against_a_varied_axis(tmp_path):
     assert {r["panel"] for r in data} == {"every cell"}
     with pytest.raises(ValueError, match="does not vary num_units"):
         charts.build_chart("ratio_num_units", summary, None)
+
+
+def test_every_chart_has_its_own_report_caption():
+    """workflow/report/plot.rst, rendered as Snakemake's report renders it (Jinja2, the chart
+    wildcard), gives each chart of plan.CHARTS and plan.ABLATION_CHARTS a caption; only the
+    ablation charts fall through to the 'Ablation <axis>' text, and no two others share one."""
+    import types
+
+    import jinja2
+
+    from conftest import REPO
+    from rnnbench.plan import ABLATION_CHARTS, CHARTS
+
+    template = jinja2.Template((REPO / "workflow" / "report" / "plot.rst").read_text())
+    captions = {chart: template.render(snakemake=types.SimpleNamespace(
+        wildcards=types.SimpleNamespace(chart=chart))).strip()
+        for chart in CHARTS + ABLATION_CHARTS}
+    ablation = {chart for chart, text in captions.items() if text.startswith("Ablation ")}
+    assert ablation == {chart for chart in captions if chart.startswith("ablation_")}
+    others = [text for chart, text in captions.items() if chart not in ablation]
+    assert all(others) and len(set(others)) == len(others)
+    assert "against max_len" in captions["ratio_max_len"]

@@ -348,14 +348,15 @@ def test_schema_5_and_schema_6_results_give_the_same_rows(tmp_path):
     """A result of schema 6 (timings.init_s, optimisation_s) and the same result of schema 5
     (session_setup_s, graph_optimisation_s, written by the workflow before) load into the
     same row, under init_s and optimisation_s (optimisation None: NaN)."""
-    old = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic") for repeat in (1, 2)]
-    old[1]["timings"]["graph_optimisation_s"] = None
-    new = json.loads(json.dumps(old))
-    for record in new:
+    new = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic") for repeat in (1, 2)]
+    assert {record["schema_version"] for record in new} == {6}
+    new[1]["timings"]["optimisation_s"] = None
+    old = json.loads(json.dumps(new))
+    for record in old:
         timings = record["timings"]
-        record["schema_version"] = 6
-        timings["init_s"] = timings.pop("session_setup_s")
-        timings["optimisation_s"] = timings.pop("graph_optimisation_s")
+        record["schema_version"] = 5
+        timings["session_setup_s"] = timings.pop("init_s")
+        timings["graph_optimisation_s"] = timings.pop("optimisation_s")
     (tmp_path / "old").mkdir(), (tmp_path / "new").mkdir()
     runs = {name: load.load_results(write_results(tmp_path / name, records))
             for name, records in (("old", old), ("new", new))}

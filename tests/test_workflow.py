@@ -281,21 +281,28 @@ def test_bad_config_stops_before_any_job(tmp_path, override, fragment):
     assert not (tmp_path / "results").exists()
 
 
-def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(tmp_path):
-    """Snakemake alone stops with a NotADirectoryError traceback, even with --keep-going."""
-    config = {**TINY, "api": ["compat_v1"], "repeats": 2}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    plan = snakemake(tmp_path, "-n", "--cores", "1").stdout
-    blocked = next(re.finditer(r"results/runs/\S+_ml8_\S+?_in4", plan)).group()
-    (tmp_path / blocked).parent.mkdir(parents=True)
-    (tmp_path / blocked).write_text("")
+def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(finished_run,
+                                                                           tmp_path):
+    """Snakemake alone stops with a NotADirectoryError traceback, even with --keep-going. On a
+    copy of the tiny grid's run: one compat_v1 cell's folder replaced by a file, one result of
+    another cell deleted; the deleted one is measured again, the blocked cell's 4 jobs named."""
+    import shutil
+
+    shutil.copytree(finished_run, tmp_path, symlinks=True, dirs_exist_ok=True)
+    runs = tmp_path / "results" / "runs"
+    cell_dir = next(path for path in runs.glob("*/*_ml8_*") if path.name.endswith("_in4"))
+    blocked = str(cell_dir.relative_to(tmp_path))
+    shutil.rmtree(cell_dir)
+    cell_dir.write_text("")
+    deleted = next(runs.glob("*/*_ml4_*_in4/static/repeat1.json"))
+    deleted.unlink()
     proc = snakemake(tmp_path, "--cores", "2", "--keep-going", check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Traceback" not in out
     assert f"4 training job(s) cannot write their result, log or benchmark and are left " \
            f"out, e.g. {blocked}/static/repeat1.json ({blocked} is a file where a folder " \
            "must be)" in out.replace("\n", " ")
-    assert len(list((tmp_path / "results/runs").rglob("*_ml4_*/*/repeat*.json"))) == 4
+    assert deleted.exists() and re.search(r"train_static\s+1\n", out)
     missing = pd.read_csv(tmp_path / "results/partial/missing.csv")
     assert len(missing) == 4 and set(missing["error_line"]) == {
         f"{blocked} is a file where a folder must be"}

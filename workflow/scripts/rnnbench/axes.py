@@ -60,6 +60,9 @@ API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
 JAX_APIS = ("keras_jax", "jax_scan")
 """The apis on JAX (runners/jax.py): their jobs never import TensorFlow, and the TensorFlow
 jobs of the other apis never import JAX (frameworks.keep_jax_out)."""
+KERAS_APIS = ("keras", "keras_xla", "keras_jax")
+"""The apis of a Keras layer, unroll=True against unroll=False (tables.keras_table: FINDINGS'
+'For Keras users')."""
 # Ablation axes that change dynamic_rnn only: static_rnn's graph and steps are the same at
 # every value (it has no while loop), so a cell away from its reference in these axes alone
 # reuses the reference cell's static runs (cells.shared_runs) instead of measuring them again.

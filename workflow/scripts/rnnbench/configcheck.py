@@ -10,6 +10,7 @@ check_cross_fields on a machine that may lack them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -38,13 +39,20 @@ RENAMED_KEYS = {
 }
 
 
+@functools.lru_cache(maxsize=1)
+def config_schema() -> dict:
+    """config.schema.yaml, parsed once per process (with libyaml where PyYAML has it: the
+    pure-Python parser takes about 0.1 s for it). Callers must not change it. Needs PyYAML."""
+    import yaml
+
+    return yaml.load(CONFIG_SCHEMA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def schema_defaults() -> dict:
     """{key: the schema's default} for every top-level key of config.schema.yaml that has one:
     the one home of the config's defaults for a tool that runs without Snakemake (the
     stand-alone JAX script). Needs PyYAML."""
-    import yaml
-
-    schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
+    schema = config_schema()
     return {key: spec["default"] for key, spec in schema["properties"].items()
             if "default" in spec}
 
@@ -249,9 +257,8 @@ def schema_error(config: dict) -> None:
         ValueError: '<key path>: <what is wrong>', when the config fails the schema.
     """
     import jsonschema
-    import yaml
 
-    schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
+    schema = config_schema()
     validator = jsonschema.validators.validator_for(schema)(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is None:

@@ -84,7 +84,7 @@ def cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
 
 def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                 labels: dict[str, str] | None = None) -> list[str]:
-    """'For Keras users': per cell of tables.KERAS_APIS without ablations, unroll=True
+    """'For Keras users': per cell of axes.KERAS_APIS without ablations, unroll=True
     (static) against unroll=False (dynamic): setup and step ratios with 95 % intervals and
     break-even; and, where the grid has the same cell in compat_v1, Keras's unroll=False step
     against dynamic_rnn's (tables.keras_table). Cells are named by ``labels``

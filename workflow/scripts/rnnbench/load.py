@@ -226,7 +226,7 @@ def _meta_columns(meta: dict) -> dict:
         "cpus": _cpus(meta),
         "tensorflow_version": meta["tf_version"],
         "keras_version": meta["keras_version"],
-        "jax_version": meta.get("jax_version"),  # api jax_scan's runs (no TensorFlow)
+        "jax_version": meta.get("jax_version"),  # the JAX apis' runs (axes.JAX_APIS)
         "python_version": meta["python_version"],
         "python_prefix": meta["python_prefix"],
         "image_sha256": meta["image_sha256"],

@@ -36,7 +36,6 @@ REPO = Path(__file__).resolve().parents[3]
 FIGURES = REPO / "docs" / "figures"
 ANSWER_BEGIN = "<!-- answer: written by rnnbench reference -->"
 ANSWER_END = "<!-- answer end -->"
-CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline")
 
 
 def _ratio(cell: pd.Series, metric: str) -> str:

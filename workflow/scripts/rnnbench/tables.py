@@ -17,7 +17,7 @@ import math
 
 import pandas as pd
 
-from rnnbench.axes import LABEL_AXES, RATIO_CLAIM_API
+from rnnbench.axes import KERAS_APIS, LABEL_AXES, RATIO_CLAIM_API
 from rnnbench.cells import ablated_axes, varied_axes
 from rnnbench.container import tf_version_key
 from rnnbench.intervals import side_of_one
@@ -235,10 +235,6 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     table = plain[several].assign(release=lambda t: t["cell_id"].map(release),
                                   order=lambda t: t["tf_version"].astype(str).map(tf_version_key))
     return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
-
-
-KERAS_APIS = ("keras", "keras_xla", "keras_jax")
-"""The apis of 'For Keras users' (keras_table): a Keras layer, unroll=True against False."""
 
 
 def keras_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

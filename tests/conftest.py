@@ -13,6 +13,7 @@ import yaml
 
 from rnnbench.axes import ABLATION_DEFAULTS
 from rnnbench.container import DEFAULT_TF_VERSION
+from rnnbench.exclusive import LOCK_VARIABLE
 from rnnbench.scale import synthetic_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,13 +34,20 @@ def snakemake(workdir, *args, check=True, path=None, env=None):
     return proc
 
 
+def own_lock(workdir):
+    """The environment that gives a workflow run in ``workdir`` its own measuring lock
+    (rnnbench.exclusive): the suite's concurrent workflows take turns within each run only."""
+    return {LOCK_VARIABLE: str(workdir / "measuring.lock")}
+
+
 def run_tiny_grid(workdir):
-    """Run the tiny grid to the end in ``workdir``, bare (no container); return workdir."""
+    """Run the tiny grid to the end in ``workdir``, bare (no container), with --cores 4 (its
+    training jobs still take turns: test_workflow checks their spans); return workdir."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(TINY))
     stale = workdir / "results" / "partial" / "missing.csv"  # as left by an earlier failure
     stale.parent.mkdir(parents=True)
     stale.write_text("cell_id,impl,repeat\n")
-    snakemake(workdir, "--cores", "2")
+    snakemake(workdir, "--cores", "4", env=own_lock(workdir))
     return workdir
 
 

@@ -24,6 +24,9 @@ from rnnbench import cells as grid_cells, plan
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
 RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}
 """Result fields renamed by issue 22 (generic phase names), old -> new, inside column names."""
+ADDED = ("job_start_unix_s", "job_end_unix_s", "lock_waited_s")
+"""measurements.csv's columns added since (issue 23: the measuring lock's span), which the
+fixture's results predate: empty for them."""
 
 
 def renamed(column: str) -> str:
@@ -72,6 +75,9 @@ def test_the_tables_are_the_ones_written_before(aggregated, table):
     before = read_table(FIXTURE / "expected" / table)
     before.columns = [renamed(c) for c in before.columns]
     after = read_table(out / table)
+    added = [column for column in ADDED if column in after]
+    assert after[added].isna().all().all()
+    after = after.drop(columns=added)
     assert list(after.columns) == list(before.columns)
     pd.testing.assert_frame_equal(after, before, check_exact=False, rtol=1e-12)
 

@@ -231,12 +231,12 @@ def jax_grid(workdir):
     the workflow in ``workdir``. Run in the background."""
     import yaml
 
-    from conftest import TINY, snakemake
+    from conftest import TINY, own_lock, snakemake
 
     config = {**TINY, "max_len": [4], "api": ["compat_v1", "keras_jax", "jax_scan"],
               "unroll": ["max_len", 2], "repeats": 2}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = snakemake(workdir, "--cores", "2", check=False)
+    proc = snakemake(workdir, "--cores", "2", check=False, env=own_lock(workdir))
     return {"config": config, "proc": proc}
 
 

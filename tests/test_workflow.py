@@ -78,6 +78,26 @@ def test_measurements_are_tidy_and_real(finished_run, tmp_path):
     assert keras["optimisation_s"].isna().all()  # Grappler is not run alone on it
 
 
+def test_training_jobs_never_overlap_whatever_cores_says(finished_run):
+    """The tiny grid ran with --cores 4 on this machine: from the spans its results and
+    rule peak recorded (rnnbench.exclusive's lock, held from before the framework's import to
+    the result), no two measuring jobs ran at the same time, and the jobs that found the lock
+    taken waited for it."""
+    spans = []
+    for path in (finished_run / "results/runs").rglob("*.json"):
+        record = json.loads(path.read_text())
+        if "exclusive" in record:
+            spans.append((record["exclusive"]["start_s"], record["exclusive"]["end_s"], path))
+    runs = pd.read_csv(finished_run / "results/measurements.csv")
+    assert len(spans) == len(runs) and runs["job_start_unix_s"].notna().all()
+    spans.sort()
+    for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+        assert start >= end, f"{second} started before {first} ended"
+    # Snakemake's scheduler ran them one at a time (resource measuring=1), so no job found the
+    # lock taken; test_exclusive checks a job that does; the benchmarks saw each job's run
+    assert (runs["lock_waited_s"] < 1).all() and (runs["job_max_rss_mb"] > 100).all()
+
+
 def test_summary_has_intervals_ratios_and_breakeven(finished_run):
     summary = pd.read_csv(finished_run / "results/summary.csv")
     assert len(summary) == 4
@@ -160,9 +180,20 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     assert after == before
 
 
+def results_tree(workdir):
+    """{path under results/: (sha256, mtime in ns)} of every file there: what a dry run must
+    leave as it was."""
+    import hashlib
+
+    return {str(path.relative_to(workdir)): (hashlib.sha256(path.read_bytes()).hexdigest(),
+                                             path.stat().st_mtime_ns)
+            for path in sorted((workdir / "results").rglob("*")) if path.is_file()}
+
+
 def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run, tmp_path):
     """Snakemake alone says "Nothing to be done" when a result is deleted after aggregation;
-    the workflow sets the tables aside, so the run re-measures it and re-aggregates."""
+    the workflow sets the tables aside, so the run re-measures it and re-aggregates. A dry
+    run moves nothing (the results tree is as it was) and plans what the run does."""
     import shutil
 
     copy = tmp_path / "copy"
@@ -170,30 +201,39 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     result = next((copy / "results/runs").rglob("static/repeat2.json"))
     kept = result.read_bytes()
     result.unlink()
+    before = results_tree(copy)
     proc = snakemake(copy, "-n", "--cores", "1")
     planned = proc.stdout + proc.stderr
     assert f"the tables no longer describe the results on disk (1: " \
-           f"{result.relative_to(copy)} is gone)" in planned
-    assert not (copy / "results/measurements.csv").exists()  # no table lists the missing run
-    assert (copy / "results/stale/measurements.csv").exists()
-    assert list((copy / "results/stale/plots").glob("*.svg"))  # nor any chart
+           f"{result.relative_to(copy)} is gone): a run moves them and the charts to " \
+           "results/stale/, measures what is missing and rebuilds them (dry run: nothing " \
+           "moved)" in planned.replace("\n", " ")
+    assert results_tree(copy) == before
     assert re.search(r"train_static\s+1\n", planned) and re.search(r"aggregate\s+1\n", planned)
-    # a dry run of another grid leaves the tables alone (a run of that grid rewrites them)
-    (copy / "results/stale").rename(copy / "results/stale-seen")
-    for table in (copy / "results/stale-seen").iterdir():
-        table.rename(copy / "results" / table.name)
+    # a dry run of another grid leaves the tables alone too (a run of that grid rewrites them)
     result.write_bytes(kept)
+    before = results_tree(copy)
     snakemake(copy, "-n", "--cores", "1", "--config", "steps=6")
-    assert (copy / "results/measurements.csv").exists()
+    assert results_tree(copy) == before
     # an edit that keeps the file's time (cp -p, rsync -a): Snakemake would not notice
     stamp = result.stat()
     record = json.loads(kept)
     record["timings"]["graph_construction_s"] = 999.0
     result.write_text(json.dumps(record))
     os.utime(result, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    before = results_tree(copy)
     proc = snakemake(copy, "-n", "--cores", "1")
     assert f"{result.relative_to(copy)} changed since it was aggregated" in proc.stderr
     assert re.search(r"aggregate\s+1\n", proc.stdout + proc.stderr)
+    assert results_tree(copy) == before
+    # the run itself sets the tables and charts aside and rebuilds them from what is on disk
+    result.write_bytes(kept)
+    result.unlink()
+    proc = snakemake(copy, "--cores", "1", "results/measurements.csv")
+    assert "they and the charts are moved to results/stale/" in proc.stderr
+    assert list((copy / "results/stale/plots").glob("*.svg"))
+    assert result.exists() and str(result.relative_to(copy)) in (
+        copy / "results/measurements.csv").read_text()
 
 
 def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp_path):
@@ -206,11 +246,12 @@ def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp
     table = pd.read_csv(copy / "results/measurements.csv")
     table.drop(columns=["unroll", "protocol"]).to_csv(copy / "results/measurements.csv",
                                                       index=False)
+    before = results_tree(copy)
     proc = snakemake(copy, "-n", "--cores", "1")
     planned = proc.stdout + proc.stderr
     assert ("results/measurements.csv has no column unroll, protocol (an older workflow's)"
             in planned)
-    assert (copy / "results/stale/measurements.csv").exists()
+    assert results_tree(copy) == before  # a dry run: nothing set aside
     assert re.search(r"aggregate\s+1\n", planned) and "train_static" not in planned
 
 
@@ -224,6 +265,11 @@ def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp
     claim = {"id": "tiny-setup", "seed": "test", "statement": "static_rnn starts slower",
              "quantity": "setup_s", "direction": "static > dynamic"}
     (copy / "claims.yaml").write_text(yaml.safe_dump({"claims": [claim]}))
+    before = results_tree(copy)
+    proc = snakemake(copy, "-n", "--cores", "1", "--configfile", str(copy / "config.yaml"),
+                     str(copy / "claims.yaml"))
+    assert "the claims or extrapolate changed since FINDINGS.md was written" in proc.stderr
+    assert re.search(r"findings\s+1\n", proc.stdout) and results_tree(copy) == before
     proc = snakemake(copy, "--cores", "1", "--configfile", str(copy / "config.yaml"),
                      str(copy / "claims.yaml"))
     log = proc.stdout + proc.stderr
@@ -263,6 +309,8 @@ def test_ablation_axes_plan_their_own_runs(tmp_path):
     # the 2-thread cells' jobs ask Snakemake for 2 threads
     job = planned[planned.index("_in4_intra2/static/repeat1.json"):]
     assert job[:job.index("resources:")].count("threads: 2") == 1
+    assert not (tmp_path / "results").exists()  # a dry run writes nothing, not even settings
+    assert "results/findings_settings.json" not in planned  # findings' input, written by a run
 
 
 # One schema error, one cross-field error and a TensorFlow version a bare run cannot run,

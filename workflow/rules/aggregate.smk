@@ -3,6 +3,7 @@ rule aggregate:
         results=result_paths(),
         benchmarks=result_paths(TRAIN_BENCHMARKS),
         peaks=PEAKS,
+        planned=planned("set_aside_stale_tables"),
     output:
         measurements=report(
             "results/measurements.csv",
@@ -58,3 +59,17 @@ onsuccess:
     for chart in set(CHARTS + ABLATION_CHARTS) - set(PLOTS):
         for ext in ("html", "svg"):
             Path(f"results/plots/{chart}.{ext}").unlink(missing_ok=True)
+
+
+# Stands in a dry run's plan for what a run does before any job and the dry run did not
+# (common.smk's plan_as_a_run): the rules after it show in the plan as they will run.
+rule plan_only:
+    output:
+        "results/.dry-run/{step}",
+    log:
+        "results/logs/plan_only/{step}.log",
+    run:
+        raise WorkflowError(
+            f"{output[0]} stands for a step of a dry run's plan; a run does {wildcards.step} "
+            "before any job: run the workflow without -n"
+        )

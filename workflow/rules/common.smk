@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
 from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
-from rnnbench import interrupt  # noqa: E402
+from rnnbench import hardware, interrupt  # noqa: E402
 from rnnbench.axes import CELL_AXES, PROTOCOL_KEYS  # noqa: E402
 from rnnbench.cells import datasets, protocol_id, shared_runs  # noqa: E402
 from rnnbench.configcheck import check_config_files, config_warnings  # noqa: E402
@@ -34,16 +34,26 @@ from rnnbench.files import (  # noqa: E402
 # Validate once, before any job (rnnbench/configcheck.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
 # sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
-# memory (a cluster's nodes are sized by the jobs' mem_mb requests).
+# memory (a cluster's nodes are sized by the jobs' mem_mb requests) and that device: gpu finds
+# a GPU here. While the Snakefile is read, Snakemake has not chosen its executor yet
+# (workflow.local_exec is always true, workflow.dryrun always false): LOCAL is the executor the
+# command line or its profile asks for (rnnbench/hardware.py), DRY_RUN Snakemake's -n.
+LOCAL = hardware.intended_executor(sys.argv) in hardware.LOCAL_EXECUTORS
+DRY_RUN = workflow.output_settings.dryrun
+# Measuring jobs never run side by side on this machine (rules train_*, peak: measuring=1),
+# whatever --cores or --resources say; on a cluster each job has its own node or cores.
+if LOCAL:
+    workflow.register_resource("measuring", 1)
 NOTES = []
 try:
     CELLS = check_config_files(
         workflow.configfiles,
         config,
-        machine_mem_mb() if workflow.local_exec else None,
+        machine_mem_mb() if LOCAL else None,
         workflow.basedir,
         NOTES,
     )
+    hardware.check_device(config["device"], LOCAL, hardware.gpu_names())
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
 for note in NOTES:
@@ -134,6 +144,7 @@ container: image_of(images.DEFAULT_TF_VERSION)
 # Short jobs run in the main Snakemake process, never on a cluster node.
 localrules:
     all,
+    plan_only,
     make_data,
     aggregate,
     plot,
@@ -233,15 +244,13 @@ def targets():
     return [*TABLES.values(), *CHART_FILES]
 
 
-def set_aside_stale_tables(folder="results/stale"):
-    """The tables must never report a run that is not on disk as it was read: when
+def stale_tables():
+    """Why the tables no longer describe the results on disk ([] while they do): when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
     (rnnbench.files.stale_records), or is itself missing beside other tables (a failed
     aggregation), or lacks a column of an axis or of files.LATE_COLUMNS (written before it
-    existed), Snakemake
-    alone may say "Nothing to be done" or leave them in place, so the
-    tables and charts move to ``folder``: the run measures what is missing and aggregates
-    again. Tables of another grid are left alone (a run of this grid rewrites them)."""
+    existed). Snakemake alone may then say "Nothing to be done" or leave them in place.
+    Tables of another grid are not stale (a run of this grid rewrites them)."""
     why = stale_records(TABLES["measurements"])
     older = missing_columns(TABLES["measurements"], [*CELL_AXES, *LATE_COLUMNS])
     if older:  # the tables of an older workflow, before these axes existed
@@ -250,7 +259,25 @@ def set_aside_stale_tables(folder="results/stale"):
         Path(table).exists() for table in TABLES.values()
     ):
         why = [f"{TABLES['measurements']} is missing (a failed aggregation?)"]
+    return why
+
+
+def set_aside_stale_tables(folder="results/stale"):
+    """The tables must never report a run that is not on disk as it was read: where
+    stale_tables says why, the tables and charts move to ``folder``, so that the run measures
+    what is missing and aggregates again. A dry run moves nothing: it says what a run would
+    set aside (snakemake -n changes nothing on disk)."""
+    why = stale_tables()
     if not why:
+        return
+    what = f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]})"
+    if DRY_RUN:
+        print(
+            f"{what}: a run moves them and the charts to {folder}/, measures what is missing "
+            "and rebuilds them (dry run: nothing moved)",
+            file=sys.stderr,
+        )
+        plan_as_a_run("set_aside_stale_tables")
         return
     if Path(folder).exists() and not Path(folder).is_dir():
         raise WorkflowError(
@@ -263,11 +290,54 @@ def set_aside_stale_tables(folder="results/stale"):
     for chart in Path("results/plots").glob("*.*"):
         shutil.move(chart, Path(folder, "plots", chart.name))
     print(
-        f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]}): "
-        f"they and the charts are moved to {folder}/; what is missing is measured again and the "
-        "tables rebuilt",
+        f"{what}: they and the charts are moved to {folder}/; what is missing is measured "
+        "again and the tables rebuilt",
         file=sys.stderr,
     )
+
+
+def write_findings_settings():
+    """FINDINGS depends on settings that change no measurement (the claims, extrapolate): the
+    profile re-runs a rule on changed inputs only (not params, which would re-measure), so
+    they are rule findings' input file, rewritten only when they change. A dry run writes
+    nothing: a changed file is named, a missing one left out of rule findings' inputs
+    (findings_settings)."""
+    settings = {key: config.get(key) for key in ("claims", "extrapolate")}
+    text = f"{json.dumps(settings, indent=1)}\n"
+    if not DRY_RUN:
+        write_if_changed(FINDINGS_SETTINGS, text)
+    elif Path(FINDINGS_SETTINGS).exists() and Path(FINDINGS_SETTINGS).read_text() != text:
+        print(
+            "results: the claims or extrapolate changed since FINDINGS.md was written: a run "
+            f"rewrites {FINDINGS_SETTINGS} and FINDINGS.md (dry run: nothing written)",
+            file=sys.stderr,
+        )
+        plan_as_a_run("write_findings_settings")
+
+
+PLANNED = []  # what a run would do before any job, which this dry run did not (plan_as_a_run)
+
+
+def plan_as_a_run(step):
+    """In a dry run that changed nothing on disk where a run would (set_aside_stale_tables,
+    write_findings_settings), plan what follows ``step`` as the run would: the rule that
+    needs it takes planned(step) as an input, which rule plan_only stands for (Snakemake has
+    no --forcerun to set while the Snakefile is read)."""
+    PLANNED.append(step)
+
+
+def planned(step):
+    """The placeholder input of a rule that a run redoes after ``step`` (plan_as_a_run);
+    [] but in a dry run that planned it."""
+    return [f"results/.dry-run/{step}"] if step in PLANNED else []
+
+
+def findings_settings(wildcards):
+    """Rule findings' settings input: FINDINGS_SETTINGS, but [] in a dry run of a folder
+    without it (write_findings_settings writes it only in a real run)."""
+    if DRY_RUN and not Path(FINDINGS_SETTINGS).exists():
+        return []
+    return FINDINGS_SETTINGS
 
 
 def check_report_grid(partial="results/partial"):
@@ -308,20 +378,14 @@ def check_report_grid(partial="results/partial"):
 REPORT = any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv)
 if workflow.is_main_process:  # not again in each job's own Snakemake process
     set_aside_stale_tables()
-    # FINDINGS depends on settings that change no measurement (the claims, extrapolate): the
-    # profile re-runs a rule on changed inputs only (not params, which would re-measure), so
-    # they are rule findings' input file, rewritten only when they change.
-    write_if_changed(
-        FINDINGS_SETTINGS,
-        json.dumps({key: config.get(key) for key in ("claims", "extrapolate")}, indent=1) + "\n",
-    )
+    write_findings_settings()
     if REPORT:
         check_report_grid()
     # One command resumes after any interruption: the locks of a Snakemake that was killed
     # (and so could not remove them) are removed here, before Snakemake checks them; those of
     # a run that may be alive are kept (rnnbench/interrupt.py). Hooks onerror and onsuccess
     # (aggregate.smk) remove the record when the run ends; onstart writes it.
-    if not workflow.dryrun:
+    if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=lambda line: print(line, file=sys.stderr))
 
 

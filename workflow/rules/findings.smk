@@ -5,7 +5,8 @@ rule findings:
         summary="results/summary.csv",
         measurements="results/measurements.csv",
         # the claims and extrapolate: a changed claim re-writes FINDINGS (common.smk)
-        settings=FINDINGS_SETTINGS,
+        settings=findings_settings,
+        planned=planned("write_findings_settings"),
     output:
         report("results/FINDINGS.md", caption="../report/findings.rst", category="Findings"),
     log:

@@ -5,6 +5,9 @@
 # The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
 # inter-op threads; Snakemake lowers it to --cores).
 # mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
+# measuring=1: one measuring job (training or peak) at a time on this machine, whatever --cores
+# says (common.smk registers the resource for a local run; the job's lock, rnnbench/exclusive.py,
+# holds it apart from other runs too).
 rule train_static:
     input:
         unpack(dataset_of),
@@ -23,6 +26,7 @@ rule train_static:
     resources:
         mem_mb=mem_mb_of("static"),
         runtime=runtime_of("static"),
+        measuring=1,
     params:
         impl="static",
         workflow_meta=lambda wildcards: workflow_meta(CELLS[wildcards.cell]["tf_version"]),
@@ -43,6 +47,7 @@ use rule train_static as train_dynamic with:
     resources:
         mem_mb=mem_mb_of("dynamic"),
         runtime=runtime_of("dynamic"),
+        measuring=1,
     params:
         impl="dynamic",
         workflow_meta=rules.train_static.params.workflow_meta,
@@ -69,6 +74,7 @@ rule peak:
     resources:
         mem_mb=2048,
         runtime=10,
+        measuring=1,
     params:
         device=config["device"],
         workflow_meta=lambda wildcards: workflow_meta(wildcards.tf_version),

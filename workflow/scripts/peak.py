@@ -5,12 +5,16 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench import metadata, roofline  # noqa: E402
+from rnnbench.exclusive import measure_alone  # noqa: E402
 from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
+
+exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py
+measure_alone(lambda line: print(line, file=sys.stderr))  # a timing too: alone, as train.py
+
+from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
 from rnnbench.model import import_tf  # noqa: E402
 
-exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1
 tf_version = snakemake.wildcards.tf_version

@@ -68,10 +68,11 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
                 if row.get("path")}
 
 
-LATE_COLUMNS = ("protocol", "jax_version", "init_s", "optimisation_s")
+LATE_COLUMNS = ("protocol", "jax_version", "init_s", "optimisation_s", "job_start_unix_s")
 """Columns of measurements.csv (load.load_results) that later versions of the workflow
 added beside the axes' (axes.CELL_AXES), or renamed (init_s and optimisation_s were
-session_setup_s and graph_optimisation_s before results schema 6): a table without one is an
+session_setup_s and graph_optimisation_s before results schema 6; job_start_unix_s came with
+rnnbench.exclusive): a table without one is an
 older workflow's, which the current findings and compare cannot read (rule all's
 set_aside_stale_tables)."""
 

@@ -150,7 +150,17 @@ def _run_columns(result: dict) -> dict:
         "last_loss": result["loss"]["last"],
         **_protocol_columns(result),
         **_meta_columns(meta),
+        **_exclusive_columns(result.get("exclusive")),
     }
+
+
+def _exclusive_columns(exclusive: dict | None) -> dict:
+    """When the job held the machine's measuring lock (Unix seconds) and how long it waited
+    for it (rnnbench.exclusive); NaN for a result without (schema 5, rnnbench jax)."""
+    exclusive = exclusive or {}
+    return {"job_start_unix_s": exclusive.get("start_s", math.nan),
+            "job_end_unix_s": exclusive.get("end_s", math.nan),
+            "lock_waited_s": exclusive.get("waited_s", math.nan)}
 
 
 def _phase(timings: dict, name: str) -> float | None:
@@ -291,6 +301,35 @@ def check_one_environment(runs: pd.DataFrame) -> None:
                 f"cell {cell_id}: its runs come from {group['environment'].nunique()} "
                 f"environments, which are never pooled: {where}. Keep one environment's "
                 "results in this folder (move the others to a folder of their own)")
+
+
+def check_no_overlap(runs: pd.DataFrame) -> None:
+    """Refuse to summarise runs that were measured at the same time on one host: their
+    spans (job_start_unix_s to job_end_unix_s, while each held rnnbench.exclusive's lock)
+    overlap, so each disturbed the other's timings (a lock file that the jobs did not share:
+    another RNNBENCH_MEASURING_LOCK, a /tmp of their own). Runs without spans (schema 5,
+    rnnbench jax) are not compared; a run shared by several cells is one run.
+
+    Raises:
+        ValueError: naming both files, the host and the fix.
+    """
+    if not {"job_start_unix_s", "job_end_unix_s"} <= set(runs):  # a table written before
+        return
+    spans = runs.dropna(subset=["job_start_unix_s", "job_end_unix_s"]).drop_duplicates("path")
+    for host, group in spans.groupby("hostname", sort=True):
+        group = group.sort_values("job_start_unix_s", kind="stable")
+        ends = group["job_end_unix_s"].cummax().shift()
+        late = group[group["job_start_unix_s"] < ends]
+        if late.empty:
+            continue
+        run = late.iloc[0]
+        earlier = group[(group["job_start_unix_s"] < run["job_start_unix_s"])
+                        & (group["job_end_unix_s"] > run["job_start_unix_s"])].iloc[0]
+        raise ValueError(
+            f"{run['path']} and {earlier['path']} were measured at the same time on {host} "
+            f"({len(late)} run(s) overlap another), so each disturbed the other's timings; "
+            "their jobs did not share one measuring lock (RNNBENCH_MEASURING_LOCK, /tmp). "
+            "Move the overlapping results to results/stale/ and run again to measure them alone")
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:

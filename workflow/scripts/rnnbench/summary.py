@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import intervals
-from rnnbench.load import CELL_COLUMNS, check_one_environment
+from rnnbench.load import CELL_COLUMNS, check_no_overlap, check_one_environment
 
 # Per-run quantities summarised per (cell, implementation); units are in the names.
 METRICS = ("graph_construction_s", "init_s", "first_step_s", "optimisation_s",
@@ -177,10 +177,12 @@ def summarize(runs: pd.DataFrame,
 
     Raises:
         ValueError: if a cell's runs come from more than one environment
-            (check_one_environment), a cell lacks runs of either implementation (names the
+            (check_one_environment), runs of one host overlap in time (check_no_overlap),
+            a cell lacks runs of either implementation (names the
             cell), or ``peak_flop_per_s`` lacks a cell's thread count and version.
     """
     check_one_environment(runs)
+    check_no_overlap(runs)
     runs = runs.assign(outlier=outlier_runs(runs)).reset_index(drop=True)
     # every column as an array once: a cell's runs are then index arrays into them (Side)
     numeric = {c: runs[c].to_numpy(dtype=float) for c in runs.select_dtypes("number")}

@@ -9,7 +9,7 @@ min_version("9.0")
 include: "workflow/rules/config.smk"
 
 
-configfile: "config.yaml"
+configfile: CONFIG_YAML
 
 
 report: "workflow/report/workflow.rst"

@@ -364,6 +364,18 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(finis
            "move it away" in proc.stdout + proc.stderr
 
 
+def test_another_working_directory_reads_the_workflows_config_yaml(tmp_path):
+    """--directory elsewhere, where there is no config.yaml, with a --configfile that sets the
+    steps alone: the grid is the workflow's config.yaml under it (num_units 32, not the
+    schema's 64), and the terminal names the files it was read from."""
+    (tmp_path / "steps.yaml").write_text("steps: 7\n")
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(tmp_path / "steps.yaml"))
+    out = proc.stdout + proc.stderr
+    assert f"the grid is read from {REPO / 'config.yaml'}, then {tmp_path / 'steps.yaml'}" in out
+    assert "_nu32_" in out and "_nu64" not in out and "steps7" in out
+    assert not (tmp_path / "results").exists()
+
+
 def test_a_yaml_syntax_error_in_config_yaml_names_its_line(tmp_path):
     """Snakemake alone says only "Config file is not valid JSON or YAML"."""
     (tmp_path / "config.yaml").write_text("max_len: [4, 8\nbatch_size: [8]\n")

@@ -11,8 +11,14 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench.configfiles import check_config_file  # noqa: E402
 
-if Path("config.yaml").exists():
+# The grid's base is the working directory's config.yaml; where there is none (Snakemake's
+# --directory elsewhere, with --configfile), the workflow's own, never the schema's defaults
+# alone: a preset given with --configfile changes config.yaml's values, not the defaults'.
+CONFIG_YAML = "config.yaml"
+if not Path(CONFIG_YAML).exists():
+    CONFIG_YAML = str(Path(workflow.basedir) / "config.yaml")
+if Path(CONFIG_YAML).exists():
     try:
-        check_config_file("config.yaml")
+        check_config_file(CONFIG_YAML)
     except ValueError as error:
         raise WorkflowError(f"config: {error}")

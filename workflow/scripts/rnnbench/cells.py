@@ -259,6 +259,32 @@ def cells(config: dict) -> dict[str, dict]:
     return out
 
 
+def resolved(cell: dict) -> tuple:
+    """The cell as the runs see it, for telling apart cells that only look different: a
+    sequence_length of one length (an int, "max_len", or {uniform: [n, n]}) as that length,
+    parallel_iterations "batch_size" and unroll "max_len" as the numbers they stand for."""
+    low, high = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
+    values = {**cell, "sequence_length": low if low == high else (low, high),
+              "parallel_iterations": cell["batch_size"]
+              if cell.get("parallel_iterations") == "batch_size" else cell.get("parallel_iterations"),
+              "unroll": cell["max_len"] if cell.get("unroll") == "max_len" else cell.get("unroll")}
+    values.pop("dataset", None)
+    return tuple(sorted((key, repr(value)) for key, value in values.items()))
+
+
+def same_cells(grid: dict[str, dict]) -> tuple[str, str] | None:
+    """Two ids of ``grid`` (cells()) whose cells are one (resolved), or None: an axis that
+    lists a value twice in two spellings (sequence_length 8 beside max_len at max_len 8)
+    would measure one cell twice, as two cells."""
+    seen: dict[tuple, str] = {}
+    for name, cell in grid.items():
+        key = resolved(cell)
+        if key in seen:
+            return seen[key], name
+        seen[key] = name
+    return None
+
+
 def left_out_reasons(config: dict) -> dict[str, int]:
     """{left_out's reason: how many combinations of the grid's axes it leaves out}, most
     first: what config_warnings and the config checks tell a user whose cells went missing."""

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from rnnbench.axes import (ABLATION_DEFAULTS, CELL_AXES, IMPLEMENTATIONS, MAX_DATASET_BYTES,
                            MAX_TRAINING_JOBS, RATIO_CLAIM_API, axis_value_id, inputs_bytes,
                            sequence_length_bounds, sequence_length_id)
-from rnnbench.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons
+from rnnbench.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons, same_cells
 from rnnbench.claims import check_claim
 from rnnbench.configfiles import (check_config_file, claim_origin, load_claims,
                                   own_claims)
@@ -135,6 +135,19 @@ def _check_size(config: dict) -> None:
         )
 
 
+def _check_distinct(grid: dict[str, dict]) -> None:
+    """Refuse two cells that are one (cells.same_cells), naming the axis values that make
+    them look different."""
+    pair = same_cells(grid)
+    if pair:
+        first, second = (grid[name] for name in pair)
+        differ = "; ".join(f"{axis}: {first[axis]!r} and {second[axis]!r}"
+                           for axis in CELL_AXES if first[axis] != second[axis])
+        raise ValueError(f"{differ} make one cell at max_len {first['max_len']} and batch_size "
+                         f"{first['batch_size']} ({pair[0]} and {pair[1]} would measure it "
+                         "twice): list one of them")
+
+
 def check_cross_fields(config: dict) -> None:
     """Checks that the JSON-Schema cannot express; run before any job starts.
 
@@ -152,7 +165,9 @@ def check_cross_fields(config: dict) -> None:
             minimum admits NaN and infinity), the grid asks for more than MAX_TRAINING_JOBS
             jobs or a dataset above
             MAX_DATASET_BYTES, or it has no cell (naming left_out's reasons), or a claim asks
-            for what the grid lacks (check_claim_against_grid).
+            for what the grid lacks (check_claim_against_grid), two cells are one
+            (cells.same_cells: e.g. sequence_length 8 beside max_len at max_len 8), or
+            extrapolate names an axis the grid gives one value.
     """
     for key, value in config.items():
         if key in ("claims", "min_measure_s"):  # the seeds' figures are ratios; seconds
@@ -162,9 +177,16 @@ def check_cross_fields(config: dict) -> None:
     _check_claims(config)
     _check_axes(config)
     _check_size(config)
-    if not cells(config):
+    grid = cells(config)
+    if not grid:
         raise ValueError("the grid has no cell: every combination of its axes is left out ("
                          + "; ".join(left_out_reasons(config)) + ")")
+    _check_distinct(grid)
+    for axis, at in (config.get("extrapolate") or {}).items():
+        if len(set(config[axis])) < 2:
+            raise ValueError(f"extrapolate: {axis}: {at}: the grid lists one {axis} "
+                             f"({config[axis]}), and a scaling law needs two values or more "
+                             f"(rnnbench/scaling.py): list more {axis} values or drop it")
     for number, claim in enumerate(config["claims"]):
         check_claim_against_grid(claim, number, config)
 
@@ -329,7 +351,8 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
 
 
 def check_config_files(files: list[str | Path], config: dict, available_mb: int | None,
-                       repo: str | Path | None = None, notes: list[str] | None = None) -> dict:
+                       repo: str | Path | None = None, notes: list[str] | None = None,
+                       shipped: str | Path = "config.yaml") -> dict:
     """Check the config files and the merged ``config`` (filled in with the schema's defaults,
     in place), and that the grid's largest training job fits ``available_mb`` MiB (None: not
     checked, e.g. on a cluster, whose nodes are sized by each job's mem_mb request).
@@ -342,6 +365,7 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
         repo: where ``claims_from`` files are looked for after the working directory
             (default: the repository of this module).
         notes: gets what the checks changed that the user should know (own_claims).
+        shipped: the config.yaml the Snakefile read as the grid's base (own_claims).
 
     Returns:
         cells.cells(config): {cell_id: cell}.
@@ -353,7 +377,7 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 
     for path in files:
         check_config_file(path)
-    note = own_claims(files, config)
+    note = own_claims(files, config, shipped)
     if note and notes is not None:
         notes.append(note)
     origins = load_claims(config, repo or REPO)

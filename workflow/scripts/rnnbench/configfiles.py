@@ -52,16 +52,18 @@ def _walk_yaml(node, where: list, path: str | Path) -> None:
                          f"write {mantissa}e{exponent}")
 
 
-def check_config_file(path: str | Path) -> None:
+def check_config_file(path: str | Path, keys: bool = True) -> None:
     """Refuse what YAML reads silently otherwise in a config file: a key given twice in one
     mapping (YAML keeps the last), and a plain number that YAML 1.1 reads other than it looks:
     a leading zero (``07``, ``010`` = 8 as an octal) or a sexagesimal ``1:30`` (= 90). Quoted,
-    such a value is a string (and the schema says what it must be).
+    such a value is a string (and the schema says what it must be). With ``keys`` (a config
+    file, not a claims_from list), the file must hold a mapping of keys, as Snakemake asks.
 
     Raises:
         ValueError: naming the file, the line, the key (its path, e.g. ``claims.0.id``) and
             the value, and the fix; naming the file, line and column of a YAML syntax error;
-            naming a file that cannot be read.
+            naming a file that cannot be read, or that holds no mapping of keys (empty,
+            comments only, a list), which Snakemake refuses.
     """
     import yaml
 
@@ -77,6 +79,11 @@ def check_config_file(path: str | Path) -> None:
         mark = error.problem_mark or error.context_mark
         raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
                          f"YAML ({error.problem or error.context}): fix the syntax there") from None
+    if keys and not isinstance(root, yaml.MappingNode):  # as Snakemake refuses it
+        what = "holds no keys (it is empty, or comments only)" if root is None else \
+            "is not a mapping of keys at top level"
+        raise ValueError(f"{path}: {what}: Snakemake refuses such a config file; write the "
+                         "keys to change (e.g. steps: 200), or leave the file out")
     if root is not None:
         _walk_yaml(root, [], path)
 
@@ -129,7 +136,7 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
         path = Path(name) if Path(name).exists() else Path(repo) / name
         if not path.is_file():
             raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
-        check_config_file(path)
+        check_config_file(path, keys=False)
         claims = yaml.safe_load(path.read_text())
         if not isinstance(claims, list):
             raise ValueError(f"claims_from: {name}: holds no list of claims")

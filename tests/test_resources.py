@@ -88,6 +88,12 @@ def test_write_partial_with_nothing_measured(tmp_path):
         tmp_path / "partial")
     assert len(missing) == 1 and missing["error_line"].tolist() == [""]
     assert failures.error_line(["starting", "no exception here"]) == "no exception here"
+    # TensorFlow's out of memory: an InvalidArgumentError whose cause is lines above it
+    oom = ["2026 W tensorflow/core/framework/op_kernel.cc:1828] OP_REQUIRES failed: OOM when "
+           "allocating tensor with shape[64,4096] and type float on /job:localhost",
+           "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:"]
+    assert failures.error_line(oom) == ("out of memory: OOM when allocating tensor with shape"
+                                        "[64,4096] and type float on /job:localhost")
     assert not (tmp_path / "partial/summary.csv").exists()
 
 

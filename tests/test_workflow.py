@@ -236,6 +236,22 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
         copy / "results/measurements.csv").read_text()
 
 
+def test_a_refused_aggregation_says_its_cause_on_the_terminal(finished_run, tmp_path):
+    """Snakemake alone prints "Error in rule aggregate ... check log file(s)"; the cause and
+    its fix were in results/logs/aggregate.log, under a traceback."""
+    import shutil
+
+    shutil.copytree(finished_run, tmp_path, symlinks=True, dirs_exist_ok=True)
+    result = next((tmp_path / "results/runs").rglob("dynamic/repeat1.json"))
+    result.write_text(result.read_text()[:100])  # cut short
+    proc = snakemake(tmp_path, "--cores", "1", "results/measurements.csv", check=False)
+    assert proc.returncode == 1
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("aggregate failed"))
+    assert f"ValueError: {result.relative_to(tmp_path)}: not a valid result (not JSON" in line
+    assert "delete it, and the command that wrote it" in line
+    assert "(its log: results/logs/aggregate.log)" in line
+
+
 def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp_path):
     """Tables written before an axis existed (no column for it) would break the charts of
     the new code; the profile re-runs on inputs only, so the workflow sets them aside."""

@@ -43,6 +43,7 @@ onerror:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go (common.smk)
     if attempted_but_missing() or BLOCKED:
         report_missing(BLOCKED)
+    report_failed_tables()
 
 
 onsuccess:

@@ -3,6 +3,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -422,6 +423,32 @@ def report_missing(blocked):
             "summarised in results/partial/summary.csv.",
             file=sys.stderr,
         )
+
+
+STARTED = time.time()  # this Snakemake's start: a log written since is this run's
+
+
+def report_failed_tables():
+    """After a failed run: the cause of each table or chart rule that failed in it (its log
+    written since STARTED, its output missing), in one line on the terminal, where Snakemake
+    only says there was an error and names the log. The line is rnnbench.failures.error_line's,
+    e.g. runs of two environments, or a result that is not valid JSON, with the fix."""
+    from rnnbench.failures import error_line
+
+    steps = {
+        "aggregate": ("results/logs/aggregate.log", TABLES["measurements"]),
+        "findings": ("results/logs/findings.log", TABLES["findings"]),
+    }
+    for chart in PLOTS:
+        steps[f"plot {chart}"] = (f"results/logs/plot/{chart}.log", f"results/plots/{chart}.svg")
+    for name, (log, output) in steps.items():
+        if (
+            Path(log).exists()
+            and Path(log).stat().st_mtime >= STARTED
+            and not Path(output).exists()
+        ):
+            line = error_line(Path(log).read_text(errors="replace").splitlines())
+            print(f"{name} failed: {line} (its log: {log})", file=sys.stderr)
 
 
 def attempted_but_missing():

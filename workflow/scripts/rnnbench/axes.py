@@ -47,7 +47,7 @@ tables.cell_labels, claims' groups)."""
 NUMERIC_AXES = ("max_len", "batch_size", "num_units", "input_dim")
 """The numeric axes that are no ablation: the one list. A trend or law claim is along one of
 them (claims.check_claim), a grid that varies one gets a chart of the static/dynamic ratios
-against it (plan.ratio_axes, charts.ratio_chart), and scaling fits laws along them."""
+against it (plan.ratio_axes, charts_varied.ratio_chart), and scaling fits laws along them."""
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla, keras_jax; rnnbench.jax_model: jax_scan), and their id suffixes (compat_v1, the
 # original, adds none).
@@ -80,7 +80,8 @@ DYNAMIC_INVARIANT_AXES = ("unroll",)
 PROTOCOL_KEYS = ("steps", "min_measure_s", "warmup_steps", "max_warmup_steps", "hook_every",
                  "device", "seed", "grappler_alone")
 """The config keys a training job's protocol holds (bench.run's ``protocol``, with
-log_every): the rules train_static / train_dynamic and the stand-alone JAX script pass these."""
+log_every): the rules train_static / train_dynamic and `rnnbench jax` (rnnbench.standalone)
+pass these."""
 
 
 def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -> bool:

@@ -265,8 +265,8 @@ def resolved(cell: dict) -> tuple:
     parallel_iterations "batch_size" and unroll "max_len" as the numbers they stand for."""
     low, high = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     values = {**cell, "sequence_length": low if low == high else (low, high),
-              "parallel_iterations": cell["batch_size"]
-              if cell.get("parallel_iterations") == "batch_size" else cell.get("parallel_iterations"),
+              "parallel_iterations": cell["batch_size"] if cell.get("parallel_iterations")
+              == "batch_size" else cell.get("parallel_iterations"),
               "unroll": cell["max_len"] if cell.get("unroll") == "max_len" else cell.get("unroll")}
     values.pop("dataset", None)
     return tuple(sorted((key, repr(value)) for key, value in values.items()))

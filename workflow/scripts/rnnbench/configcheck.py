@@ -4,7 +4,7 @@ YAML, the JSON-Schema (workflow/schemas/config.schema.yaml, which fills in defau
 cross-field checks the schema cannot express, the claims against the grid, and the warnings
 a valid config still earns.
 
-yaml, jsonschema and Snakemake are imported where used: the stand-alone JAX script reads
+yaml, jsonschema and Snakemake are imported where used: `rnnbench jax` (rnnbench.standalone) reads
 check_cross_fields on a machine that may lack them.
 """
 
@@ -45,7 +45,8 @@ def config_schema() -> dict:
     pure-Python parser takes about 0.1 s for it). Callers must not change it. Needs PyYAML."""
     import yaml
 
-    return yaml.load(CONFIG_SCHEMA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(CONFIG_SCHEMA.read_text(), Loader=loader)
 
 
 def schema_defaults() -> dict:
@@ -272,8 +273,8 @@ def validate_config(config: dict) -> None:
 def schema_error(config: dict) -> None:
     """Raise the schema's most relevant complaint about ``config`` in one line, naming the key
     (its path) and the value; Snakemake's own message adds the whole schema (hundreds of
-    lines). Needs jsonschema and PyYAML, not Snakemake (the stand-alone JAX script checks its
-    presets with it).
+    lines). Needs jsonschema and PyYAML, not Snakemake (`rnnbench jax`, rnnbench.standalone,
+    checks its presets with it).
 
     Raises:
         ValueError: '<key path>: <what is wrong>', when the config fails the schema.

@@ -16,14 +16,23 @@ ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|E
 ``tensorflow.python.framework.errors_impl.ResourceExhaustedError: ...``."""
 
 
+ROOT_CAUSE = re.compile(r"OOM when allocating tensor[^\n]*|\bMemoryError\b[^\n]*|std::bad_alloc")
+"""A log line that names why a job failed more plainly than its exception: TensorFlow reports an
+allocation that failed as ``InvalidArgumentError: Graph execution error:`` and names the out
+of memory ('OOM when allocating tensor ...') only lines above."""
+
+
 def error_line(lines: list[str]) -> str:
     """What a failed job's log says went wrong: its last exception message line (a
     TensorFlow error is followed by more stack frames, so the last line is no message), else
-    its last line; '' for an empty log."""
-    for line in reversed(lines):
-        if ERROR_LINE.match(line.strip()):
-            return line.strip()
-    return lines[-1].strip() if lines else ""
+    its last line; '' for an empty log. Where that line does not name the ROOT_CAUSE another
+    line names, 'out of memory: ' and that cause instead."""
+    last = next((line.strip() for line in reversed(lines) if ERROR_LINE.match(line.strip())),
+                lines[-1].strip() if lines else "")
+    if ROOT_CAUSE.search(last):
+        return last
+    cause = next((found for found in map(ROOT_CAUSE.search, lines) if found), None)
+    return f"out of memory: {cause.group().strip()[:300]}" if cause else last
 
 
 def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,

@@ -1,6 +1,6 @@
 """Where a run's files live: the one home of the results tree's layout.
 
-The workflow (workflow/rules/common.smk), the stand-alone JAX script (rnnbench.standalone),
+The workflow (workflow/rules/common.smk), `rnnbench jax` (rnnbench.standalone),
 aggregation (which checks that a result records what its path says) and ``rnnbench compare``
 (which searches a folder for results) all spell a path through these functions:
 

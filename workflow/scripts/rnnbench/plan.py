@@ -13,22 +13,22 @@ CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roof
 """The charts every grid gets (rnnbench.charts draws them)."""
 ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
                    + tuple(f"ratio_{axis}" for axis in NUMERIC_AXES) + ("jax_unroll",))
-"""The charts a grid gets for what it varies: one per ablation axis (charts.ablation_chart), one
-comparing the apis when the grid has more than one (charts.api_chart), one comparing the
-TensorFlow versions when it has more than one (charts.tf_version_chart), one per numeric
-axis of axes.NUMERIC_AXES it varies (charts.ratio_chart), and the unroll spectrum of its
-jax_scan cells (charts.jax_unroll_chart)."""
+"""The charts a grid gets for what it varies (rnnbench.charts_varied draws them): one per
+ablation axis (ablation_chart), one comparing the apis when the grid has more than one
+(api_chart), one comparing the TensorFlow versions when it has more than one
+(tf_version_chart), one per numeric axis of axes.NUMERIC_AXES it varies (ratio_chart), and
+the unroll spectrum of its jax_scan cells (jax_unroll_chart)."""
 
 
 def ratio_axes(cells: Iterable) -> list[str]:
     """The axes.NUMERIC_AXES that take two values or more among ``cells`` (dicts or table
-    rows): each gets a chart of the static/dynamic ratios against it (charts.ratio_chart)."""
+    rows): each gets a chart of the static/dynamic ratios against it (charts_varied.ratio_chart)."""
     cells = list(cells)
     return [axis for axis in NUMERIC_AXES if len({int(cell[axis]) for cell in cells}) > 1]
 
 
 def charted_ablation_axes(cells: list) -> list[str]:
-    """The ablation axes that get a chart (charts.ablation_chart): the varied ones that take
+    """The ablation axes that get a chart (charts_varied.ablation_chart): the varied ones that take
     at least two values among the ``cells`` (dicts or table rows) that differ from their
     reference in that axis alone (compat_v1 cells only, for COMPAT_V1_ONLY axes)."""
     varied = varied_axes(cells)
@@ -45,7 +45,7 @@ def on_axis(cell: Any, axis: str, varied: Iterable[str]) -> bool:
 
 
 def charts_apis(cells: list) -> bool:
-    """Whether the grid gets an api chart (charts.api_chart): its cells without ablations
+    """Whether the grid gets an api chart (charts_varied.api_chart): its cells without ablations
     (among the grid's varied axes, as the summary's ``ablations``) are in two apis or more."""
     varied = varied_axes(cells)
     return len({cell.get("api", "compat_v1") for cell in cells

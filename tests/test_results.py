@@ -2,6 +2,7 @@
 rnnbench.summary, rnnbench.intervals)."""
 
 import json
+import os
 import math
 
 import numpy as np
@@ -378,3 +379,35 @@ def test_shared_in_reads_the_shared_runs_rule_from_hand_made_ids(tmp_path):
                     make_result("dynamic", "own", repeat, parallel_iterations=2)]
     runs = load.load_results(write_results(tmp_path, records))
     assert load.shared_in(runs) == {("twin", "static"): "ref"}
+
+
+def test_busy_is_judged_on_the_cpus_a_run_may_use(tmp_path):
+    """A job pinned to one quiet CPU while the machine's load average (1.4) exceeds that one
+    CPU is not busy: other processes took 1 % of its CPU; where they took 30 %, it is. A
+    result without the per-CPU record keeps the machine-wide rule (load above the CPUs)."""
+    from rnnbench import metadata
+
+    records = []
+    for repeat, others in enumerate((0.01, 0.3, None), start=1):
+        record = make_result("static", "c1", repeat)
+        record["metadata"]["cpu_affinity"] = 1
+        record["noise"].update(load_average_before=[1.4, 1.2, 1.0],
+                               load_average_after=[1.3, 1.2, 1.0], steal_share=0.001)
+        if others is not None:
+            record["noise"].update(others_share=others, own_cpus_steal_share=0.0)
+        records.append(record)
+    runs = load.load_results(write_results(tmp_path, records))
+    assert runs["busy"].tolist() == [False, True, True]
+    # the counters: only the CPUs of this process's affinity, less its own time
+    stat = tmp_path / "stat"
+    cpus = sorted(os.sched_getaffinity(0))
+    lines = ["cpu  900 0 100 1000 0 0 0 0 0 0"]
+    lines += [f"cpu{n} 100 0 50 800 50 0 0 10 0 0" for n in cpus] + ["cpu999 5000 0 0 0 0 0 0 0"]
+    stat.write_text("\n".join(lines) + "\n")
+    ticks = metadata.own_cpu_ticks(stat)
+    assert ticks["total"] == 1010 * len(cpus) and ticks["busy"] == 160 * len(cpus)
+    assert ticks["steal"] == 10 * len(cpus) and ticks["own"] > 0
+    before = {"ticks": None, "load_average": None, "cpu_governor": None, "cpu_mhz": None,
+              "own_cpus": {"total": 0, "busy": 0, "steal": 0, "own": 0}}
+    after = {**before, "own_cpus": {"total": 1000, "busy": 900, "steal": 0, "own": 850}}
+    assert metadata.noise(before, after)["others_share"] == 0.05

@@ -11,7 +11,7 @@ import pandas as pd
 
 from rnnbench.axes import JAX_APIS
 from rnnbench.formats import SPEED, breakeven_text, catch_up_text, column_interval, ratio_text
-from rnnbench.load import BUSY_STEAL_SHARE
+from rnnbench.load import BUSY_OTHERS_SHARE, BUSY_STEAL_SHARE
 from rnnbench.steady import DISTURBED_BLOCK_SPREAD
 from rnnbench.summary import OUTLIER_FACTOR
 from rnnbench.tables import (EFFECT_METRICS, JAX_HORIZONS, cell_labels, cold_fetch_table,
@@ -156,6 +156,17 @@ def version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     return [pd.DataFrame(rows).to_markdown(index=False)]
 
 
+def _busy_words(runs: pd.DataFrame) -> str:
+    """What 'busy' meant for these runs (load._busy): on the CPUs a run may use where the runs
+    recorded them, else machine-wide."""
+    if "others_share" in runs and runs["others_share"].notna().any():
+        return (f"other processes took over {100 * BUSY_OTHERS_SHARE:g} % of the time of the "
+                f"CPUs a run may use, or the hypervisor stole over {100 * BUSY_STEAL_SHARE:g} % "
+                "of it")
+    return (f"the hypervisor stole over {100 * BUSY_STEAL_SHARE:g} % of the CPU time, or the "
+            "1-minute load average exceeded the CPUs")
+
+
 def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                     labels: dict[str, str] | None = None) -> list[str]:
     """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
@@ -174,8 +185,7 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
     return [
         f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
-        f"- Measured on a busy machine (the hypervisor stole over {100 * BUSY_STEAL_SHARE:g} % "
-        f"of the CPU time, or the 1-minute load average exceeded the CPUs): {cells('busy')}.",
+        f"- Measured on a busy machine ({_busy_words(runs)}): {cells('busy')}.",
         f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
         + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
         f"- {int(own['disturbed'].sum())} of the {len(own)} runs measured had a disturbed "

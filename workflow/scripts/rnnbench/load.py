@@ -38,6 +38,12 @@ def at_reference(table: pd.DataFrame) -> pd.Series:
 # CPU time during it, or the 1-minute load average before or after it exceeds the CPUs it may
 # use (more runnable threads than CPUs: the job's own thread plus others').
 BUSY_STEAL_SHARE = 0.02
+# Where a run recorded the CPUs it may use (metadata.own_cpu_ticks), it is busy when other
+# processes took more than this share of those CPUs' time during it (a tenth: about the 7-16 %
+# by which fresh processes differ here), or the hypervisor stole more than BUSY_STEAL_SHARE of
+# it; the machine-wide load averages then do not count: a job pinned to a quiet CPU (taskset)
+# is not busy because another CPU is.
+BUSY_OTHERS_SHARE = 0.10
 # The result keys of the phases renamed in schema 6 (generic names, per-api words only when
 # rendered): the measurements column -> the key a schema 5 result holds it under.
 SCHEMA_5_KEYS = {"init_s": "session_setup_s", "optimisation_s": "graph_optimisation_s"}
@@ -208,10 +214,20 @@ def _noise_columns(noise: dict, meta: dict) -> dict:
         "steal_share": _or_nan(noise["steal_share"]),
         "cpu_governor": noise["cpu_governor"],
         "cpu_mhz": _or_nan(noise["cpu_mhz_before"]),
-        # NaN (no load average) compares False
-        "busy": bool((noise["steal_share"] or 0) > BUSY_STEAL_SHARE
-                     or any(load > _cpus(meta) for load in (load_before, load_after))),
+        "others_share": _or_nan(noise.get("others_share")),
+        "busy": _busy(noise, meta, (load_before, load_after)),
     }
+
+
+def _busy(noise: dict, meta: dict, loads: tuple[float, float]) -> bool:
+    """Whether a run was measured on a busy machine: on the CPUs it may use where it recorded
+    them (BUSY_OTHERS_SHARE), else machine-wide (BUSY_STEAL_SHARE; a load average above the
+    CPUs; NaN, no load average, compares False)."""
+    if noise.get("others_share") is not None:
+        return bool(noise["others_share"] > BUSY_OTHERS_SHARE
+                    or (noise.get("own_cpus_steal_share") or 0) > BUSY_STEAL_SHARE)
+    return bool((noise["steal_share"] or 0) > BUSY_STEAL_SHARE
+                or any(load > _cpus(meta) for load in loads))
 
 
 def _protocol_columns(result: dict) -> dict:

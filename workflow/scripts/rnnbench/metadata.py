@@ -167,19 +167,58 @@ def noise_probe() -> dict[str, Any]:
     governor = _read(cpufreq / "scaling_governor")
     khz = _read(cpufreq / "scaling_cur_freq")
     mhz = float(khz) / 1000 if khz and khz.isdigit() else _cpuinfo_mhz()
-    return {"load_average": load, "ticks": ticks, "cpu_governor": governor, "cpu_mhz": mhz}
+    return {"load_average": load, "ticks": ticks, "cpu_governor": governor, "cpu_mhz": mhz,
+            "own_cpus": own_cpu_ticks()}
+
+
+def own_cpu_ticks(stat: str | Path = "/proc/stat") -> dict[str, float] | None:
+    """The CPU time counters (USER_HZ ticks) of the CPUs this process may run on
+    (``os.sched_getaffinity``; a job pinned with taskset has fewer than the machine), summed
+    over their /proc/stat ``cpuN`` lines: ``total``, ``busy`` (all but idle and iowait),
+    ``steal``, and ``own``, this process's CPU time (``os.times``, children included) in the
+    same ticks. None where /proc/stat or the affinity cannot be read."""
+    try:
+        mine = {f"cpu{n}" for n in os.sched_getaffinity(0)}
+        lines = Path(stat).read_text().splitlines()
+    except (OSError, AttributeError):
+        return None
+    total = busy = steal = 0
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in mine:
+            values = [int(x) for x in fields[1:9]]
+            total += sum(values)
+            busy += sum(values) - values[3] - values[4]  # but idle, iowait
+            steal += values[7] if len(values) > 7 else 0
+    if not total:
+        return None
+    times = os.times()
+    own = (times.user + times.system + times.children_user + times.children_system)
+    return {"total": total, "busy": busy, "steal": steal,
+            "own": own * os.sysconf("SC_CLK_TCK")}
 
 
 def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The result's ``noise`` record from two noise_probe snapshots, taken when the run started
     and after its measured steps: both load averages, both CPU frequencies, the governor, and
     ``steal_share``, the share of all CPU time in between that the hypervisor stole (None
-    without /proc/stat)."""
+    without /proc/stat); on the CPUs the run may use (own_cpu_ticks), ``others_share``, the
+    share of their time in between that other processes used (their busy time less the run's
+    own), and ``own_cpus_steal_share`` (None without those counters)."""
     steal = None
     if before["ticks"] and after["ticks"]:
         total = after["ticks"]["total"] - before["ticks"]["total"]
         steal = (after["ticks"]["steal"] - before["ticks"]["steal"]) / total if total > 0 else 0.0
+    others = own_steal = None
+    mine = [probe.get("own_cpus") for probe in (before, after)]
+    if all(mine) and mine[1]["total"] > mine[0]["total"]:
+        total = mine[1]["total"] - mine[0]["total"]
+        others_ticks = (mine[1]["busy"] - mine[0]["busy"]) - (mine[1]["own"] - mine[0]["own"])
+        others = round(min(max(others_ticks / total, 0.0), 1.0), 4)
+        own_steal = round((mine[1]["steal"] - mine[0]["steal"]) / total, 4)
     return {
+        "others_share": others,
+        "own_cpus_steal_share": own_steal,
         "load_average_before": before["load_average"],
         "load_average_after": after["load_average"],
         "steal_share": steal,

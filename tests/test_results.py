@@ -411,3 +411,23 @@ def test_busy_is_judged_on_the_cpus_a_run_may_use(tmp_path):
               "own_cpus": {"total": 0, "busy": 0, "steal": 0, "own": 0}}
     after = {**before, "own_cpus": {"total": 1000, "busy": 900, "steal": 0, "own": 850}}
     assert metadata.noise(before, after)["others_share"] == 0.05
+
+
+def test_a_run_with_other_settings_than_its_cell_is_refused_naming_the_setting(tmp_path):
+    """Only the environment's fingerprint was compared before: a run whose recorded threads
+    or cell axes are not its cell's was summarised with the others."""
+    def refused(record, cells=None):
+        (tmp_path / "r0.json").write_text(json.dumps(record))
+        with pytest.raises(ValueError) as error:
+            load.load_results([tmp_path / "r0.json"], cells=cells)
+        return str(error.value)
+
+    record = make_result("static", "c1", 1, intra_op_parallelism_threads=2)
+    load.load_results(write_results(tmp_path, [record]))  # as made: its settings are its cell's
+    tampered = json.loads(json.dumps(record))
+    tampered["metadata"]["intra_op_parallelism_threads"] = 1
+    assert "r0.json: ran with intra_op_parallelism_threads 1, while its cell asks for 2, so " \
+           "its timing is not its cell's and is never pooled" in refused(tampered)
+    planned = {"c1": {**record["cell"], "max_len": 20}}
+    assert "ran with max_len 10, while its cell c1 asks for 20" in refused(record, planned)
+    load.load_results(write_results(tmp_path, [record]), cells={"c1": record["cell"]})

@@ -26,6 +26,7 @@ rule aggregate:
         runtime=10,
     params:
         shared=SHARED_RUNS,
+        cells=CELLS,
     script:
         "../scripts/aggregate.py"
 

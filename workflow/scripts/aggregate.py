@@ -12,7 +12,9 @@ from rnnbench.summary import cumulative_time, summarize  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
 # reference's static runs (cells.shared_runs): they were measured once
-runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks),
+# each run's recorded settings against its planned cell's (load_results' cells)
+runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks,
+                               dict(snakemake.params.cells)),
                   dict(snakemake.params.shared))
 runs.to_csv(snakemake.output.measurements, index=False)
 peaks = {}  # float32 matmul FLOP/s by intra-op threads and tf_version (rule peak)

@@ -51,7 +51,8 @@ RELATED_COLUMNS = ("base_cell_id", "compat_v1_cell_id", "default_tf_cell_id", "a
 
 
 def load_results(paths: Iterable[str | Path],
-                 benchmarks: Iterable[str | Path] | None = None) -> pd.DataFrame:
+                 benchmarks: Iterable[str | Path] | None = None,
+                 cells: dict[str, dict] | None = None) -> pd.DataFrame:
     """One row per run from result JSON files (schema 5 or 6); units in column names.
 
     ``init_s`` is what a run initialises before its first step (compat_v1: the Session and
@@ -81,28 +82,32 @@ def load_results(paths: Iterable[str | Path],
     import included, from Snakemake's ``benchmark:`` file of the run (``benchmarks``, in the
     order of ``paths``; NaN without).
 
+    With ``cells`` (the grid's, {cell_id: cell}: rule aggregate's), each run's recorded cell
+    must be its planned cell's, and every run's TensorFlow threads its cell's
+    (_settings_mismatch).
+
     Raises:
-        ValueError: if ``paths`` is empty, or a file is not JSON, fails the result schema or
-            records another cell, implementation or repeat than its path says (names the
-            file and the fix).
+        ValueError: if ``paths`` is empty, or a file is not JSON, fails the result schema,
+            records another cell, implementation or repeat than its path says, or ran with
+            other settings than its cell's (names the file, the setting and the fix).
     """
-    rows, cells = [], []
+    rows, recorded = [], []
     paths = list(paths)
     jobs = dict(zip(map(str, paths), map(job_cost, benchmarks or [])))
     for path in paths:
         raw = Path(path).read_bytes()
-        result = _read_result(path, raw)
-        cells.append(result["cell"])
+        result = _read_result(path, raw, cells)
+        recorded.append(result["cell"])
         rows.append({**_run_columns(result), "path": str(path),
                      "sha256": hashlib.sha256(raw).hexdigest(),
                      **jobs.get(str(path), {"job_wall_s": math.nan, "job_max_rss_mb": math.nan})})
     if not rows:
         raise ValueError("load_results: no result files given")
-    _add_related(rows, cells)
+    _add_related(rows, recorded)
     return _sorted(pd.DataFrame(rows))
 
 
-def _read_result(path: str | Path, raw: bytes) -> dict:
+def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = None) -> dict:
     """A result file's record, checked against the schema and against its path."""
     fix = ("delete it, and the command that wrote it (the workflow, or rnnbench jax) "
            "measures it anew")
@@ -120,7 +125,28 @@ def _read_result(path: str | Path, raw: bytes) -> dict:
         raise ValueError(f"{path}: records cell {said[0]}, {said[1]}, repeat {said[2]}, not "
                          f"what its path says ({', '.join(map(str, where))}): the file was "
                          f"copied or moved; {fix}")
+    mismatch = _settings_mismatch(result, cells)
+    if mismatch:
+        raise ValueError(f"{path}: {mismatch}, so its timing is not its cell's and is never "
+                         f"pooled with the others: move it to results/stale/ and run again")
     return result
+
+
+def _settings_mismatch(result: dict, cells: dict[str, dict] | None = None) -> str | None:
+    """What a result recorded running with that is not what its cell asks for, in words, or
+    None: the cell's axes against the planned cell's (``cells``, {cell_id: cell}, where
+    given), the TensorFlow threads the run set (metadata), and the cores its job had (Snakemake lowers a job's threads to --cores: a
+    cell whose TensorFlow threads outnumber its job's cores measures contention)."""
+    cell, meta = result["cell"], result["metadata"]
+    planned = (cells or {}).get(result["cell_id"])
+    for axis in CELL_AXES if planned else ():
+        if cell.get(axis, ABLATION_DEFAULTS.get(axis)) != planned[axis]:
+            return (f"ran with {axis} {cell.get(axis)!r}, while its cell "
+                    f"{result['cell_id']} asks for {planned[axis]!r}")
+    for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads"):
+        if meta.get(key, cell[key]) != cell[key]:
+            return f"ran with {key} {meta[key]}, while its cell asks for {cell[key]}"
+    return None
 
 
 def _run_columns(result: dict) -> dict:

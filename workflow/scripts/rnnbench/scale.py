@@ -48,9 +48,11 @@ def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
     construction, init, first = setup
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
+    threads = {key: ablations.get(key, ABLATION_DEFAULTS[key])
+               for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}
     return {
         "schema_version": SCHEMA_VERSION, "impl": impl, "cell_id": cell_id, "repeat": repeat,
-        "job_threads": 1,
+        "job_threads": max(threads.values()),
         "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
                  "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
                  "api": api, "tf_version": tf_version, **ABLATION_DEFAULTS, **ablations,
@@ -83,8 +85,7 @@ def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
             "device_name": "cpu", "python_version": "3.11", "python_prefix": "/venv",
             "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
             "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
-            "intra_op_parallelism_threads": 1, "inter_op_parallelism_threads": 1,
-            "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
+            **threads, "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
             "apptainer_container": None, "tensorflow_path": "/venv/tensorflow",
             "gpu_driver": None, "image_sha256": None,
         },

@@ -3,6 +3,7 @@
 A few go through Snakemake itself in test_workflow.test_bad_config_stops_before_any_job."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -126,8 +127,19 @@ def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path):
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump(TINY))
     bad.write_text("steps: 1:30\n")
-    proc = subprocess.run([*command, good], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0 and "4 cells, 16 training jobs" in proc.stdout
+    proc = subprocess.run([*command, good], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    # over the workflow's config.yaml, as Snakemake reads a --configfile: its loop-bound
+    # ablation adds 2 cells (4 jobs), and the plan of the workflow's dry run agrees
+    assert proc.returncode == 0
+    assert f"config: {REPO / 'config.yaml'} + {good}: 6 cells, 20 training jobs" in proc.stdout
+    from conftest import snakemake
+
+    plan = snakemake(tmp_path, "-n", "--configfile", str(good)).stdout
+    jobs = {impl: int(re.search(rf"train_{impl}\s+(\d+)\n", plan).group(1))
+            for impl in ("static", "dynamic")}
+    assert sum(jobs.values()) == 20  # (the plan's job table, printed twice: the first)
+    assert not (tmp_path / "results").exists()
     proc = subprocess.run([*command, good, bad], capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr

@@ -24,19 +24,35 @@ def test_gpus_are_read_from_the_driver_or_nvidia_smi(tmp_path):
     assert hardware.gpu_names(tmp_path / "none", {"PATH": str(tmp_path / "empty")}) == []
 
 
-def test_the_intended_executor_comes_from_the_command_line_or_the_profile(tmp_path):
-    assert hardware.intended_executor(["snakemake", "-n"], {}) == "local"
-    assert hardware.intended_executor(["snakemake", "-n", "--executor", "slurm"], {}) == "slurm"
-    assert hardware.intended_executor(["snakemake", "-e=x", "-e", "slurm"], {}) == "slurm"
-    profile = str(REPO / "profiles" / "slurm-gpu")
-    assert hardware.intended_executor(["snakemake", "--profile", profile, "-n"], {}) == "slurm"
-    assert hardware.intended_executor(["snakemake", f"--profile={profile}"], {}) == "slurm"
-    assert hardware.intended_executor(["snakemake"], {"SNAKEMAKE_PROFILE": profile}) == "slurm"
-    named = tmp_path / ".config" / "snakemake" / "mine"
-    named.mkdir(parents=True)
-    (named / "config.yaml").write_text("cores: 2\n")
-    assert hardware.intended_executor(["snakemake", "--profile", "mine"],
-                                      {"HOME": str(tmp_path)}) == "local"
+def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
+    """The executor a command line asks for, with Snakemake's own parser: abbreviations,
+    profiles given as a folder, by $SNAKEMAKE_PROFILE or relative to where Snakemake started
+    ($PWD); and whether it runs any job (a breaker found -e slurm, --prof and --summary
+    misread by a hand-made reader)."""
+    monkeypatch.chdir(tmp_path)  # as Snakemake's --directory: not where it started
+    cases = [
+        (["-n"], {}, ("local", False)),
+        (["--cores", "1"], {}, ("local", True)),
+        (["-n", "--executor", "slurm"], {}, ("slurm", False)),
+        (["-eslurm"], {}, ("slurm", True)),
+        (["--exec", "slurm", "-n"], {}, ("slurm", False)),
+        (["--profile", "profiles/slurm-gpu", "-n"], {}, ("slurm", False)),
+        (["--prof", "profiles/slurm-gpu"], {}, ("slurm", True)),
+        (["-n"], {"SNAKEMAKE_PROFILE": "profiles/slurm-gpu"}, ("slurm", False)),
+        (["--exec", "local"], {"SNAKEMAKE_PROFILE": "profiles/slurm"}, ("local", True)),
+        (["--summary"], {}, ("local", False)),
+        (["--dag"], {}, ("local", False)),
+        (["--report", "r.html"], {}, ("local", False)),
+        (["--lint"], {}, ("local", False)),
+    ]
+    monkeypatch.setenv("PWD", str(REPO))
+    for argv, more, expected in cases:
+        monkeypatch.delenv("SNAKEMAKE_PROFILE", raising=False)
+        for name, value in more.items():
+            monkeypatch.setenv(name, value)
+        got = hardware.invocation(["snakemake", "-s", str(REPO / "Snakefile"), *argv])
+        assert tuple(got) == expected, (argv, more)
+    assert os.getcwd() == str(tmp_path)
 
 
 def test_a_gpu_config_is_refused_only_for_a_local_run_without_a_gpu():

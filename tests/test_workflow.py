@@ -206,10 +206,13 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
     planned = proc.stdout + proc.stderr
     assert f"the tables no longer describe the results on disk (1: " \
            f"{result.relative_to(copy)} is gone): a run moves them and the charts to " \
-           "results/stale/, measures what is missing and rebuilds them (dry run: nothing " \
-           "moved)" in planned.replace("\n", " ")
+           "results/stale/, measures what is missing and rebuilds them (this command runs no " \
+           "job: nothing moved)" in planned.replace("\n", " ")
     assert results_tree(copy) == before
     assert re.search(r"train_static\s+1\n", planned) and re.search(r"aggregate\s+1\n", planned)
+    for inspecting in (["--summary"], ["--dag"], ["--report", "report.html"]):  # run no job
+        snakemake(copy, *inspecting, check=False)
+        assert results_tree(copy) == before, inspecting
     # a dry run of another grid leaves the tables alone too (a run of that grid rewrites them)
     result.write_bytes(kept)
     before = results_tree(copy)

@@ -38,9 +38,12 @@ from rnnbench.files import (  # noqa: E402
 # memory (a cluster's nodes are sized by the jobs' mem_mb requests) and that device: gpu finds
 # a GPU here. While the Snakefile is read, Snakemake has not chosen its executor yet
 # (workflow.local_exec is always true, workflow.dryrun always false): LOCAL is the executor the
-# command line or its profile asks for (rnnbench/hardware.py), DRY_RUN Snakemake's -n.
-LOCAL = hardware.intended_executor(sys.argv) in hardware.LOCAL_EXECUTORS
-DRY_RUN = workflow.output_settings.dryrun
+# command line or its profile asks for (rnnbench/hardware.py), DRY_RUN a command that runs no
+# job (-n, --summary, --dag, --report, ...).
+INVOCATION = hardware.invocation(sys.argv)
+LOCAL = INVOCATION.executor in hardware.LOCAL_EXECUTORS
+# a dry run, or --summary, --dag, --report...: nothing under results/ changes (set_aside...)
+DRY_RUN = workflow.output_settings.dryrun or not INVOCATION.executes
 # Measuring jobs never run side by side on this machine (rules train_*, peak: measuring=1),
 # whatever --cores or --resources say; on a cluster each job has its own node or cores.
 if LOCAL:
@@ -283,7 +286,7 @@ def set_aside_stale_tables(folder="results/stale"):
     if DRY_RUN:
         print(
             f"{what}: a run moves them and the charts to {folder}/, measures what is missing "
-            "and rebuilds them (dry run: nothing moved)",
+            "and rebuilds them (this command runs no job: nothing moved)",
             file=sys.stderr,
         )
         plan_as_a_run("set_aside_stale_tables")
@@ -318,7 +321,8 @@ def write_findings_settings():
     elif Path(FINDINGS_SETTINGS).exists() and Path(FINDINGS_SETTINGS).read_text() != text:
         print(
             "results: the claims or extrapolate changed since FINDINGS.md was written: a run "
-            f"rewrites {FINDINGS_SETTINGS} and FINDINGS.md (dry run: nothing written)",
+            f"rewrites {FINDINGS_SETTINGS} and FINDINGS.md (this command runs no job: nothing "
+            "written)",
             file=sys.stderr,
         )
         plan_as_a_run("write_findings_settings")
@@ -331,8 +335,10 @@ def plan_as_a_run(step):
     """In a dry run that changed nothing on disk where a run would (set_aside_stale_tables,
     write_findings_settings), plan what follows ``step`` as the run would: the rule that
     needs it takes planned(step) as an input, which rule plan_only stands for (Snakemake has
-    no --forcerun to set while the Snakefile is read)."""
-    PLANNED.append(step)
+    no --forcerun to set while the Snakefile is read). Only in a dry run (-n): other commands
+    that run no job (--summary, --report) take the DAG as it is on disk."""
+    if workflow.output_settings.dryrun:
+        PLANNED.append(step)
 
 
 def planned(step):

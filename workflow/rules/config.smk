@@ -9,14 +9,12 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-from rnnbench.configfiles import check_config_file  # noqa: E402
+from rnnbench.configfiles import base_config, check_config_file  # noqa: E402
 
 # The grid's base is the working directory's config.yaml; where there is none (Snakemake's
 # --directory elsewhere, with --configfile), the workflow's own, never the schema's defaults
 # alone: a preset given with --configfile changes config.yaml's values, not the defaults'.
-CONFIG_YAML = "config.yaml"
-if not Path(CONFIG_YAML).exists():
-    CONFIG_YAML = str(Path(workflow.basedir) / "config.yaml")
+CONFIG_YAML = base_config(workflow.basedir)
 if Path(CONFIG_YAML).exists():
     try:
         check_config_file(CONFIG_YAML)

@@ -39,9 +39,10 @@ COMMANDS = {
 ``rnnbench --help`` lists)."""
 CHECK_DOC = """Check config files as the workflow does before any job, without Snakemake:
 
-    rnnbench check [config.yaml] [my-grid.yaml ...]
+    rnnbench check [my-grid.yaml ...]
 
-Later files override earlier ones' keys, as Snakemake's --configfile does over config.yaml.
+The files are read over config.yaml (the working directory's, else the workflow's), later
+files overriding earlier ones' keys, as the workflow reads --configfile files over it.
 Use it on a file meant for --configfile: Snakemake reads those before the workflow is read, and
 itself reports a missing one with a traceback and a YAML syntax error without its line.
 Reads the files; writes nothing. Exit status 0 and a line of what the grid holds, or 1 and the
@@ -50,9 +51,9 @@ error."""
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench check``'s arguments."""
-    parser.add_argument("configs", nargs="*", default=["config.yaml"], metavar="CONFIG",
-                        help="config files, later ones overriding earlier ones' keys "
-                             "(default: config.yaml)")
+    parser.add_argument("configs", nargs="*", default=[], metavar="CONFIG",
+                        help="config files, over config.yaml, later ones overriding earlier "
+                             "ones' keys (none: config.yaml alone)")
 
 
 def check(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from rnnbench.axes import (ABLATION_DEFAULTS, CELL_AXES, IMPLEMENTATIONS, MAX_DA
                            sequence_length_bounds, sequence_length_id)
 from rnnbench.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons, same_cells
 from rnnbench.claims import check_claim
-from rnnbench.configfiles import (check_config_file, claim_origin, load_claims,
+from rnnbench.configfiles import (base_config, check_config_file, claim_origin, load_claims,
                                   own_claims)
 
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
@@ -394,11 +394,12 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 
 def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     """Check config files as the workflow does before any job, without Snakemake's command
-    line: later files override earlier ones' keys (as --configfile does over config.yaml),
-    and the largest job must fit this machine's memory (resources.machine_mem_mb).
+    line: over configfiles.base_config (config.yaml, as the Snakefile reads it) unless given,
+    later files override earlier ones' keys (as --configfile does over config.yaml), and the
+    largest job must fit this machine's memory (resources.machine_mem_mb).
 
     Args:
-        paths: the config files (none: ``config.yaml`` in the working directory).
+        paths: the config files given (none: the base config alone).
 
     Returns:
         (the merged config, filled in with the schema's defaults; its cells, {cell_id: cell};
@@ -414,13 +415,16 @@ def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     from rnnbench.plan import job_priorities
     from rnnbench.resources import machine_mem_mb
 
-    files = [str(path) for path in paths] or ["config.yaml"]
+    base = base_config(REPO)
+    files = [str(path) for path in paths]
+    if not any(Path(path).resolve() == Path(base).resolve() for path in files):
+        files.insert(0, base)  # as the Snakefile's configfile: under --configfile's
     for path in files:
         check_config_file(path)  # before yaml.safe_load: its errors name file and line
     config = {}
     for path in files:
         config.update(yaml.safe_load(Path(path).read_text()) or {})
-    grid_cells = check_config_files(files, config, machine_mem_mb())
+    grid_cells = check_config_files(files, config, machine_mem_mb(), shipped=base)
     jobs = len(job_priorities(grid_cells, config["repeats"], shared_runs(grid_cells)))
     line = f"config: {' + '.join(files)}: {len(grid_cells)} cells, {jobs} training jobs"
     return config, grid_cells, line

@@ -52,6 +52,15 @@ def _walk_yaml(node, where: list, path: str | Path) -> None:
                          f"write {mantissa}e{exponent}")
 
 
+def base_config(repo: str | Path) -> str:
+    """The config file under every grid: ``config.yaml`` in the working directory, else the
+    workflow's own (in ``repo``, the repository: Snakemake's --directory elsewhere), never
+    the schema's defaults alone, so that a preset given with --configfile changes
+    config.yaml's values wherever it runs. Read by the Snakefile (config.smk) and by
+    ``rnnbench check``."""
+    return "config.yaml" if Path("config.yaml").exists() else str(Path(repo) / "config.yaml")
+
+
 def check_config_file(path: str | Path, keys: bool = True) -> None:
     """Refuse what YAML reads silently otherwise in a config file: a key given twice in one
     mapping (YAML keeps the last), and a plain number that YAML 1.1 reads other than it looks:

@@ -3,14 +3,14 @@ job, dry runs included (common.smk).
 
 - gpu_names: the NVIDIA GPUs the kernel driver shows (``/proc/driver/nvidia/gpus/``, else
   ``nvidia-smi -L``), with no framework imported.
-- intended_executor: where the jobs of this Snakemake would run. A dry run always gets
-  Snakemake's ``dryrun`` executor (``workflow.local_exec`` is then true), so a dry run of a
-  cluster profile (``--profile profiles/slurm-gpu -n``) reads the executor from the command
-  line or the profile, as Snakemake would for the real run.
+- invocation: where the jobs of this Snakemake would run, and whether it runs any. While the
+  Snakefile is read, Snakemake has not chosen its executor (``workflow.local_exec`` is true,
+  ``workflow.dryrun`` false, even for ``--profile profiles/slurm-gpu -n``), so the command
+  line is read again with Snakemake's own parser.
 - check_device: ``device: gpu`` on a machine without one is refused for a local run, naming
   how to check; Snakemake alone would fail at the first training job.
 
-Standard library and PyYAML only.
+Standard library, and Snakemake's parser where invocation runs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 LOCAL_EXECUTORS = ("local", "dryrun", "touch")
 
@@ -42,40 +42,51 @@ def gpu_names(proc: str | Path = "/proc/driver/nvidia/gpus",
     return [line.strip() for line in out.splitlines() if line.startswith("GPU ")]
 
 
-def _option(argv: Sequence[str], *names: str) -> str | None:
-    """The value of the last of ``names`` in ``argv`` (``--name value`` or ``--name=value``)."""
-    value = None
-    for i, arg in enumerate(argv):
-        for name in names:
-            if arg == name and i + 1 < len(argv):
-                value = argv[i + 1]
-            elif arg.startswith(name + "=") and name.startswith("--"):
-                value = arg.split("=", 1)[1]
-    return value
+INSPECTING = ("lint", "list_target_rules", "list_rules", "print_compilation", "dag", "rulegraph",
+              "filegraph", "d3dag", "generate_unit_tests", "unlock", "cleanup_metadata",
+              "conda_cleanup_envs", "conda_create_envs_only", "list_conda_envs",
+              "cleanup_shadow", "container_cleanup_images", "list_changes",
+              "list_input_changes", "list_params_changes", "list_untracked", "summary",
+              "detailed_summary", "archive", "delete_all_output", "delete_temp_output",
+              "report", "dryrun", "touch")
+"""Snakemake's options (argparse destinations) whose command runs no job: it reads or lists,
+and the workflow must not change results/ for it either."""
 
 
-def intended_executor(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> str:
-    """The executor a run of this command line would use: ``--executor`` / ``-e``, else the
-    ``executor`` of the profile (``--profile`` or ``$SNAKEMAKE_PROFILE``: a folder with a
-    config.yaml, or a name under ~/.config/snakemake/ or /etc/xdg/snakemake/), else
-    ``local``. A profile that cannot be read counts as local (Snakemake names it itself)."""
-    import yaml
+class Invocation(NamedTuple):
+    """What a Snakemake command line asks for: ``executor`` (``local`` where it names none,
+    ``dryrun`` never: a dry run names the executor its real run would use) and ``executes``
+    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options)."""
+    executor: str
+    executes: bool
 
-    named = _option(argv, "--executor", "-e")
-    if named:
-        return named
-    profile = _option(argv, "--profile") or environ.get("SNAKEMAKE_PROFILE")
-    if not profile:
-        return "local"
-    home = Path(environ.get("HOME", "~")).expanduser()
-    for folder in (Path(profile), home / ".config" / "snakemake" / profile,
-                   Path("/etc/xdg/snakemake") / profile):
-        try:
-            settings = yaml.safe_load((folder / "config.yaml").read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        return str(settings.get("executor", "local"))
-    return "local"
+
+def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
+    """Read ``argv`` (sys.argv of a Snakemake process) with Snakemake's own parser, its
+    profiles (``--profile``, $SNAKEMAKE_PROFILE, the workflow profile) and abbreviations
+    included, from the directory Snakemake was started in (``$PWD``: a relative --profile is
+    relative to it, not to --directory). Where it cannot be read (Snakemake run through its
+    API, not its command line), Invocation("local", True).
+
+    Raises nothing: Snakemake parsed the same argv already."""
+    import contextlib
+    import io
+
+    from snakemake.cli import parse_args
+
+    here = os.getcwd()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            if environ.get("PWD") and Path(environ["PWD"]).is_dir():
+                os.chdir(environ["PWD"])
+            _, args = parse_args(list(argv[1:]))
+    except (Exception, SystemExit):  # noqa: BLE001 (another caller's argv: not ours to judge)
+        return Invocation("local", True)
+    finally:
+        os.chdir(here)
+    executes = not (any(getattr(args, name, None) for name in INSPECTING)
+                    or getattr(args, "containerize", None) is not None)
+    return Invocation(str(args.executor or "local"), executes)
 
 
 def check_device(device: str, local: bool, gpus: list[str]) -> None:

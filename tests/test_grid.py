@@ -324,6 +324,8 @@ def test_a_config_file_without_keys_is_refused_as_snakemake_refuses_it(tmp_path,
     check = subprocess.run([sys.executable, "-m", "rnnbench", "check", str(path)],
                            capture_output=True, text=True)
     assert check.returncode == 1 and fragment in check.stderr
+    if text:  # Snakemake's own answer, once (it reads every such file alike)
+        return
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
     proc = snakemake(tmp_path, "-n", "--configfile", str(path), check=False)
     assert proc.returncode == 1

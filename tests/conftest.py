@@ -144,12 +144,14 @@ def start_scenarios(request, tmp_path_factory):
     starts, where their module's should_run() says so: test_slurm.SCENARIOS (runs through the
     SLURM cluster), test_container.SCENARIOS (the tiny grid in the images),
     test_keras_model.SCENARIOS (the Keras side of the loss checks, in a fresh Python),
-    test_jax_model.SCENARIOS (a tiny grid with the JAX apis), test_standalone.SCENARIOS (the
-    stand-alone JAX script). They
+    test_jax_model.SCENARIOS (a tiny grid with the JAX apis, jobs of each framework without the
+    other), test_standalone.SCENARIOS (rnnbench jax), test_interrupt.SCENARIOS (a Snakemake
+    killed mid-job, and the same command again). They
     mostly wait (for the cluster's queue, for Apptainer starting an image, for a job
     importing TensorFlow or XLA compiling), so they overlap the other tests instead of
     adding to the suite's time. Tests that share a scenario share one run of it."""
     import test_container
+    import test_interrupt
     import test_jax_model
     import test_keras_model
     import test_slurm
@@ -158,7 +160,7 @@ def start_scenarios(request, tmp_path_factory):
     selected = {item.name for item in request.session.items}
     chosen = {name: module.SCENARIOS[name]
               for module in (test_slurm, test_container, test_keras_model, test_jax_model,
-                             test_standalone)
+                             test_standalone, test_interrupt)
               if selected & set(module.SCENARIOS) and module.should_run()
               for name in sorted(selected & set(module.SCENARIOS))}
     request.config.scenarios = Scenarios()

@@ -78,6 +78,9 @@ def test_runs_that_overlapped_on_one_host_are_refused(tmp_path):
     with pytest.raises(ValueError, match=r"r2\.json and \S+r0\.json were measured at "
                                          r"the same time on vm \(1 run\(s\) overlap another\)"):
         load.check_no_overlap(overlapping)
+    (tmp_path / "d").mkdir()  # two runs of one span (a result's span copied into another)
+    with pytest.raises(ValueError, match=r"were measured at the same time on vm"):
+        load.check_no_overlap(spans(tmp_path / "d", ("static", 5, 10), ("dynamic", 5, 10)))
     # on two hosts (cluster nodes) the same times are no overlap; a shared run is one run
     (tmp_path / "c1").mkdir(), (tmp_path / "c2").mkdir()
     nodes = pd.concat([spans(tmp_path / "c1", ("static", 0, 10), host="node1"),

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO, TINY, snakemake
-from rnnbench import interrupt
+from rnnbench import exclusive, interrupt
 
 SCRIPTS = REPO / "workflow" / "scripts"
 
@@ -112,9 +112,9 @@ def test_without_snakemake_nothing_is_watched():
     assert proc.stdout.strip() == "None"
 
 
-def test_after_snakemake_is_killed_the_same_command_runs_again(tmp_path):
-    """End to end: SIGKILL to Snakemake while a training job runs; the job stops (no result),
-    and the next run removes the stale locks instead of asking for --unlock."""
+def killed_run(tmp_path):
+    """End to end, in the background (a scenario: mostly waiting): SIGKILL to Snakemake while
+    a training job runs, then the same command again; what the test checks, as a dict."""
     config = {**TINY, "max_len": [4], "api": ["compat_v1"], "repeats": 3,
               "min_measure_s": 120}  # a job long enough to be killed while it runs
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -123,22 +123,45 @@ def test_after_snakemake_is_killed_the_same_command_runs_again(tmp_path):
                   if line.strip().startswith("output:") and "static/repeat1.json" in line)
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
            str(tmp_path), "--cores", "1", result]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           exclusive.LOCK_VARIABLE: str(tmp_path / "measuring.lock")}
     run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = tmp_path / result.replace("results/runs/", "results/logs/").replace(".json", ".log")
     deadline = time.time() + 120
     while "graph construction" not in (log.read_text() if log.exists() else ""):
-        assert time.time() < deadline and run.poll() is None, "the training job never started"
+        if time.time() > deadline or run.poll() is not None:
+            run.kill()
+            return {"started": False}
         time.sleep(0.2)
     run.send_signal(signal.SIGKILL)
     run.wait()
-    time.sleep(3)
-    assert "has ended: this job stops without a result" in log.read_text()
-    assert not (tmp_path / result).exists()
-    assert list((tmp_path / ".snakemake" / "locks").iterdir())  # left by the killed run
+    deadline = time.time() + 10  # the job notices within a second
+    while "has ended" not in log.read_text() and time.time() < deadline:
+        time.sleep(0.2)
+    out = {"started": True, "log": log.read_text(), "result": (tmp_path / result).exists(),
+           "locks": list((tmp_path / ".snakemake" / "locks").iterdir())}
     # the next run takes the same command; targeting the dataset (done) keeps it short
     dataset = next(line.split()[1].rstrip(",") for line in plan.splitlines()
                    if line.strip().startswith("output:") and ".npz," in line)
-    proc = snakemake(tmp_path, "--cores", "1", dataset)
-    assert "removed the 2 lock file(s) left by Snakemake pid" in proc.stderr
-    assert not (tmp_path / ".snakemake" / interrupt.OWNER).exists()
+    out["rerun"] = snakemake(tmp_path, "--cores", "1", dataset).stderr
+    out["owner"] = (tmp_path / ".snakemake" / interrupt.OWNER).exists()
+    return out
+
+
+SCENARIOS = {"test_after_snakemake_is_killed_the_same_command_runs_again": killed_run}
+
+
+def should_run():
+    return True
+
+
+def test_after_snakemake_is_killed_the_same_command_runs_again(scenarios):
+    """SIGKILL to Snakemake while a training job runs: the job stops (no result), and the
+    next run removes the stale locks instead of asking for --unlock."""
+    _, out = scenarios["test_after_snakemake_is_killed_the_same_command_runs_again"]
+    assert out["started"], "the training job never started"
+    assert "has ended: this job stops without a result" in out["log"]
+    assert not out["result"]
+    assert out["locks"]  # left by the killed run
+    assert "removed the 2 lock file(s) left by Snakemake pid" in out["rerun"]
+    assert not out["owner"]

@@ -238,18 +238,41 @@ def test_a_deleted_result_is_measured_again_and_the_tables_rebuilt(finished_run,
 
 def test_a_refused_aggregation_says_its_cause_on_the_terminal(finished_run, tmp_path):
     """Snakemake alone prints "Error in rule aggregate ... check log file(s)"; the cause and
-    its fix were in results/logs/aggregate.log, under a traceback."""
+    its fix were in results/logs/aggregate.log, under a traceback. Here two results are made
+    to claim they were measured at the same time on this host (load.check_no_overlap)."""
+    import shutil
+
+    shutil.copytree(finished_run, tmp_path, symlinks=True, dirs_exist_ok=True)
+    first, second = sorted((tmp_path / "results/runs").rglob("repeat1.json"))[:2]
+    spans = [json.loads(path.read_text()) for path in (first, second)]
+    spans[1]["exclusive"]["start_s"] = spans[0]["exclusive"]["start_s"]
+    spans[1]["exclusive"]["end_s"] = spans[0]["exclusive"]["end_s"]
+    second.write_text(json.dumps(spans[1]))
+    proc = snakemake(tmp_path, "--cores", "1", "results/measurements.csv", check=False)
+    assert proc.returncode == 1
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("aggregate failed"))
+    assert "were measured at the same time on" in line and "run again" in line
+    assert "(its log: results/logs/aggregate.log)" in line and "Traceback" not in line
+
+
+def test_a_damaged_result_is_set_aside_and_measured_again(finished_run, tmp_path):
+    """A result cut short was named by aggregation, which failed, and nothing was measured
+    again until the user deleted it. Now it moves to results/stale/ (kept) and the same
+    command measures it again; a dry run only says so."""
     import shutil
 
     shutil.copytree(finished_run, tmp_path, symlinks=True, dirs_exist_ok=True)
     result = next((tmp_path / "results/runs").rglob("dynamic/repeat1.json"))
+    relative = result.relative_to(tmp_path)
     result.write_text(result.read_text()[:100])  # cut short
-    proc = snakemake(tmp_path, "--cores", "1", "results/measurements.csv", check=False)
-    assert proc.returncode == 1
-    line = next(line for line in proc.stderr.splitlines() if line.startswith("aggregate failed"))
-    assert f"ValueError: {result.relative_to(tmp_path)}: not a valid result (not JSON" in line
-    assert "delete it, and the command that wrote it" in line
-    assert "(its log: results/logs/aggregate.log)" in line
+    before = results_tree(tmp_path)
+    proc = snakemake(tmp_path, "-n", "--cores", "1", str(relative))
+    assert f"results: {relative} is not a valid result (not JSON" in proc.stderr
+    assert "a run moves it to results/stale/" in proc.stderr and results_tree(tmp_path) == before
+    proc = snakemake(tmp_path, "--cores", "1", str(relative))
+    assert f"results: {relative} was not a valid result (not JSON" in proc.stderr
+    assert (tmp_path / "results/stale" / relative).stat().st_size == 100  # kept, as it was
+    assert json.loads(result.read_text())["schema_version"] == 6  # measured again
 
 
 def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp_path):

@@ -25,6 +25,7 @@ from rnnbench.resources import (  # noqa: E402
 from rnnbench.metadata import git_commit  # noqa: E402
 from rnnbench.files import (  # noqa: E402
     LATE_COLUMNS,
+    damaged_results,
     listed_results,
     missing_columns,
     obstacles,
@@ -274,6 +275,30 @@ def stale_tables():
     return why
 
 
+def set_aside_damaged_results(folder="results/stale"):
+    """A result file that holds no result record (rnnbench.files.damaged_results: cut short,
+    overwritten) is handled as a missing one: moved to ``folder`` (same path below it, never
+    deleted) so that the run measures it again; the tables that listed it are then set aside
+    too (stale_tables: it is gone). A command that runs no job moves nothing and says so."""
+    damaged = damaged_results(result_paths(), listed_results(TABLES["measurements"]))
+    for path, why in damaged.items():
+        target = Path(folder) / path
+        if DRY_RUN:
+            print(
+                f"results: {path} is not a valid result ({why}): a run moves it to {target} "
+                "and measures it again (this command runs no job: nothing moved)",
+                file=sys.stderr,
+            )
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, target)
+        print(
+            f"results: {path} was not a valid result ({why}): moved to {target}; it is "
+            "measured again",
+            file=sys.stderr,
+        )
+
+
 def set_aside_stale_tables(folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: where
     stale_tables says why, the tables and charts move to ``folder``, so that the run measures
@@ -392,6 +417,7 @@ def check_report_grid(partial="results/partial"):
 
 REPORT = any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv)
 if workflow.is_main_process:  # not again in each job's own Snakemake process
+    set_aside_damaged_results()
     set_aside_stale_tables()
     write_findings_settings()
     if REPORT:

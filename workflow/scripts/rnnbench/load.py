@@ -365,7 +365,8 @@ def check_no_overlap(runs: pd.DataFrame) -> None:
         if late.empty:
             continue
         run = late.iloc[0]
-        earlier = group[(group["job_start_unix_s"] < run["job_start_unix_s"])
+        earlier = group[(group["path"] != run["path"])
+                        & (group["job_start_unix_s"] <= run["job_start_unix_s"])
                         & (group["job_end_unix_s"] > run["job_start_unix_s"])].iloc[0]
         raise ValueError(
             f"{run['path']} and {earlier['path']} were measured at the same time on {host} "

@@ -113,36 +113,30 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
         configcheck.check_config_files([tmp_path / "nothere.yaml"], {}, None)
 
 
-def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path):
+def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path, monkeypatch,
+                                                                   capsys):
     """Snakemake reads --configfile files before the workflow: for those ``rnnbench check`` is
-    how a user gets the workflow's messages (docs/running.md)."""
-    import os
-    import subprocess
-    import sys
+    how a user gets the workflow's messages (docs/running.md); it reads them over config.yaml,
+    as the workflow does (in-process here: tests/test_install.py runs the command)."""
+    from conftest import REPO, snakemake
+    from rnnbench import cli
 
-    from conftest import REPO
-
-    command = [sys.executable, "-m", "rnnbench", "check"]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow" / "scripts")}
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump(TINY))
     bad.write_text("steps: 1:30\n")
-    proc = subprocess.run([*command, good], capture_output=True, text=True, env=env,
-                          cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # no config.yaml here: the workflow's is the base
+    assert cli.main(["check", str(good)]) == 0
     # over the workflow's config.yaml, as Snakemake reads a --configfile: its loop-bound
     # ablation adds 2 cells (4 jobs), and the plan of the workflow's dry run agrees
-    assert proc.returncode == 0
-    assert f"config: {REPO / 'config.yaml'} + {good}: 6 cells, 20 training jobs" in proc.stdout
-    from conftest import snakemake
-
+    assert f"config: {REPO / 'config.yaml'} + {good}: 6 cells, 20 training jobs" in \
+        capsys.readouterr().out
     plan = snakemake(tmp_path, "-n", "--configfile", str(good)).stdout
     jobs = {impl: int(re.search(rf"train_{impl}\s+(\d+)\n", plan).group(1))
             for impl in ("static", "dynamic")}
     assert sum(jobs.values()) == 20  # (the plan's job table, printed twice: the first)
     assert not (tmp_path / "results").exists()
-    proc = subprocess.run([*command, good, bad], capture_output=True, text=True, env=env)
-    assert proc.returncode == 1
-    assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in proc.stderr
+    assert cli.main(["check", str(good), str(bad)]) == 1
+    assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in capsys.readouterr().err
 
 
 def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkeypatch):

@@ -401,7 +401,10 @@ def check_report_grid(partial="results/partial"):
                 if Path(partial).is_dir()
                 else ""
             )
-            + ". Run the same command again to finish it, then build the report"
+            + ". Run the same command again to finish it, then build the report. A cell "
+            "that fails every time (out of memory, say) is left out by removing one of its "
+            "axis values from the config (--configfile F, or --config max_len=[...]): the "
+            "run then finishes without it, and the report describes the rest"
         )
     if not Path(table).exists():
         raise WorkflowError(f"report: {table} does not exist: run the workflow first")

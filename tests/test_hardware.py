@@ -51,7 +51,10 @@ def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
         for name, value in more.items():
             monkeypatch.setenv(name, value)
         got = hardware.invocation(["snakemake", "-s", str(REPO / "Snakefile"), *argv])
-        assert tuple(got) == expected, (argv, more)
+        assert (got.executor, got.executes) == expected, (argv, more)
+        assert got.report == (argv[0] == "--report"), argv
+    # --report in its = form too (the workflow checks a report's grid: check_report_grid)
+    assert hardware.invocation(["snakemake", "--report=r.html"]).report
     assert os.getcwd() == str(tmp_path)
 
 

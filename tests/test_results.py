@@ -399,12 +399,10 @@ def test_busy_is_judged_on_the_cpus_a_run_may_use(tmp_path):
     runs = load.load_results(write_results(tmp_path, records))
     assert runs["busy"].tolist() == [False, True, True]
     # the counters: only the CPUs of this process's affinity, less its own time
-    stat = tmp_path / "stat"
     cpus = sorted(os.sched_getaffinity(0))
     lines = ["cpu  900 0 100 1000 0 0 0 0 0 0"]
     lines += [f"cpu{n} 100 0 50 800 50 0 0 10 0 0" for n in cpus] + ["cpu999 5000 0 0 0 0 0 0 0"]
-    stat.write_text("\n".join(lines) + "\n")
-    ticks = metadata.own_cpu_ticks(stat)
+    ticks = metadata.own_cpu_ticks(lines)
     assert ticks["total"] == 1010 * len(cpus) and ticks["busy"] == 160 * len(cpus)
     assert ticks["steal"] == 10 * len(cpus) and ticks["own"] > 0
     before = {"ticks": None, "load_average": None, "cpu_governor": None, "cpu_mhz": None,

@@ -25,6 +25,7 @@ from rnnbench.resources import (  # noqa: E402
 from rnnbench.metadata import git_commit  # noqa: E402
 from rnnbench.files import (  # noqa: E402
     LATE_COLUMNS,
+    changed_results,
     damaged_results,
     listed_results,
     missing_columns,
@@ -59,7 +60,7 @@ try:
         NOTES,
         CONFIG_YAML,
     )
-    hardware.check_device(config["device"], LOCAL, hardware.gpu_names())
+    hardware.check_device(config["device"], LOCAL)
 except ValueError as error:
     raise WorkflowError(f"config: {error}")
 for note in NOTES:
@@ -257,14 +258,14 @@ def targets():
     return [*TABLES.values(), *CHART_FILES]
 
 
-def stale_tables():
+def stale_tables(changed):
     """Why the tables no longer describe the results on disk ([] while they do): when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
-    (rnnbench.files.stale_records), or is itself missing beside other tables (a failed
-    aggregation), or lacks a column of an axis or of files.LATE_COLUMNS (written before it
-    existed). Snakemake alone may then say "Nothing to be done" or leave them in place.
-    Tables of another grid are not stale (a run of this grid rewrites them)."""
-    why = stale_records(TABLES["measurements"])
+    (``changed``: rnnbench.files.changed_results; stale_records), or is itself missing beside
+    other tables (a failed aggregation), or lacks a column of an axis or of files.LATE_COLUMNS
+    (written before it existed). Snakemake alone may then say "Nothing to be done" or leave
+    them in place. Tables of another grid are not stale (a run of this grid rewrites them)."""
+    why = stale_records(changed)
     older = missing_columns(TABLES["measurements"], [*CELL_AXES, *LATE_COLUMNS])
     if older:  # the tables of an older workflow, before these axes existed
         why = [f"{TABLES['measurements']} has no column {', '.join(older)} (an older workflow's)"]
@@ -275,12 +276,13 @@ def stale_tables():
     return why
 
 
-def set_aside_damaged_results(folder="results/stale"):
+def set_aside_damaged_results(listed, changed, folder="results/stale"):
     """A result file that holds no result record (rnnbench.files.damaged_results: cut short,
     overwritten) is handled as a missing one: moved to ``folder`` (same path below it, never
-    deleted) so that the run measures it again; the tables that listed it are then set aside
-    too (stale_tables: it is gone). A command that runs no job moves nothing and says so."""
-    damaged = damaged_results(result_paths(), listed_results(TABLES["measurements"]))
+    deleted) so that the run measures it again; a listed one is then ``gone`` in ``changed``
+    (the tables that listed it are set aside: stale_tables). A command that runs no job moves
+    nothing and says so."""
+    damaged = damaged_results(result_paths(), listed, changed)
     for path, why in damaged.items():
         target = Path(folder) / path
         if DRY_RUN:
@@ -292,6 +294,8 @@ def set_aside_damaged_results(folder="results/stale"):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(path, target)
+        if path in listed:
+            changed[path] = "gone"
         print(
             f"results: {path} was not a valid result ({why}): moved to {target}; it is "
             "measured again",
@@ -299,12 +303,13 @@ def set_aside_damaged_results(folder="results/stale"):
         )
 
 
-def set_aside_stale_tables(folder="results/stale"):
+def set_aside_stale_tables(changed, folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: where
-    stale_tables says why, the tables and charts move to ``folder``, so that the run measures
-    what is missing and aggregates again. A dry run moves nothing: it says what a run would
-    set aside (snakemake -n changes nothing on disk)."""
-    why = stale_tables()
+    stale_tables says why (``changed``: rnnbench.files.changed_results), the tables and
+    charts move to ``folder``, so that the run measures what is missing and aggregates again.
+    A dry run moves nothing: it says what a run would set aside (snakemake -n changes nothing
+    on disk)."""
+    why = stale_tables(changed)
     if not why:
         return
     what = f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]})"
@@ -418,12 +423,14 @@ def check_report_grid(partial="results/partial"):
         )
 
 
-REPORT = any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv)
 if workflow.is_main_process:  # not again in each job's own Snakemake process
-    set_aside_damaged_results()
-    set_aside_stale_tables()
+    # every listed result read and hashed once (rnnbench/files.py), for both checks
+    LISTED = listed_results(TABLES["measurements"])
+    CHANGED = changed_results(LISTED)
+    set_aside_damaged_results(LISTED, CHANGED)
+    set_aside_stale_tables(CHANGED)
     write_findings_settings()
-    if REPORT:
+    if INVOCATION.report:
         check_report_grid()
     # One command resumes after any interruption: the locks of a Snakemake that was killed
     # (and so could not remove them) are removed here, before Snakemake checks them; those of

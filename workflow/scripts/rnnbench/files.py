@@ -90,38 +90,45 @@ def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
     return [column for column in columns if column not in header]
 
 
-def stale_records(measurements: str | Path) -> list[str]:
-    """Why a measurements.csv (and the tables built with it) no longer describes the result
-    files on disk: one line per file it lists (listed_results) that is gone, or whose bytes
-    changed since it was read (an edit that kept the file's time, as ``cp -p`` or ``rsync
-    -a`` do, which Snakemake's time check misses). Empty when it does, or when the table does
-    not exist."""
-    out = []
-    for path, sha256 in listed_results(measurements).items():
+def changed_results(listed: dict[str, str | None]) -> dict[str, str]:
+    """{path: ``gone`` or ``changed``} of the result files a measurements.csv lists
+    (``listed``: listed_results) that are no longer on disk as it read them: gone, or their
+    bytes changed since (an edit that kept the file's time, as ``cp -p`` or ``rsync -a`` do,
+    which Snakemake's time check misses). Each listed file is read and hashed once per run:
+    stale_records and damaged_results take this mapping."""
+    out = {}
+    for path, sha256 in listed.items():
         if not Path(path).exists():
-            out.append(f"{path} is gone")
+            out[path] = "gone"
         elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
-            out.append(f"{path} changed since it was aggregated")
+            out[path] = "changed"
     return out
 
 
-def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None]) -> dict[str, str]:
+def stale_records(changed: dict[str, str]) -> list[str]:
+    """Why a measurements.csv (and the tables built with it) no longer describes the result
+    files on disk: one line per file of ``changed`` (changed_results). Empty when it does, or
+    when the table does not exist."""
+    return [f"{path} is gone" if how == "gone" else f"{path} changed since it was aggregated"
+            for path, how in changed.items()]
+
+
+def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
+                    changed: dict[str, str]) -> dict[str, str]:
     """{path: why} of the result files among ``paths`` that exist but hold no result record
     (not JSON, not UTF-8, or JSON without a ``schema_version``: cut short, overwritten by
-    hand), of those a measurements.csv does not list as they are (``listed``: listed_results;
-    a listed file whose bytes are unchanged was read whole when aggregated). Such a file is set
-    aside and measured again, as a missing one is (common.smk's set_aside_damaged_results)."""
+    hand). Only files a measurements.csv does not list as they are are read (``listed``:
+    listed_results; ``changed``: changed_results): a listed, unchanged file was read whole
+    when aggregated. Such a file is set aside and measured again, as a missing one is
+    (common.smk's set_aside_damaged_results)."""
     import json
 
     out = {}
     for path in map(str, paths):
-        if not Path(path).is_file():
-            continue
-        raw = Path(path).read_bytes()
-        if path in listed and listed[path] == hashlib.sha256(raw).hexdigest():
+        if (path in listed and path not in changed) or not Path(path).is_file():
             continue
         try:
-            record = json.loads(raw)
+            record = json.loads(Path(path).read_bytes())
         except (ValueError, UnicodeDecodeError) as error:
             out[path] = f"not JSON ({str(error)[:80]})"
             continue

@@ -55,10 +55,12 @@ and the workflow must not change results/ for it either."""
 
 class Invocation(NamedTuple):
     """What a Snakemake command line asks for: ``executor`` (``local`` where it names none,
-    ``dryrun`` never: a dry run names the executor its real run would use) and ``executes``
-    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options)."""
+    ``dryrun`` never: a dry run names the executor its real run would use), ``executes``
+    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options) and
+    ``report`` (--report, as Snakemake parsed it)."""
     executor: str
     executes: bool
+    report: bool = False
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
@@ -86,18 +88,20 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
         os.chdir(here)
     executes = not (any(getattr(args, name, None) for name in INSPECTING)
                     or getattr(args, "containerize", None) is not None)
-    return Invocation(str(args.executor or "local"), executes)
+    return Invocation(str(args.executor or "local"), executes, bool(args.report))
 
 
-def check_device(device: str, local: bool, gpus: list[str]) -> None:
+def check_device(device: str, local: bool, gpus: list[str] | None = None) -> None:
     """Refuse ``device: gpu`` for a local run on a machine whose driver shows no GPU
-    (``gpus``: gpu_names). A cluster run (``local`` false) is not checked here: its nodes
-    are not this machine.
+    (``gpus``; None: gpu_names, asked only for such a run). A cluster run (``local`` false)
+    is not checked here: its nodes are not this machine.
 
     Raises:
         ValueError: naming the key, the value, how to check and what to do.
     """
-    if device == "gpu" and local and not gpus:
+    if device != "gpu" or not local:
+        return
+    if not (gpu_names() if gpus is None else gpus):
         raise ValueError(
             "device: 'gpu', but this machine shows no NVIDIA GPU (no /proc/driver/nvidia/gpus/, "
             "and nvidia-smi -L lists none); check with nvidia-smi -L. Run with device: cpu, on a "

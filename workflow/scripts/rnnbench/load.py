@@ -135,8 +135,9 @@ def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = N
 def _settings_mismatch(result: dict, cells: dict[str, dict] | None = None) -> str | None:
     """What a result recorded running with that is not what its cell asks for, in words, or
     None: the cell's axes against the planned cell's (``cells``, {cell_id: cell}, where
-    given), the TensorFlow threads the run set (metadata), and the cores its job had (Snakemake lowers a job's threads to --cores: a
-    cell whose TensorFlow threads outnumber its job's cores measures contention)."""
+    given), and the TensorFlow threads the run set (metadata). (A job's Snakemake threads,
+    job_threads, may be fewer than its TensorFlow threads under --cores 1: Snakemake then runs
+    nothing beside it, and TensorFlow's threads still take the machine's cores.)"""
     cell, meta = result["cell"], result["metadata"]
     planned = (cells or {}).get(result["cell_id"])
     for axis in CELL_AXES if planned else ():

@@ -146,56 +146,56 @@ def collect(framework: dict[str, Any]) -> dict[str, Any]:
 def noise_probe() -> dict[str, Any]:
     """A snapshot of what can slow a run down from outside it, as pyperf's metadata records:
     the 1-, 5- and 15-minute load averages (``os.getloadavg``), the CPU time counters of
-    /proc/stat's ``cpu`` line (in USER_HZ ticks: ``total`` and ``steal``, the time a
-    hypervisor gave this machine's CPUs to others), and the first CPU's frequency scaling
-    governor and current frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``).
-    Each is None where it cannot be read (no /proc, a VM without cpufreq)."""
+    /proc/stat's ``cpu`` line (stat_ticks) and of the CPUs this process may use
+    (own_cpu_ticks), read once, and the first CPU's frequency scaling governor and current
+    frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``). Each is None where it
+    cannot be read (no /proc, a VM without cpufreq)."""
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
-    ticks = None
     try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()
-        if fields[0] == "cpu":
-            values = [int(x) for x in fields[1:]]
-            # user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
-            ticks = {"total": sum(values[:8]), "steal": values[7] if len(values) > 7 else 0}
-    except (OSError, IndexError, ValueError):
-        pass
+        stat = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        stat = []
     cpufreq = Path("/sys/devices/system/cpu/cpu0/cpufreq")
     governor = _read(cpufreq / "scaling_governor")
     khz = _read(cpufreq / "scaling_cur_freq")
     mhz = float(khz) / 1000 if khz and khz.isdigit() else _cpuinfo_mhz()
-    return {"load_average": load, "ticks": ticks, "cpu_governor": governor, "cpu_mhz": mhz,
-            "own_cpus": own_cpu_ticks()}
+    return {"load_average": load, "ticks": stat_ticks(stat, {"cpu"}), "cpu_governor": governor,
+            "cpu_mhz": mhz, "own_cpus": own_cpu_ticks(stat)}
 
 
-def own_cpu_ticks(stat: str | Path = "/proc/stat") -> dict[str, float] | None:
-    """The CPU time counters (USER_HZ ticks) of the CPUs this process may run on
-    (``os.sched_getaffinity``; a job pinned with taskset has fewer than the machine), summed
-    over their /proc/stat ``cpuN`` lines: ``total``, ``busy`` (all but idle and iowait),
-    ``steal``, and ``own``, this process's CPU time (``os.times``, children included) in the
-    same ticks. None where /proc/stat or the affinity cannot be read."""
-    try:
-        mine = {f"cpu{n}" for n in os.sched_getaffinity(0)}
-        lines = Path(stat).read_text().splitlines()
-    except (OSError, AttributeError):
-        return None
+def stat_ticks(lines: list[str], names: set[str]) -> dict[str, int] | None:
+    """The CPU time counters (USER_HZ ticks) of /proc/stat's lines named ``names`` (``cpu``:
+    the machine; ``cpuN``: a CPU), summed: ``total``, ``busy`` (all but idle and iowait) and
+    ``steal`` (the time a hypervisor gave those CPUs to others). None where no such line."""
     total = busy = steal = 0
     for line in lines:
         fields = line.split()
-        if fields and fields[0] in mine:
+        if fields and fields[0] in names:
+            # user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
             values = [int(x) for x in fields[1:9]]
             total += sum(values)
-            busy += sum(values) - values[3] - values[4]  # but idle, iowait
+            busy += sum(values) - values[3] - values[4]
             steal += values[7] if len(values) > 7 else 0
-    if not total:
+    return {"total": total, "busy": busy, "steal": steal} if total else None
+
+
+def own_cpu_ticks(stat: list[str]) -> dict[str, float] | None:
+    """stat_ticks of the CPUs this process may run on (``os.sched_getaffinity``; a job
+    pinned with taskset has fewer than the machine), from /proc/stat's lines ``stat``, with
+    ``own``, this process's CPU time (``os.times``, children included) in the same ticks.
+    None where the affinity or those lines cannot be read."""
+    try:
+        ticks = stat_ticks(stat, {f"cpu{n}" for n in os.sched_getaffinity(0)})
+    except AttributeError:  # no sched_getaffinity (not Linux)
+        return None
+    if ticks is None:
         return None
     times = os.times()
-    own = (times.user + times.system + times.children_user + times.children_system)
-    return {"total": total, "busy": busy, "steal": steal,
-            "own": own * os.sysconf("SC_CLK_TCK")}
+    own = times.user + times.system + times.children_user + times.children_system
+    return {**ticks, "own": own * os.sysconf("SC_CLK_TCK")}
 
 
 def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import make_result
+from conftest import REPO, make_result
 from rnnbench import failures, files, load, resources
 
 SEED_CELL = {"cell": "basic_lstm", "batch_size": 200, "max_len": 300, "sequence_length": 20,
@@ -86,8 +86,11 @@ def test_write_partial_with_nothing_measured(tmp_path):
     missing = failures.write_partial(
         [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"), str(tmp_path / "no.log"))],
         tmp_path / "partial")
-    assert len(missing) == 1 and missing["error_line"].tolist() == [""]
-    assert failures.error_line(["starting", "no exception here"]) == "no exception here"
+    assert len(missing) == 1 and missing["error_line"].tolist() == [failures.NOT_STARTED]
+    # a log that ends with no error: the job was ended from outside (Ctrl-C, a kill)
+    assert failures.error_line(["starting", "first step ...", ""]) == (
+        "stopped without an error of its own (Ctrl-C, or killed), after: first step ...")
+    assert failures.error_line([]) == failures.error_line(["", " "]) == ""
     # TensorFlow's out of memory: an InvalidArgumentError whose cause is lines above it
     oom = ["2026 W tensorflow/core/framework/op_kernel.cc:1828] OP_REQUIRES failed: OOM when "
            "allocating tensor with shape[64,4096] and type float on /job:localhost",
@@ -127,3 +130,54 @@ def test_job_cost_reads_snakemakes_benchmark_file(tmp_path):
     assert load.job_cost(tsv) == {"job_wall_s": 4.14, "job_max_rss_mb": 579.94}
     missing = load.job_cost(tmp_path / "none.tsv")
     assert all(value != value for value in missing.values())  # NaN
+
+
+CALIBRATION = REPO / "docs/figures/calibration/jobs.csv"
+
+
+def _calibration_cells():
+    jobs = pd.read_csv(CALIBRATION)
+    for row in jobs.itertuples():
+        cell = {"cell": "basic_lstm", "batch_size": row.batch_size, "max_len": row.max_len,
+                "sequence_length": "max_len", "num_units": row.num_units,
+                "input_dim": row.input_dim, "api": row.api}
+        yield row, cell, jobs
+
+
+def test_the_estimates_cover_every_calibration_job():
+    """presets/calibrate-resources.yaml's jobs (every api, max_len 10 to 60): each job's bounds
+    hold what it took, and what unrolling adds covers what static took beyond dynamic (the
+    base alone would cover these short runs)."""
+    for row, cell, jobs in _calibration_cells():
+        took_mb = max(row.job_max_rss_mb, row.peak_rss_mb)
+        assert resources.training_mem_mb(cell, row.impl, 1000) >= took_mb, row
+        assert 60 * resources.training_runtime_min(cell, row.impl, 42, 0.1) >= row.job_wall_s
+        if row.impl == "static":
+            dynamic = jobs[(jobs.api == row.api) & (jobs.impl == "dynamic")
+                           & (jobs.max_len == row.max_len)].iloc[0]
+            added_mb, added_s = resources.unrolled_cost(cell, "static")
+            assert added_mb >= took_mb - max(dynamic.job_max_rss_mb, dynamic.peak_rss_mb), row
+            assert added_s >= row.job_wall_s - dynamic.job_wall_s, row
+    # the compiled apis' estimates grow faster than linearly, as their jobs did
+    xla = {"cell": "basic_lstm", "batch_size": 32, "max_len": 60, "num_units": 32,
+           "input_dim": 16, "sequence_length": "max_len", "api": "keras_xla"}
+    at = {max_len: resources.unrolled_cost({**xla, "max_len": max_len}, "static")[0]
+          for max_len in (60, 120, 240)}
+    assert at[240] / at[120] > at[120] / at[60] > 4
+
+
+def test_a_keras_xla_grid_like_the_public_reports_is_refused_before_any_job():
+    """Issue 23: Keras with XLA and unroll=True at max_len 240 was declared 3072 MiB and grew
+    past 23 GB on a 24 GB machine. Now its estimate is above that, and the grid is refused."""
+    cell = {"cell": "basic_lstm", "batch_size": 32, "max_len": 240, "num_units": 32,
+            "input_dim": 16, "sequence_length": "max_len", "api": "keras_xla"}
+    assert resources.training_mem_mb(cell, "static", 1000) > 23 * 1024
+    with pytest.raises(ValueError, match=r"max_len 240, input_dim 16 \(cell c\): a training job "
+                                         r"needs about \d+ MiB, this machine has 24576 MiB"):
+        resources.check_fits({"c": cell}, 1000, 24 * 1024)
+    resources.check_fits({"c": {**cell, "max_len": 60}}, 1000, 24 * 1024)
+    # dynamic's job unrolls nothing: the base
+    assert resources.training_mem_mb(cell, "dynamic", 1000) < 2048
+    # a GPU adds its libraries' host memory
+    assert resources.training_mem_mb(cell, "dynamic", 1000, "gpu") == (
+        resources.training_mem_mb(cell, "dynamic", 1000) + resources.GPU_HOST_MB)

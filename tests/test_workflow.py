@@ -154,6 +154,7 @@ def test_a_report_for_another_grid_or_an_unfinished_run_is_refused(finished_run,
                      check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and not (finished_run / "other.html").exists()
+    assert 'File "' not in out  # the cause and the fix, no Snakefile frames
     assert "report: results/measurements.csv holds the results of another grid than this " \
            "config's (16 runs, e.g. results/runs/" in out and "this config has 16)" in out
     partial = tmp_path / "partial"

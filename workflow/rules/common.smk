@@ -62,7 +62,7 @@ try:
     )
     hardware.check_device(config["device"], LOCAL)
 except ValueError as error:
-    raise WorkflowError(f"config: {error}")
+    refuse(f"config: {error}")
 for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
 if workflow.is_main_process and Path(CONFIG_YAML).is_absolute():
@@ -110,7 +110,7 @@ try:
             TF_VERSIONS, images.installed_tf_version(), CONTAINERS, FLAVOR
         )
 except ValueError as error:
-    raise WorkflowError(str(error))
+    refuse(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
 # another software environment, another timing; a changed definition or lock re-measures.
 PROTOCOL = protocol_id(
@@ -228,7 +228,7 @@ def blocked_results():
     found = obstacles([path for job in jobs for path in job] + others)
     stopped = [f"{path}: {found[path]}" for path in others if path in found]
     if stopped:
-        raise WorkflowError(
+        refuse(
             f"results: {len(stopped)} output(s) cannot be written, e.g. {stopped[0]}; "
             "move it away (or mend the link) and run again"
         )
@@ -322,9 +322,7 @@ def set_aside_stale_tables(changed, folder="results/stale"):
         plan_as_a_run("set_aside_stale_tables")
         return
     if Path(folder).exists() and not Path(folder).is_dir():
-        raise WorkflowError(
-            f"results: {folder} is a file where the stale tables must go: move it away"
-        )
+        refuse(f"results: {folder} is a file where the stale tables must go: move it away")
     Path(folder, "plots").mkdir(parents=True, exist_ok=True)
     for table in TABLES.values():
         if Path(table).exists():
@@ -390,15 +388,14 @@ def check_report_grid(partial="results/partial"):
     --configfile F, a report without it: Snakemake would put F's results beside this grid's
     job graph), or that do not exist because the run did not finish, naming the fix.
 
-    Raises:
-        WorkflowError: naming the table, a run it lacks or holds, and the fix.
+    Stops the run (refuse), naming the table, a run it lacks or holds, and the fix.
     """
     table = TABLES["measurements"]
     planned = set(result_paths())
     missing = sorted(result for result in planned if not Path(result).exists())
     listed = set(listed_results(table))
     if missing and (len(missing) < len(planned) or not listed):
-        raise WorkflowError(
+        refuse(
             f"report: the run of this config did not finish: {len(missing)} of "
             f"{len(planned)} training results are missing (e.g. {missing[0]})"
             + (
@@ -412,10 +409,10 @@ def check_report_grid(partial="results/partial"):
             "run then finishes without it, and the report describes the rest"
         )
     if not Path(table).exists():
-        raise WorkflowError(f"report: {table} does not exist: run the workflow first")
+        refuse(f"report: {table} does not exist: run the workflow first")
     if listed != planned:
         other = sorted(listed - planned) or [f"not {path}" for path in sorted(planned - listed)]
-        raise WorkflowError(
+        refuse(
             f"report: {table} holds the results of another grid than this config's ({len(listed)}"
             f" runs, e.g. {other[0]}; this config has {len(planned)}): build the report with "
             "the options of the run it describes, e.g. snakemake --report results/report.html "
@@ -515,7 +512,9 @@ def priority_of(impl):
 
 def mem_mb_of(impl):
     """mem_mb of a training job, from its cell (see rnnbench/resources.py)."""
-    return lambda wildcards: training_mem_mb(CELLS[wildcards.cell], impl, config["num_samples"])
+    return lambda wildcards: training_mem_mb(
+        CELLS[wildcards.cell], impl, config["num_samples"], config["device"]
+    )
 
 
 def runtime_of(impl):

@@ -6,7 +6,14 @@
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
+
+def refuse(message):
+    """Stop the run while the Snakefile is read, before any job: ``message`` on standard error
+    and exit status 1. A WorkflowError raised here would be printed with the frames of the
+    Snakefile lines that raised it, which tell a user nothing (issue 23)."""
+    print(message, file=sys.stderr)
+    raise SystemExit(1)
+
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 from rnnbench.configfiles import base_config, check_config_file  # noqa: E402
@@ -19,4 +26,4 @@ if Path(CONFIG_YAML).exists():
     try:
         check_config_file(CONFIG_YAML)
     except ValueError as error:
-        raise WorkflowError(f"config: {error}")
+        refuse(f"config: {error}")

@@ -5,11 +5,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench.exclusive import measure_alone  # noqa: E402
-from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
+from rnnbench.jobstart import start_measuring_job  # noqa: E402
 
-exit_with_snakemake(lambda line: print(line, file=sys.stderr))  # as train.py
-measure_alone(lambda line: print(line, file=sys.stderr))  # a timing too: alone, as train.py
+# a timing too: bounded and alone, as train.py
+start_measuring_job(lambda line: print(line, file=sys.stderr), snakemake.log[0],
+                    snakemake.resources.mem_mb, snakemake.resources.runtime)
 
 from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.frameworks import check_tensorflow, keep_jax_out  # noqa: E402

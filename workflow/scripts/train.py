@@ -10,13 +10,12 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
-from rnnbench.exclusive import measure_alone  # noqa: E402
-from rnnbench.interrupt import exit_with_snakemake  # noqa: E402
+from rnnbench.jobstart import start_measuring_job  # noqa: E402
 
-# a Snakemake that is killed takes this job with it: no result written after the workflow died
-exit_with_snakemake(logging.getLogger("rnnbench").error)
-# before the framework's import: no other measuring job runs beside this one, whatever --cores
-alone = measure_alone(logging.getLogger("rnnbench").info)
+# before the framework's import: Ctrl-C or a dead Snakemake ends this job at once, no other
+# measuring job runs beside it (whatever --cores), and it stays within mem_mb and runtime
+alone = start_measuring_job(logging.getLogger("rnnbench").warning, snakemake.log[0],
+                            snakemake.resources.mem_mb, snakemake.resources.runtime)
 
 from rnnbench import bench  # noqa: E402
 from rnnbench.axes import JAX_APIS  # noqa: E402

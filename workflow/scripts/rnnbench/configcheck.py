@@ -388,7 +388,7 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
         raise ValueError(claim_origin(str(error), origins)) from None
     grid_cells = cells(config)
     if available_mb is not None:
-        check_fits(grid_cells, config["num_samples"], available_mb)
+        check_fits(grid_cells, config["num_samples"], available_mb, device=config["device"])
     return grid_cells
 
 

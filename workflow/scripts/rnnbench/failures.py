@@ -21,18 +21,39 @@ ROOT_CAUSE = re.compile(r"OOM when allocating tensor[^\n]*|\bMemoryError\b[^\n]*
 allocation that failed as ``InvalidArgumentError: Graph execution error:`` and names the out
 of memory ('OOM when allocating tensor ...') only lines above."""
 
+BOUND = re.compile(r"^(?:out of memory|over its time limit): ")
+"""The line rnnbench's watchdog writes when it stops a job past its memory or time limit
+(watchdog.over_bound)."""
+
+STOPPED_FROM_OUTSIDE = "stopped without an error of its own (Ctrl-C, or killed), after: "
+"""Why a job failed whose log names no error: it was ended from outside, after its last line."""
+
+NOT_STARTED = "not run: the run stopped before this job started"
+"""Why a result is missing whose job left no log."""
+
 
 def error_line(lines: list[str]) -> str:
-    """What a failed job's log says went wrong: its last exception message line (a
-    TensorFlow error is followed by more stack frames, so the last line is no message), else
-    its last line; '' for an empty log. Where that line does not name the ROOT_CAUSE another
-    line names, 'out of memory: ' and that cause instead."""
-    last = next((line.strip() for line in reversed(lines) if ERROR_LINE.match(line.strip())),
-                lines[-1].strip() if lines else "")
+    """What a failed job's log says went wrong, in one line.
+
+    The watchdog's line where it stopped the job (BOUND); else the last exception message line
+    (a TensorFlow error is followed by more stack frames, so the last line is no message), or,
+    where another line names a ROOT_CAUSE the exception does not, 'out of memory: ' and that
+    cause; a log with no exception ends where the job was stopped from outside (Ctrl-C, a
+    kill): 'stopped without an error of its own (Ctrl-C, or killed), after: ' its last line.
+    '' for an empty log.
+    """
+    lines = [line.strip() for line in lines if line.strip()]
+    bound = [line for line in lines if BOUND.match(line)]
+    if bound or not lines:
+        return bound[-1] if bound else ""
+    errors = [line for line in lines if ERROR_LINE.match(line)]
+    last = errors[-1] if errors else lines[-1]
     if ROOT_CAUSE.search(last):
         return last
     cause = next((found for found in map(ROOT_CAUSE.search, lines) if found), None)
-    return f"out of memory: {cause.group().strip()[:300]}" if cause else last
+    if cause:
+        return f"out of memory: {cause.group().strip()[:300]}"
+    return last if errors else f"{STOPPED_FROM_OUTSIDE}{last}"
 
 
 def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,
@@ -48,7 +69,7 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
         shared: cells.shared_runs of the grid (runs a cell takes from another).
         blocked: why a result could not be written, for results whose job did not run
-            (obstacles); it is their error_line.
+            (obstacles); it is their error_line. A job that left no log: NOT_STARTED.
 
     Returns the missing rows.
     """
@@ -59,8 +80,9 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         if Path(path).exists():
             present.append(path)
         else:
-            lines = Path(log).read_text().strip().splitlines() if Path(log).is_file() else []
-            why = (blocked or {}).get(str(path)) or error_line(lines)
+            lines = Path(log).read_text().splitlines() if Path(log).is_file() else None
+            why = ((blocked or {}).get(str(path))
+                   or (NOT_STARTED if lines is None else error_line(lines)))
             rows.append({"cell_id": cell_id, "impl": impl, "repeat": repeat, "path": str(path),
                          "log": str(log), "error_line": why})
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",

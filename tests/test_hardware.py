@@ -55,6 +55,10 @@ def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
         assert got.report == (argv[0] == "--report"), argv
     # --report in its = form too (the workflow checks a report's grid: check_report_grid)
     assert hardware.invocation(["snakemake", "--report=r.html"]).report
+    # --set-resources as Snakemake reads it, for the watchdog's bounds (check_overrides)
+    got = hardware.invocation(["snakemake", "--set-resources", "train_static:mem_mb=0",
+                               "peak:runtime=5"])
+    assert got.set_resources == {"train_static": {"mem_mb": 0}, "peak": {"runtime": 5}}
     assert os.getcwd() == str(tmp_path)
 
 

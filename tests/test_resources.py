@@ -2,6 +2,7 @@
 after failures (rnnbench.failures.write_partial)."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -83,10 +84,12 @@ def test_write_partial_lists_missing_runs_and_summarises_the_rest(tmp_path):
 
 
 def test_write_partial_with_nothing_measured(tmp_path):
+    (tmp_path / "empty.log").write_text("")
     missing = failures.write_partial(
-        [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"), str(tmp_path / "no.log"))],
+        [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"), str(tmp_path / "no.log")),
+         ("c", "dynamic", 1, str(tmp_path / "c/dynamic/repeat1.json"), str(tmp_path / "empty.log"))],
         tmp_path / "partial")
-    assert len(missing) == 1 and missing["error_line"].tolist() == [failures.NOT_STARTED]
+    assert missing["error_line"].tolist() == [failures.NOT_STARTED, failures.STOPPED_EARLY]
     # a log that ends with no error: the job was ended from outside (Ctrl-C, a kill)
     assert failures.error_line(["starting", "first step ...", ""]) == (
         "stopped without an error of its own (Ctrl-C, or killed), after: first step ...")
@@ -172,7 +175,8 @@ def test_a_keras_xla_grid_like_the_public_reports_is_refused_before_any_job():
     cell = {"cell": "basic_lstm", "batch_size": 32, "max_len": 240, "num_units": 32,
             "input_dim": 16, "sequence_length": "max_len", "api": "keras_xla"}
     assert resources.training_mem_mb(cell, "static", 1000) > 23 * 1024
-    with pytest.raises(ValueError, match=r"max_len 240, input_dim 16 \(cell c\): a training job "
+    with pytest.raises(ValueError, match=r"max_len 240, input_dim 16, api keras_xla \(cell c\): a "
+                                         r"training job "
                                          r"needs about \d+ MiB, this machine has 24576 MiB"):
         resources.check_fits({"c": cell}, 1000, 24 * 1024)
     resources.check_fits({"c": {**cell, "max_len": 60}}, 1000, 24 * 1024)
@@ -181,3 +185,17 @@ def test_a_keras_xla_grid_like_the_public_reports_is_refused_before_any_job():
     # a GPU adds its libraries' host memory
     assert resources.training_mem_mb(cell, "dynamic", 1000, "gpu") == (
         resources.training_mem_mb(cell, "dynamic", 1000) + resources.GPU_HOST_MB)
+
+
+def test_set_resources_a_watchdog_cannot_hold_a_job_to_are_refused():
+    resources.check_overrides({"train_static": {"mem_mb": 2048, "runtime": 30},
+                               "other_rule": {"mem_mb": 0}}, 24 * 1024)
+    for given, fragment in (
+            ({"train_static": {"mem_mb": 0}}, "--set-resources train_static:mem_mb=0: the job's "
+                                              "watchdog needs a number above 0 (MiB)"),
+            ({"peak": {"runtime": -1}}, "--set-resources peak:runtime=-1: the job's watchdog "
+                                        "needs a number above 0 (minutes)"),
+            ({"train_dynamic": {"mem_mb": 100000}}, "this machine has 24576 MiB")):
+        with pytest.raises(ValueError, match=re.escape(fragment)):
+            resources.check_overrides(given, 24 * 1024)
+    resources.check_overrides({"train_dynamic": {"mem_mb": 100000}}, None)  # a cluster's nodes

@@ -123,3 +123,23 @@ def _watchdogs_of(pid):
         if any(arg.endswith(b"watchdog.py") for arg in argv) and str(pid).encode() in argv:
             found.append(cmdline.parent.name)
     return found
+
+
+UNBOUNDED = """
+import os, signal, sys, time
+from rnnbench import jobstart
+jobstart.start_measuring_job(print, sys.argv[1], 4000, 10, "peak")
+time.sleep(0.5)
+os.kill(jobstart._watchdog[0].pid, signal.SIGKILL)  # someone kills the watchdog
+time.sleep(0.5)
+jobstart.check_still_bounded()
+print("written")
+"""
+
+
+def test_a_job_whose_watchdog_was_killed_writes_no_result(tmp_path):
+    job = _child(UNBOUNDED, tmp_path / "job.log", lock=tmp_path / "lock")
+    out, err = job.communicate(timeout=30)
+    assert job.returncode == 1 and "written" not in out
+    assert "ended before the job did (killed?): the job ran without its memory and time " \
+           "bounds, so its result is not written" in err

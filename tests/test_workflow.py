@@ -174,9 +174,14 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     # nothing to do again, even with another log_every, which changes no measurement
     proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "log_every=3")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+    assert "time: about" not in proc.stderr  # nothing to run: no estimate
     before = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
     proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "steps=6")
     assert "train_static" in proc.stdout  # new measurements are planned ...
+    # ... and how long they will take here, scaled by this folder's measured jobs
+    assert re.search(r"time: about \d+ min for the 16 training jobs to run and the rest \(the "
+                     r"model of rnnbench/estimate.py scaled by [\d.]+, this machine's measured / "
+                     r"modelled time over 16 earlier jobs\)", proc.stderr), proc.stderr
     new_protocol = grid_cells.protocol_id({**_validated(TINY), "steps": 6})
     assert new_protocol in proc.stdout  # ... in a folder of their own
     after = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}

@@ -36,13 +36,13 @@ onstart:
     interrupt.write_owner(".snakemake")
 
 
-# When training jobs failed (with --keep-going the rest of the grid still ran), rule aggregate
-# cannot run: say which runs are missing, and why, and summarise the ones that exist, in
-# results/partial/ (removed once every result exists). Not when no missing run was ever
-# attempted (no log): e.g. a failed check_gpu or make_data (attempted_but_missing, common.smk).
+# When a run fails or is interrupted with training results missing (with --keep-going the rest
+# of the grid still ran), rule aggregate cannot run: say which runs are missing, and why (those
+# never started in one line), and summarise the ones that exist, in results/partial/ (removed
+# once every result exists); and the cause of each other rule that failed (its log's line).
 onerror:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go (common.smk)
-    if attempted_but_missing() or BLOCKED:
+    if some_result_missing() or BLOCKED:
         report_missing(BLOCKED)
     report_failed_tables()
 

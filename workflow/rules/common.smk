@@ -2,6 +2,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -10,13 +11,14 @@ from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
 from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
-from rnnbench import hardware, interrupt  # noqa: E402
+from rnnbench import estimate, hardware, interrupt  # noqa: E402
 from rnnbench.axes import CELL_AXES, PROTOCOL_KEYS  # noqa: E402
 from rnnbench.cells import datasets, protocol_id, shared_runs  # noqa: E402
 from rnnbench.configcheck import check_config_files, config_warnings  # noqa: E402
 from rnnbench.layout import peak_path, result_path, result_pattern  # noqa: E402
 from rnnbench.plan import ABLATION_CHARTS, CHARTS, job_priorities, job_threads, plots  # noqa: E402
 from rnnbench.resources import (  # noqa: E402
+    check_overrides,
     dataset_mem_mb,
     machine_mem_mb,
     training_mem_mb,
@@ -61,6 +63,7 @@ try:
         CONFIG_YAML,
     )
     hardware.check_device(config["device"], LOCAL)
+    check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)
 except ValueError as error:
     refuse(f"config: {error}")
 for note in NOTES:
@@ -409,7 +412,10 @@ def check_report_grid(partial="results/partial"):
             "run then finishes without it, and the report describes the rest"
         )
     if not Path(table).exists():
-        refuse(f"report: {table} does not exist: run the workflow first")
+        refuse(
+            f"report: the run of this config did not finish: {table} does not exist; run the "
+            "same command without --report to finish it, then build the report"
+        )
     if listed != planned:
         other = sorted(listed - planned) or [f"not {path}" for path in sorted(planned - listed)]
         refuse(
@@ -435,6 +441,32 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
     # (aggregate.smk) remove the record when the run ends; onstart writes it.
     if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=lambda line: print(line, file=sys.stderr))
+    # how long the run will take here, before any job (a dry run says it too)
+    PENDING = [
+        (cell, impl)
+        for (cell, impl, _), path in zip(PRIORITIES, result_paths())
+        if not Path(path).exists()
+    ]
+    if not INVOCATION.report and (PENDING or not Path(TABLES["findings"]).exists()):
+        print(
+            estimate.run_line(
+                CELLS,
+                PENDING,
+                config,
+                {
+                    "dataset": sum(
+                        not Path(f"results/data/{name}.npz").exists() for name in DATASETS
+                    ),
+                    "peak": sum(not Path(path).exists() for path in PEAKS),
+                    "aggregate": 1,
+                    "findings": 1,
+                    "chart": len(PLOTS),
+                },
+                TABLES["measurements"],
+                socket.gethostname(),
+            ),
+            file=sys.stderr,
+        )
 
 
 def report_missing(blocked):
@@ -445,7 +477,7 @@ def report_missing(blocked):
         (*job, result, log)
         for job, result, log in zip(PRIORITIES, result_paths(), result_paths(TRAIN_LOGS))
     ]
-    from rnnbench.failures import write_partial  # pandas and scipy: only after a failure
+    from rnnbench.failures import NOT_STARTED, write_partial  # pandas: only after a failure
 
     missing = write_partial(jobs, "results/partial", SHARED_RUNS, blocked)
     if len(missing):
@@ -453,13 +485,24 @@ def report_missing(blocked):
             f"{len(missing)} of {len(result_paths())} training results are missing:",
             file=sys.stderr,
         )
-        for row in missing.itertuples():
+        started = missing[missing["error_line"] != NOT_STARTED]
+        for row in started.itertuples():
             print(
                 f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.error_line}", file=sys.stderr
             )
+        if len(started) < len(missing):
+            print(
+                f"  {len(missing) - len(started)} {'other ' if len(started) else ''}"
+                f"run(s): {NOT_STARTED}",
+                file=sys.stderr,
+            )
         print(
-            "Listed in results/partial/missing.csv, with the logs; cells that completed are "
-            "summarised in results/partial/summary.csv.",
+            "Listed in results/partial/missing.csv, with the logs"
+            + (
+                "; cells that completed are summarised in results/partial/summary.csv."
+                if Path("results/partial/summary.csv").exists()
+                else "; no cell has completed yet."
+            ),
             file=sys.stderr,
         )
 
@@ -468,7 +511,8 @@ STARTED = time.time()  # this Snakemake's start: a log written since is this run
 
 
 def report_failed_tables():
-    """After a failed run: the cause of each table or chart rule that failed in it (its log
+    """After a failed run: the cause of each dataset, peak, table or chart rule that failed in
+    it (its log
     written since STARTED, its output missing), in one line on the terminal, where Snakemake
     only says there was an error and names the log. The line is rnnbench.failures.error_line's,
     e.g. runs of two environments, or a result that is not valid JSON, with the fix."""
@@ -480,6 +524,13 @@ def report_failed_tables():
     }
     for chart in PLOTS:
         steps[f"plot {chart}"] = (f"results/logs/plot/{chart}.log", f"results/plots/{chart}.svg")
+    for peak in PEAKS:
+        steps[f"peak {Path(peak).stem}"] = (peak.replace(RUNS, LOGS).replace(".json", ".log"), peak)
+    for name in DATASETS:
+        steps[f"make_data {name}"] = (
+            f"results/logs/make_data/{name}.log",
+            f"results/data/{name}.npz",
+        )
     for name, (log, output) in steps.items():
         if (
             Path(log).exists()
@@ -490,12 +541,9 @@ def report_failed_tables():
             print(f"{name} failed: {line} (its log: {log})", file=sys.stderr)
 
 
-def attempted_but_missing():
-    """True when some result of the grid is missing and its training job left a log."""
-    return any(
-        not Path(result).exists() and Path(log).exists()
-        for result, log in zip(result_paths(), result_paths(TRAIN_LOGS))
-    )
+def some_result_missing():
+    """True when some training result of the grid is missing."""
+    return not all(Path(result).exists() for result in result_paths())
 
 
 def dataset_of(wildcards):

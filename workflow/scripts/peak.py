@@ -5,11 +5,11 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench.jobstart import start_measuring_job  # noqa: E402
+from rnnbench.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
 
 # a timing too: bounded and alone, as train.py
 start_measuring_job(lambda line: print(line, file=sys.stderr), snakemake.log[0],
-                    snakemake.resources.mem_mb, snakemake.resources.runtime)
+                    snakemake.resources.mem_mb, snakemake.resources.runtime, snakemake.rule)
 
 from rnnbench import metadata, roofline  # noqa: E402
 from rnnbench.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
@@ -25,6 +25,7 @@ peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEA
                                     intra, inter, device)
 meta = {**metadata.collect(metadata.tensorflow_info(tf, device)), **dict(snakemake.params.workflow_meta),
         "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
+check_still_bounded()
 with open(snakemake.output[0], "w") as handle:
     json.dump({"peak": peak, "tf_version": tf_version, "metadata": meta}, handle, indent=1)
 print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "

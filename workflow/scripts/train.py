@@ -10,12 +10,13 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
-from rnnbench.jobstart import start_measuring_job  # noqa: E402
+from rnnbench.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
 
 # before the framework's import: Ctrl-C or a dead Snakemake ends this job at once, no other
 # measuring job runs beside it (whatever --cores), and it stays within mem_mb and runtime
 alone = start_measuring_job(logging.getLogger("rnnbench").warning, snakemake.log[0],
-                            snakemake.resources.mem_mb, snakemake.resources.runtime)
+                            snakemake.resources.mem_mb, snakemake.resources.runtime,
+                            snakemake.rule)
 
 from rnnbench import bench  # noqa: E402
 from rnnbench.axes import JAX_APIS  # noqa: E402
@@ -38,6 +39,7 @@ result.update(
     exclusive={**alone, "end_s": time.time()},
 )
 validate_result(result)
+check_still_bounded()
 with open(snakemake.output.result, "w") as handle:
     json.dump(result, handle, indent=1)
 logging.getLogger("rnnbench").info("wrote %s", snakemake.output.result)

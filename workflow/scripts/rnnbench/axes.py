@@ -12,6 +12,8 @@ when the Snakefile is read, and the timing harness (hook_step) on the GPU machin
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from rnnbench.layout import IMPLEMENTATIONS  # noqa: F401  (an axis of every cell)
@@ -147,6 +149,24 @@ def sequence_length_id(spec: Any) -> str:
         return f"u{low}-{high}"
     raise ValueError(f"sequence_length: {spec!r} is not an int, 'max_len' or "
                      "{uniform: [low, high]}")
+
+
+def sequence_length_spec(label: Any) -> Any:
+    """The sequence_length setting a table's label names (sequence_length_id's inverse):
+    ``20`` -> 20, ``full`` -> "max_len", ``u5-20`` -> {"uniform": [5, 20]}.
+
+    Raises:
+        ValueError: a label sequence_length_id does not write (names it).
+    """
+    text = str(label)
+    if text == "full":
+        return "max_len"
+    found = re.fullmatch(r"u(\d+)-(\d+)", text)
+    if found:
+        return {"uniform": [int(found.group(1)), int(found.group(2))]}
+    if re.fullmatch(r"\d+(\.0)?", text):
+        return int(float(text))
+    raise ValueError(f"sequence_length: {label!r} is not a label of sequence_length_id")
 
 
 def sequence_length_bounds(spec: Any, max_len: int) -> tuple[int, int]:

@@ -31,6 +31,10 @@ STOPPED_FROM_OUTSIDE = "stopped without an error of its own (Ctrl-C, or killed),
 NOT_STARTED = "not run: the run stopped before this job started"
 """Why a result is missing whose job left no log."""
 
+STOPPED_EARLY = ("stopped before its first log line (Ctrl-C, or killed, while Python and the "
+                 "framework started)")
+"""Why a result is missing whose job left an empty log."""
+
 
 def error_line(lines: list[str]) -> str:
     """What a failed job's log says went wrong, in one line.
@@ -82,7 +86,7 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         else:
             lines = Path(log).read_text().splitlines() if Path(log).is_file() else None
             why = ((blocked or {}).get(str(path))
-                   or (NOT_STARTED if lines is None else error_line(lines)))
+                   or (NOT_STARTED if lines is None else error_line(lines) or STOPPED_EARLY))
             rows.append({"cell_id": cell_id, "impl": impl, "repeat": repeat, "path": str(path),
                          "log": str(log), "error_line": why})
     missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",

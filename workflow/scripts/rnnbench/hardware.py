@@ -56,11 +56,13 @@ and the workflow must not change results/ for it either."""
 class Invocation(NamedTuple):
     """What a Snakemake command line asks for: ``executor`` (``local`` where it names none,
     ``dryrun`` never: a dry run names the executor its real run would use), ``executes``
-    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options) and
-    ``report`` (--report, as Snakemake parsed it)."""
+    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options),
+    ``report`` (--report, as Snakemake parsed it) and ``set_resources`` (--set-resources:
+    {rule: {resource: value}})."""
     executor: str
     executes: bool
     report: bool = False
+    set_resources: dict = {}
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
@@ -88,7 +90,10 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
         os.chdir(here)
     executes = not (any(getattr(args, name, None) for name in INSPECTING)
                     or getattr(args, "containerize", None) is not None)
-    return Invocation(str(args.executor or "local"), executes, bool(args.report))
+    overrides = {rule: {name: value.raw if value.is_evaluable() else value.value
+                        for name, value in given.items()}
+                 for rule, given in (getattr(args, "set_resources", None) or {}).items()}
+    return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides)
 
 
 def check_device(device: str, local: bool, gpus: list[str] | None = None) -> None:

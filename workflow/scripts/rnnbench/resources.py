@@ -120,9 +120,47 @@ def check_fits(cells: dict[str, dict], num_samples: int, available_mb: int,
         cell = cells[cell_id]
         raise ValueError(
             f"num_units {cell['num_units']}, batch_size {cell['batch_size']}, max_len "
-            f"{cell['max_len']}, input_dim {cell['input_dim']} (cell {cell_id}): a training job "
+            f"{cell['max_len']}, input_dim {cell['input_dim']}, api {cell.get('api', 'compat_v1')}"
+            f"{_unroll_words(cell)} (cell {cell_id}): a training job "
             f"needs about {need} MiB, {where} has {available_mb} MiB: make the cell smaller, "
             "or run it on a larger machine (e.g. a cluster: --profile profiles/slurm)")
+
+
+MEASURING_RULES = ("train_static", "train_dynamic", "peak")
+"""The rules whose jobs a watchdog holds to their mem_mb and runtime (rnnbench.jobstart)."""
+
+
+def check_overrides(set_resources: dict, available_mb: int | None) -> None:
+    """Refuse, before any job, a ``--set-resources`` of a measuring rule's mem_mb or runtime
+    that its watchdog cannot hold a job to: a number not above 0, or (``available_mb``: a
+    local run) more memory than the machine has. Other forms ('2G', an expression) are
+    Snakemake's to read.
+
+    Args:
+        set_resources: {rule: {resource: value}} (hardware.Invocation.set_resources).
+        available_mb: this machine's memory, MiB; None for a cluster run.
+
+    Raises:
+        ValueError: naming the option as given, and the fix.
+    """
+    for rule in MEASURING_RULES:
+        for name in ("mem_mb", "runtime"):
+            value = set_resources.get(rule, {}).get(name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            option = f"--set-resources {rule}:{name}={value}"
+            if value <= 0:
+                raise ValueError(f"{option}: the job's watchdog needs a number above 0 "
+                                 f"({'MiB' if name == 'mem_mb' else 'minutes'})")
+            if name == "mem_mb" and available_mb is not None and value > available_mb:
+                raise ValueError(f"{option}: this machine has {available_mb} MiB; a job that "
+                                 "grows past it thrashes the machine before its watchdog stops "
+                                 "it: give at most that, or run on a cluster (profiles/slurm)")
+
+
+def _unroll_words(cell: dict) -> str:
+    unroll = cell.get("unroll", "max_len")
+    return "" if unroll == "max_len" else f", unroll {unroll}"
 
 
 def dataset_mem_mb(params: dict) -> int:

@@ -42,8 +42,10 @@ def resident_mb(pid: int) -> float | None:
     return None if rss is None else int(rss) / 1024
 
 
-def over_bound(rss_mb: float, elapsed_s: float, mem_mb: float, time_limit_s: float) -> str | None:
-    """Why a job at ``rss_mb`` MiB resident after ``elapsed_s`` seconds must stop, or None.
+def over_bound(rss_mb: float, elapsed_s: float, mem_mb: float, time_limit_s: float,
+               rule: str = "train_static") -> str | None:
+    """Why a job of ``rule`` at ``rss_mb`` MiB resident after ``elapsed_s`` seconds must stop,
+    or None.
 
     Returns the line for its log: ``out of memory: ...`` when ``rss_mb`` > ``mem_mb`` (MiB),
     ``over its time limit: ...`` when ``elapsed_s`` > ``time_limit_s`` (seconds), with the fix.
@@ -52,22 +54,22 @@ def over_bound(rss_mb: float, elapsed_s: float, mem_mb: float, time_limit_s: flo
         return (f"out of memory: the job's resident memory reached {rss_mb:.0f} MiB, over its "
                 f"limit of {mem_mb:.0f} MiB (resource mem_mb), after {elapsed_s:.0f} s; stopped "
                 "by rnnbench's watchdog. Make the cell smaller, or give the rule more where the "
-                "machine has it (--set-resources train_static:mem_mb=N)")
+                f"machine has it (--set-resources {rule}:mem_mb=N)")
     if elapsed_s > time_limit_s:
         return (f"over its time limit: the job ran {elapsed_s:.0f} s, past its limit of "
                 f"{time_limit_s:.0f} s (resource runtime); stopped by rnnbench's watchdog. Make "
-                "the cell smaller, or give the rule more (--set-resources train_static:runtime=MIN)")
+                f"the cell smaller, or give the rule more (--set-resources {rule}:runtime=MIN)")
     return None
 
 
-def watch(pid: int, mem_mb: float, time_limit_s: float, log: Path,
+def watch(pid: int, mem_mb: float, time_limit_s: float, log: Path, rule: str = "train_static",
           poll_s: float = POLL_S, kill=os.kill) -> str | None:
     """Watch process ``pid`` until it ends or passes a bound (over_bound); then write the
     reason as one line to ``log`` (appended) and kill it (SIGKILL). Returns the reason, or None
     when the job ended within its bounds. The clock starts now."""
     started = time.monotonic()
     while (rss := resident_mb(pid)) is not None:
-        why = over_bound(rss, time.monotonic() - started, mem_mb, time_limit_s)
+        why = over_bound(rss, time.monotonic() - started, mem_mb, time_limit_s, rule)
         if why:
             with open(log, "a") as handle:
                 handle.write(why + "\n")
@@ -77,7 +79,8 @@ def watch(pid: int, mem_mb: float, time_limit_s: float, log: Path,
     return None
 
 
-def start(mem_mb: float, time_limit_s: float, log: str | Path) -> subprocess.Popen:
+def start(mem_mb: float, time_limit_s: float, log: str | Path,
+          rule: str = "train_static") -> subprocess.Popen:
     """Start the watchdog of this process (watch, in a fresh Python: ``-I``, this file's folder
     kept off its path); the limits count from now. It holds none of this process's file
     descriptors but standard error (the measuring lock stays this job's alone, and a reader of
@@ -87,6 +90,7 @@ def start(mem_mb: float, time_limit_s: float, log: str | Path) -> subprocess.Pop
         mem_mb: the job's memory limit, MiB (its ``mem_mb`` resource).
         time_limit_s: the job's time limit, seconds (its ``runtime`` resource x 60).
         log: the job's log file, where the reason is written.
+        rule: the job's rule, named in the fix (``--set-resources RULE:mem_mb=N``).
 
     Raises:
         ValueError: a limit that is not positive (names it).
@@ -95,10 +99,11 @@ def start(mem_mb: float, time_limit_s: float, log: str | Path) -> subprocess.Pop
         if not value > 0:
             raise ValueError(f"watchdog: {name} must be positive, not {value!r}")
     return subprocess.Popen([sys.executable, "-I", __file__, str(os.getpid()), str(mem_mb),
-                             str(time_limit_s), str(log)], close_fds=True,
+                             str(time_limit_s), str(log), rule], close_fds=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the job; this ends with it
-    watch(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), Path(sys.argv[4]))
+    watch(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), Path(sys.argv[4]),
+          sys.argv[5])

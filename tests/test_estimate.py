@@ -1,0 +1,54 @@
+"""How long a grid will take, said before any job (rnnbench.estimate): the model against the
+committed calibration jobs, this machine's scaling, and the line a run prints."""
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from rnnbench import estimate
+
+JOBS = pd.read_csv(REPO / "docs/figures/calibration/jobs.csv")
+
+
+def _cell(row):
+    return {"cell": "basic_lstm", "batch_size": row["batch_size"], "max_len": row["max_len"],
+            "sequence_length": "max_len", "num_units": row["num_units"],
+            "input_dim": row["input_dim"], "api": row["api"]}
+
+
+def test_the_model_is_within_1_5x_of_most_calibration_jobs_and_never_negative():
+    ratios = []
+    for row in JOBS.to_dict("records"):
+        modelled = estimate.job_seconds(_cell(row), row["impl"], {"grappler_alone": False}, 40)
+        assert modelled > 0
+        ratios.append(row["job_wall_s"] / modelled)
+    ratios = pd.Series(ratios)
+    # these jobs ran beside other work (several are flagged busy): most, not all, within 1.5x
+    assert ((ratios > 1 / 1.5) & (ratios < 1.5)).mean() >= 0.8, ratios.describe()
+    assert 0.8 < ratios.median() < 1.25
+
+
+def test_machine_factor_scales_by_this_machines_earlier_jobs():
+    rows = JOBS.assign(n_steps=20, warmup_steps_run=2, unroll="max_len",
+                       sequence_length="full", cell="basic_lstm")
+    as_read = rows.astype(str).to_dict("records")  # as csv.DictReader reads measurements.csv
+    factor, n = estimate.machine_factor(as_read)
+    assert n == len(JOBS) and 0.7 < factor < 1.4
+    slower = rows.assign(job_wall_s=rows["job_wall_s"] * 3)  # a machine 3x slower
+    assert estimate.machine_factor(slower.astype(str).to_dict("records"))[0] == (
+        pytest.approx(3 * factor))
+    assert estimate.machine_factor([]) == (1.0, 0)
+
+
+def test_the_run_line_says_minutes_and_warns_past_an_hour(tmp_path):
+    cell = {"cell": "basic_lstm", "batch_size": 32, "max_len": 24, "sequence_length": 2,
+            "num_units": 32, "input_dim": 16, "api": "compat_v1"}
+    config = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40, "max_warmup_steps": 500,
+              "grappler_alone": False}
+    line = estimate.run_line({"c": cell}, [("c", "static"), ("c", "dynamic")], config,
+                             {"aggregate": 1}, str(tmp_path / "none.csv"), "host")
+    assert line.startswith("time: about 1 min for the 2 training jobs") and "WARNING" not in line
+    many = [("c", "static")] * 500
+    assert "WARNING: over 1 hour" in estimate.run_line({"c": cell}, many, config, {},
+                                                       str(tmp_path / "none.csv"), "host")
+    assert estimate.run_line({"c": cell}, [], config, {}, "none.csv", "host") is None

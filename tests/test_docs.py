@@ -3,6 +3,7 @@ runs, every example cell id is a cell of a shipped grid, the pages' statements a
 committed preset runs (machine, busy flags, durations) match those runs, and no page points
 outside the repository, to "above"/"below" another page, or to the project's tracker."""
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -112,6 +113,7 @@ CELL_ID = re.compile(r"\b(?:basic_lstm|lstm|gru|basic_rnn)_bs\d+_ml\d+_sl\w+?_nu
                      r"(?:_[a-z0-9]+)*\b")
 
 
+@functools.lru_cache(maxsize=None)
 def _grid_ids(path):
     config = yaml.safe_load(path.read_text())
     if not isinstance(config, dict) or config.get("cell") is None:  # claims only

@@ -17,6 +17,20 @@ def test_the_readme_answer_is_the_reference_runs():
     assert readme.index(reference.ANSWER_END) < len("\n".join(readme.splitlines()[:40]))
 
 
+def test_the_readme_answer_reads_in_short_sentences_that_start_with_the_choice():
+    """Issue 24: a practitioner reads the choice first, in sentences of at most 35 words."""
+    block = reference.readme_answer((REPO / "README.md").read_text())
+    prose = block.split("\n", 1)[1].split("```")[0]
+    sentences = [s for s in re.split(r"(?<=[.*])\s+", prose.strip()) if s]
+    assert sentences[0].startswith("**Use ") and len(sentences) >= 4
+    long = [s for s in sentences if len(s.split()) > 35]
+    assert not long, long
+    # the measured shape in words, the break-even in seconds, memory in MiB
+    assert "a basic_lstm of 32 units, batch 32, 16 inputs, padded to max_len 24" in prose
+    assert re.search(r"steps, about \d+ s of training here", prose)
+    assert re.search(r"\(\d+ MiB against \d+ MiB at peak\)", prose)
+
+
 def test_every_figure_and_link_of_the_readme_and_docs_exists():
     for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
         for target in re.findall(r"\]\(([^)#]+)\)", page.read_text()):

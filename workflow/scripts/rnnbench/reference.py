@@ -28,9 +28,9 @@ import pandas as pd
 import yaml
 
 from rnnbench.configfiles import load_claims
-from rnnbench.formats import SPEED, breakeven_text, column_interval
+from rnnbench.formats import breakeven_text, column_interval
 from rnnbench.load import read_table
-from rnnbench.tables import cell_labels, claim_table, gap_share, verdict
+from rnnbench.tables import claim_table, gap_share, verdict
 
 REPO = Path(__file__).resolve().parents[3]
 FIGURES = REPO / "docs" / "figures"
@@ -42,14 +42,40 @@ def _ratio(cell: pd.Series, metric: str) -> str:
     return column_interval(cell, f"ratio_{metric}")
 
 
+def shape_words(cell: pd.Series) -> str:
+    """A cell's shape in words: 'a basic_lstm of 32 units, batch 32, 16 inputs, padded to
+    max_len 24'."""
+    return (f"a {cell['cell']} of {int(cell['num_units'])} units, batch "
+            f"{int(cell['batch_size'])}, {int(cell['input_dim'])} inputs, padded to max_len "
+            f"{int(cell['max_len'])}")
+
+
+def _length_words(cell: pd.Series, clause: bool = False) -> str:
+    """A cell's sequence lengths in words: 'sequences that fill max_len' ('sequences fill
+    max_len' as a ``clause``), 'sequences of 2 of 24 steps' ('sequences are 2 of 24 steps
+    long')."""
+    value = str(cell["sequence_length"])
+    if value == "full":
+        return "sequences fill max_len" if clause else "sequences that fill max_len"
+    length = value[1:].replace("-", " to ") if value.startswith("u") else value
+    return (f"sequences are {length} of {int(cell['max_len'])} steps long" if clause
+            else f"sequences of {length} of {int(cell['max_len'])} steps")
+
+
+def _breakeven_seconds(cell: pd.Series) -> float:
+    """Seconds of training (setup included) at the break-even: dynamic's setup plus the
+    break-even steps at dynamic's median step, where both lines meet."""
+    return cell["dynamic_setup_s"] + cell["breakeven_steps"] * cell["dynamic_median_step_s"]
+
+
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
            main_job_s: float, tests_s: float | None = None) -> str:
-    """The README's answer paragraph, from the reference run's tables: static / dynamic
-    setup and step ratios with their 95 % intervals per reference cell (compat_v1, no
-    ablation), each cell's break-even, the cause the grid isolates (an ablation that changes
-    the step verdict, with its share of the log-ratio gap to a claim's seed figure:
-    tables.gap_share) and the peak-memory ratio; then the two commands with the measured
-    main-job time.
+    """The README's answer, in short sentences (each under about 35 words), from the reference
+    run's tables: the choice as a recommendation; the machine and the shape in words; static /
+    dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
+    interval and the break-even in steps and seconds; peak memory in MiB; the cause the grid
+    isolates (an ablation that changes the step verdict, with its share of the log-ratio gap to
+    a claim's seed figure: tables.gap_share); then the two commands with the measured times.
 
     Args:
         summary: docs/figures/summary.csv (summary.summarize).
@@ -59,52 +85,62 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         main_job_s: the main job's wall time, seconds.
         tests_s: the test suite's wall time, seconds (None: not measured).
     """
-    compat = summary[summary["api"] == "compat_v1"]
-    labels = cell_labels(summary)
-    plain = compat[compat["ablations"] == ""]
+    plain = summary[(summary["api"] == "compat_v1") & (summary["ablations"] == "")]
     run = measurements.iloc[0]
+    faster = [cell for _, cell in plain.iterrows()
+              if verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
+                         cell["ratio_median_step_s_ci_high"]) == "holds"
+              and not pd.isna(cell["breakeven_steps"])]
+    choice = "**Use dynamic_rnn"
+    if faster:
+        best = min(faster, key=lambda cell: cell["breakeven_steps"])
+        choice += (f", unless your {_length_words(best, clause=True)} and you train past about "
+                   f"{int(best['breakeven_steps'])} steps: then static_rnn is faster overall.**")
+    else:
+        choice += ": static_rnn's unrolled graph never paid back its setup here.**"
     setups = plain["ratio_setup_s"]
-    parts = [
-        f"On the reference machine ({run['device_name']} CPU, {int(run['cpus'])} cores, "
-        f"TensorFlow "
-        f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread; "
-        f"{int(plain['static_repeats'].iloc[0])} fresh processes per cell; 95 % intervals), "
-        f"static_rnn's setup (graph construction, session, first step) takes "
+    sentences = [
+        choice,
+        f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
+        f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
+        f"{shape_words(plain.iloc[0])}; {int(plain['static_repeats'].iloc[0])} fresh processes "
+        "per cell, 95 % intervals.",
+        "static_rnn takes "
         + (f"{setups.min():.1f} to {setups.max():.1f}" if len(plain) > 1
            else f"{setups.iloc[0]:.1f}")
-        + f" times dynamic_rnn's ({plain['static_setup_s'].mean():.1f} s against "
-        f"{plain['dynamic_setup_s'].mean():.2f} s). Per step, static_rnn / dynamic_rnn is "]
-    steps = []
+        + f" times as long to set up ({plain['static_setup_s'].mean():.1f} s against "
+        f"{plain['dynamic_setup_s'].mean():.2f} s).",
+    ]
     for _, cell in plain.iterrows():
-        speed = SPEED[verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
-                              cell["ratio_median_step_s_ci_high"])]
-        breakeven = breakeven_text(cell)
-        steps.append(f"{_ratio(cell, 'median_step_s')} with {labels[cell['cell_id']]} "
-                     f"({'static ' * (speed != SPEED['inconclusive'])}{speed}; "
-                     + ("it never pays its setup back)" if breakeven is None
-                        else f"it pays its setup back after {breakeven} steps)"))
-    parts.append("; ".join(steps) + ".")
+        ratio = _ratio(cell, "median_step_s")
+        if pd.isna(cell["breakeven_steps"]):
+            sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
+                             "times dynamic's: static never catches up.")
+        else:
+            sentences.append(
+                f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's: it "
+                f"catches up after {breakeven_text(cell)} steps, about "
+                f"{_breakeven_seconds(cell):.0f} s of training here.")
+    sentences.append(
+        f"static_rnn needs {plain['ratio_peak_rss_mb'].max():.2f} times the memory "
+        f"({plain['static_peak_rss_mb'].max():.0f} MiB against "
+        f"{plain['dynamic_peak_rss_mb'].max():.0f} MiB at peak).")
     table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
                                   and c.get("figure") is not None][:1])
     for _, twin in table[~table["reference"]].iterrows():
         ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
-        if twin["verdict"] == ref["verdict"]:
+        if twin["verdict"] == ref["verdict"] or "inconclusive" in (twin["verdict"],
+                                                                     ref["verdict"]):
             continue
         cell = summary.set_index("cell_id").loc[twin["cell_id"]]
-        breakeven = breakeven_text(cell)
-        parts.append(
-            f" The cause the grid isolates, with {labels[ref['cell_id']]}: "
-            f"{twin['ablations']} (as TensorFlow did up to 1.5). Then static_rnn's steps take "
-            f"{_ratio(cell, 'median_step_s')} of dynamic_rnn's"
-            + (f" (it pays back after {breakeven} steps)" if breakeven else "")
-            + f"; that explains {100 * gap_share(twin['ratio'], ref['ratio'], twin['figure']):.0f}"
-            f" % of the log-ratio gap to the {twin['figure']:.2f} of claim {twin['claim']} "
-            "(the blog post's GPU, TF 1.x).")
-    memory = plain["ratio_peak_rss_mb"]
-    parts.append(f" Peak memory, static / dynamic: {memory.min():.2f}"
-                 + (f" to {memory.max():.2f}" if f"{memory.max():.2f}" != f"{memory.min():.2f}"
-                    else "") + ".")
-    return (ANSWER_BEGIN + "\n" + "".join(parts) + "\n\n"
+        sentences.append(
+            f"Why the blog post found static faster: up to TensorFlow 1.5, {twin['ablations']}."
+            f" Measured so, static's steps take {_ratio(cell, 'median_step_s')} of dynamic's.")
+        sentences.append(
+            f"That explains {100 * gap_share(twin['ratio'], ref['ratio'], twin['figure']):.0f} "
+            f"% of the log-ratio gap to the post's own {twin['figure']:.2f} (claim "
+            f"{twin['claim']}, a GPU, TF 1.x).")
+    return (ANSWER_BEGIN + "\n" + "\n".join(sentences) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
             f"{main_job_s / 60:.0f} min on the reference machine\n"

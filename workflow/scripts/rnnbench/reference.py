@@ -62,10 +62,38 @@ def _length_words(cell: pd.Series, clause: bool = False) -> str:
             else f"sequences of {length} of {int(cell['max_len'])} steps")
 
 
+def _step_ms(cell: pd.Series) -> str:
+    """The two median steps in ms: '2.6 against 3.3 ms'."""
+    return (f"{1e3 * cell['static_median_step_s']:.2g} against "
+            f"{1e3 * cell['dynamic_median_step_s']:.2g} ms")
+
+
 def _breakeven_seconds(cell: pd.Series) -> float:
     """Seconds of training (setup included) at the break-even: dynamic's setup plus the
     break-even steps at dynamic's median step, where both lines meet."""
     return cell["dynamic_setup_s"] + cell["breakeven_steps"] * cell["dynamic_median_step_s"]
+
+
+def _cause_sentences(summary: pd.DataFrame, claims: list[dict]) -> list[str]:
+    """The cause the grid isolates, in two sentences: an ablation cell whose step verdict (on
+    the first step claim with a seed figure) differs from its reference's, both conclusive,
+    and its share of the log-ratio distance to that figure (tables.gap_share)."""
+    table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
+                                  and c.get("figure") is not None][:1])
+    sentences = []
+    for _, twin in table[~table["reference"]].iterrows():
+        ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
+        if twin["verdict"] == ref["verdict"] or "inconclusive" in (twin["verdict"],
+                                                                     ref["verdict"]):
+            continue
+        cell = summary.set_index("cell_id").loc[twin["cell_id"]]
+        share = 100 * gap_share(twin["ratio"], ref["ratio"], twin["figure"])
+        sentences += [
+            f"Why the blog post found static faster: up to TensorFlow 1.5, {twin['ablations']}."
+            f" Measured so, static's steps take {_ratio(cell, 'median_step_s')} of dynamic's.",
+            f"That old loop closes {share:.0f} % of the distance, on a log scale, between our "
+            f"{ref['ratio']:.2f} and the post's own {twin['figure']:.2f} (its GPU, TF 1.x)."]
+    return sentences
 
 
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
@@ -74,8 +102,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     run's tables: the choice as a recommendation; the machine and the shape in words; static /
     dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
     interval and the break-even in steps and seconds; peak memory in MiB; the cause the grid
-    isolates (an ablation that changes the step verdict, with its share of the log-ratio gap to
-    a claim's seed figure: tables.gap_share); then the two commands with the measured times.
+    isolates (_cause_sentences); then the two commands with the measured times.
 
     Args:
         summary: docs/figures/summary.csv (summary.summarize).
@@ -104,7 +131,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
         f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
         f"{shape_words(plain.iloc[0])}; {int(plain['static_repeats'].iloc[0])} fresh processes "
-        "per cell, 95 % intervals.",
+        "per setting, 95 % intervals in brackets.",
         "static_rnn takes "
         + (f"{setups.min():.1f} to {setups.max():.1f}" if len(plain) > 1
            else f"{setups.iloc[0]:.1f}")
@@ -115,31 +142,18 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         ratio = _ratio(cell, "median_step_s")
         if pd.isna(cell["breakeven_steps"]):
             sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
-                             "times dynamic's: static never catches up.")
+                             f"times dynamic's ({_step_ms(cell)}): static never catches up.")
         else:
             sentences.append(
-                f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's: it "
+                f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
+                f"({_step_ms(cell)}): it "
                 f"catches up after {breakeven_text(cell)} steps, about "
                 f"{_breakeven_seconds(cell):.0f} s of training here.")
     sentences.append(
         f"static_rnn needs {plain['ratio_peak_rss_mb'].max():.2f} times the memory "
         f"({plain['static_peak_rss_mb'].max():.0f} MiB against "
         f"{plain['dynamic_peak_rss_mb'].max():.0f} MiB at peak).")
-    table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
-                                  and c.get("figure") is not None][:1])
-    for _, twin in table[~table["reference"]].iterrows():
-        ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
-        if twin["verdict"] == ref["verdict"] or "inconclusive" in (twin["verdict"],
-                                                                     ref["verdict"]):
-            continue
-        cell = summary.set_index("cell_id").loc[twin["cell_id"]]
-        sentences.append(
-            f"Why the blog post found static faster: up to TensorFlow 1.5, {twin['ablations']}."
-            f" Measured so, static's steps take {_ratio(cell, 'median_step_s')} of dynamic's.")
-        sentences.append(
-            f"That explains {100 * gap_share(twin['ratio'], ref['ratio'], twin['figure']):.0f} "
-            f"% of the log-ratio gap to the post's own {twin['figure']:.2f} (claim "
-            f"{twin['claim']}, a GPU, TF 1.x).")
+    sentences += _cause_sentences(summary, claims)
     return (ANSWER_BEGIN + "\n" + "\n".join(sentences) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "

@@ -6,7 +6,6 @@ outside the repository, to "above"/"below" another page, or to the project's tra
 import functools
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 import yaml

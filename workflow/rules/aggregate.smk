@@ -55,7 +55,7 @@ onsuccess:
             f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
             "folder must be (results/partial/missing.csv says which); move it away and run again"
         )
-    if all(Path(result).exists() for result in result_paths()):
+    if not some_result_missing():
         shutil.rmtree("results/partial", ignore_errors=True)
     # results/plots/ shows the current config's charts: drop those an earlier config asked for
     for chart in set(CHARTS + ABLATION_CHARTS) - set(PLOTS):

@@ -126,6 +126,13 @@ PRIORITIES = job_priorities(CELLS, config["repeats"], SHARED_RUNS)
 for warning in config_warnings(config, CELLS):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = datasets(config)
+
+
+def dataset_files(name):
+    """The .npz and sidecar of dataset ``name`` (rule make_data's outputs)."""
+    return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}
+
+
 # where the runs, their logs and their benchmarks go (rnnbench/layout.py lays out each)
 RUNS = f"results/runs/{PROTOCOL}"
 LOGS = f"results/logs/{PROTOCOL}"
@@ -223,7 +230,7 @@ def blocked_results():
         *TABLES.values(),
         *CHART_FILES,
         *PEAKS,
-        *(f"results/data/{name}.{ext}" for name in DATASETS for ext in ("npz", "json")),
+        *(path for name in DATASETS for path in dataset_files(name).values()),
         "results/logs/aggregate.log",
         "results/partial/missing.csv",
         FINDINGS_SETTINGS,
@@ -455,7 +462,7 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
                 config,
                 {
                     "dataset": sum(
-                        not Path(f"results/data/{name}.npz").exists() for name in DATASETS
+                        not Path(dataset_files(name)["npz"]).exists() for name in DATASETS
                     ),
                     "peak": sum(not Path(path).exists() for path in PEAKS),
                     "aggregate": 1,
@@ -512,10 +519,10 @@ STARTED = time.time()  # this Snakemake's start: a log written since is this run
 
 def report_failed_tables():
     """After a failed run: the cause of each dataset, peak, table or chart rule that failed in
-    it (its log
-    written since STARTED, its output missing), in one line on the terminal, where Snakemake
-    only says there was an error and names the log. The line is rnnbench.failures.error_line's,
-    e.g. runs of two environments, or a result that is not valid JSON, with the fix."""
+    it (its log written since STARTED, its output missing), in one line on the terminal, where
+    Snakemake only says there was an error and names the log. The line is
+    rnnbench.failures.error_line's, e.g. runs of two environments, or a result that is not
+    valid JSON, with the fix."""
     from rnnbench.failures import error_line
 
     steps = {
@@ -524,12 +531,14 @@ def report_failed_tables():
     }
     for chart in PLOTS:
         steps[f"plot {chart}"] = (f"results/logs/plot/{chart}.log", f"results/plots/{chart}.svg")
-    for peak in PEAKS:
-        steps[f"peak {Path(peak).stem}"] = (peak.replace(RUNS, LOGS).replace(".json", ".log"), peak)
+    for threads in config["intra_op_parallelism_threads"]:
+        for tf_version in TF_VERSIONS:
+            peak = peak_path(RUNS, threads, tf_version)
+            steps[f"peak {Path(peak).stem}"] = (peak_path(LOGS, threads, tf_version, ".log"), peak)
     for name in DATASETS:
         steps[f"make_data {name}"] = (
             f"results/logs/make_data/{name}.log",
-            f"results/data/{name}.npz",
+            dataset_files(name)["npz"],
         )
     for name, (log, output) in steps.items():
         if (
@@ -548,8 +557,7 @@ def some_result_missing():
 
 def dataset_of(wildcards):
     """The .npz and sidecar of the dataset a cell reads."""
-    name = CELLS[wildcards.cell]["dataset"]
-    return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}
+    return dataset_files(CELLS[wildcards.cell]["dataset"])
 
 
 def priority_of(impl):

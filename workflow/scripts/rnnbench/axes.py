@@ -13,7 +13,6 @@ when the Snakefile is read, and the timing harness (hook_step) on the GPU machin
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from rnnbench.layout import IMPLEMENTATIONS  # noqa: F401  (an axis of every cell)

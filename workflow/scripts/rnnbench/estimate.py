@@ -62,10 +62,8 @@ def setup_seconds(cell: dict, impl: str) -> float:
     """Modelled setup seconds (graph, tracing or compilation, first step) of ``impl``."""
     api = cell.get("api", "compat_v1")
     fixed, per_step = SETUP_S[api]
-    unrolled = resources.unrolled_steps(cell, impl)
-    compiled = resources.COMPILED_FIT.get(api, ((), ()))[1]
-    return fixed + per_step * unrolled + sum(k * unrolled ** (power + 1)
-                                             for power, k in enumerate(compiled))
+    return (fixed + per_step * resources.unrolled_steps(cell, impl)
+            + resources.compiled_cost(cell, impl)[1])
 
 
 def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None = None) -> float:
@@ -117,15 +115,11 @@ def machine_factor(rows: list[dict]) -> tuple[float, int]:
     return (statistics.median(ratios), len(ratios)) if ratios else (1.0, 0)
 
 
-def grid_seconds(jobs: list[tuple[dict, str]], protocol: dict, others: dict[str, int],
-                 factor: float = 1.0) -> float:
-    """Modelled wall seconds of a run: its training ``jobs`` ((cell, impl) pairs still to run)
-    x ``factor`` (machine_factor), plus OTHER_JOB_S per job of ``others`` (kind -> count) and
-    Snakemake's start."""
-    training = sum(job_seconds(cell, impl, protocol) for cell, impl in jobs) * factor
-    rest = OTHER_JOB_S["snakemake"] + sum(OTHER_JOB_S[kind] * count
+def other_seconds(others: dict[str, int]) -> float:
+    """Modelled wall seconds of a run beside its training jobs: Snakemake's start and
+    OTHER_JOB_S per job of ``others`` (kind -> count)."""
+    return OTHER_JOB_S["snakemake"] + sum(OTHER_JOB_S[kind] * count
                                           for kind, count in others.items())
-    return training + rest
 
 
 def say(seconds: float, jobs: int, factor: float, measured: int) -> str:
@@ -163,5 +157,5 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
             pass
     per_job = {job: job_seconds(cells[job[0]], job[1], config) for job in set(pending)}
     training = sum(per_job[job] for job in pending) * factor
-    seconds = training + grid_seconds([], config, others)
+    seconds = training + other_seconds(others)
     return say(seconds, len(pending), factor, measured)

@@ -48,8 +48,10 @@ def error_line(lines: list[str]) -> str:
     """
     lines = [line.strip() for line in lines if line.strip()]
     bound = [line for line in lines if BOUND.match(line)]
-    if bound or not lines:
-        return bound[-1] if bound else ""
+    if bound:
+        return bound[-1]
+    if not lines:
+        return ""
     errors = [line for line in lines if ERROR_LINE.match(line)]
     last = errors[-1] if errors else lines[-1]
     if ROOT_CAUSE.search(last):

@@ -46,6 +46,17 @@ def unrolled_steps(cell: dict, impl: str) -> int:
     return cell["max_len"] if unroll == "max_len" else min(int(unroll), cell["max_len"])
 
 
+def compiled_cost(cell: dict, impl: str) -> tuple[float, float]:
+    """COMPILED_FIT's (MiB, seconds) for ``impl`` in ``cell`` without margin: what static's
+    compiled, unrolled graph added to a job of the calibration run at unrolled_steps; (0, 0)
+    for an api not in COMPILED_FIT."""
+    steps = unrolled_steps(cell, impl)
+    fit = COMPILED_FIT.get(cell.get("api", "compat_v1"), ((), ()))
+    mb, seconds = (sum(k * steps ** (power + 1) for power, k in enumerate(terms))
+                   for terms in fit)
+    return mb, seconds
+
+
 def unrolled_cost(cell: dict, impl: str) -> tuple[float, float]:
     """What unrolling adds to a training job: (MiB of peak memory, seconds of setup).
 
@@ -55,12 +66,10 @@ def unrolled_cost(cell: dict, impl: str) -> tuple[float, float]:
     """
     steps = unrolled_steps(cell, impl)
     linear = (STATIC_MB_PER_STEP * steps, STATIC_SETUP_S_PER_STEP * steps)
-    fit = COMPILED_FIT.get(cell.get("api", "compat_v1"))
-    if fit is None:
+    if cell.get("api", "compat_v1") not in COMPILED_FIT:
         return linear
-    compiled = [COMPILED_MARGIN * sum(k * steps ** (power + 1) for power, k in enumerate(terms))
-                for terms in fit]
-    return max(linear[0], compiled[0]), max(linear[1], compiled[1])
+    mb, seconds = compiled_cost(cell, impl)
+    return max(linear[0], COMPILED_MARGIN * mb), max(linear[1], COMPILED_MARGIN * seconds)
 
 
 def training_mem_mb(cell: dict, impl: str, num_samples: int, device: str = "cpu") -> int:

@@ -1,11 +1,15 @@
 """Behaviour unchanged by the restructuring of issue 22: re-aggregating a committed set of
-result JSONs gives the tables and FINDINGS that the workflow wrote before it.
+result JSONs gives the tables that the workflow wrote before it, and the FINDINGS that the
+writer of issue 24 words from them (the shape in words, claims judged in every api, reasons
+for every inconclusive verdict, the method after the results: changed on purpose, and
+reviewed line by line when expected/FINDINGS.md was rewritten).
 
 tests/fixtures/behaviour/ holds the results of a small grid (config.yaml there: compat_v1,
 keras and jax_scan, a loop-bound and a scan-unroll ablation, the seeds' claims; 45 training
 jobs of schema 5, their benchmark files and rule peak's file), run bare with the workflow at
 commit 95dce5e, and ``expected/`` the measurements.csv, summary.csv and FINDINGS.md that
-commit's aggregation and findings wrote from them (``config.json``: the config as the
+commit's aggregation wrote from them, and FINDINGS.md as issue 24's writer words them
+(``config.json``: the config as the
 workflow validated it, schema defaults and claims_from's claims filled in). Columns renamed
 since (RENAMED) are compared under their new names.
 """
@@ -90,3 +94,17 @@ def test_findings_are_the_ones_written_before(aggregated):
     stamp = 2  # the line that says when it was written
     assert "UTC" in before[stamp] and "UTC" in after[stamp]
     assert after[:stamp] + after[stamp + 1:] == before[:stamp] + before[stamp + 1:]
+
+
+def test_the_bottom_line_reads_in_short_sentences(aggregated):
+    """Issue 24: no sentence of FINDINGS' bottom line over about 35 words (compat_v1, keras
+    and jax_scan cells, an ablation of each kind of this fixture)."""
+    import re
+
+    _, findings = aggregated
+    bottom = findings[findings.index("## Bottom line"):findings.index("## Where this was")]
+    sentences = [s for line in bottom.splitlines()[1:] if line.strip()
+                 for s in re.split(r"(?<=\.)\s+(?=[A-Z])", line.strip(" -"))]
+    assert len(sentences) > 10
+    long = [s for s in sentences if len(s.split()) > 35]
+    assert not long, long

@@ -45,13 +45,21 @@ def test_setup_time_chart(tables):
 
 def test_roofline_chart(tables):
     spec = charts.build_chart("roofline", *tables).to_dict()
-    line, bars, rule = encodings(spec)
+    line, bars, rule, above = encodings(spec)
     assert line["y"]["field"] == "geomean" and line["y"]["scale"]["type"] == "log"
     assert rule["y"]["field"] == "peak" and rule["y"]["aggregate"] == "max"
+    # static's and dynamic's bars side by side in each max_len's band
+    assert bars["xOffset"]["field"] == "impl" and bars["x"]["type"] == "ordinal"
     data = spec["datasets"][spec["data"]["name"]]
     static_c1 = [r for r in data if r["impl"] == "static" and r["max_len"] == 10]
     # hand-made results: 1e6 FLOP per step in 0.01 s = 0.1 GFLOP/s; the peak 1e9 = 1 GFLOP/s
     assert static_c1[0]["geomean"] == pytest.approx(0.1) and static_c1[0]["peak"] == 1.0
+    # nothing above the peak here: no flag; a peak below the achieved rates: flagged
+    assert "above peak" not in str(spec["title"])
+    assert above["text"]["value"] == "above peak"
+    low_peak = tables[0].assign(peak_flop_per_s=1e7)  # 0.01 GFLOP/s, under every cell's
+    flagged = charts.build_chart("roofline", low_peak, None).to_dict()
+    assert "'above peak': 4 achieved rate(s) above it" in str(flagged["title"])
 
 
 def test_steps_per_s_chart(tables):
@@ -83,12 +91,23 @@ def test_cumulative_time_chart_marks_breakeven(tables):
 def test_ratio_heatmap_chart(tables):
     spec = charts.build_chart("ratio_heatmap", *tables).to_dict()
     rect, text = encodings(spec)
-    assert rect["color"]["field"] == "ratio"
-    assert rect["color"]["scale"]["domainMid"] == 1
+    # coloured by the ratio where clear (datum.clear), grey where not
+    colour = rect["color"]["condition"]
+    assert (colour["test"], colour["field"]) == ("datum.clear", "ratio")
+    assert colour["scale"]["domainMid"] == 1 and rect["color"]["value"] == "#d9d9d9"
     assert (rect["x"]["field"], rect["y"]["field"]) == ("max_len", "sequence_length")
     data = spec["datasets"][spec["data"]["name"]]
     step = [r for r in data if r["quantity"] == "step time ratio" and r["max_len"] == 10]
     assert step[0]["ratio"] == pytest.approx(0.5)
+    assert (step[0]["clear"], step[0]["label"]) == (True, "0.50")  # coloured
+    # the most extreme clear ratio is drawn darkest: its number white
+    assert step[0]["dark"] and text["color"]["condition"]["test"] == "datum.dark"
+    # an interval across 1: drawn neutral (grey), starred
+    unclear = tables[0].assign(ratio_median_step_s_ci_low=0.4, ratio_median_step_s_ci_high=1.2)
+    spec = charts.build_chart("ratio_heatmap", unclear, None).to_dict()
+    step = [r for r in spec["datasets"][spec["data"]["name"]]
+            if r["quantity"] == "step time ratio" and r["max_len"] == 10]
+    assert (bool(step[0]["clear"]), step[0]["label"]) == (False, "0.50*")
 
 
 def test_unknown_chart():
@@ -222,8 +241,8 @@ def test_setup_split_chart_stacks_the_phases_per_implementation(tables):
 
 def test_each_api_gets_its_own_words(tables):
     summary = tables[0].assign(api="keras")
-    assert charts.build_chart("setup_time", summary, None).to_dict()["spec"]["layer"][0][
-        "encoding"]["y"]["title"] == "tracing + model setup + first call (s)"
+    assert "setup: tracing + model setup + first call" in str(
+        charts.build_chart("setup_time", summary, None).to_dict()["title"])
     # Keras: Grappler is not timed alone (NaN), and the first call is not split
     unsplit = summary.assign(**{f"{impl}_{part}": float("nan") for impl in ("static", "dynamic")
                                 for part in ("optimisation_s", "first_step_rest_s")})
@@ -237,7 +256,7 @@ def test_each_api_gets_its_own_words(tables):
     assert charts.build_chart("ratio_heatmap", mixed, None).to_dict()["title"]["text"].startswith(
         "static / dynamic (static_rnn / dynamic_rnn; unroll=True / unroll=False)")
     inference = tables[0].assign(mode="inference")
-    assert charts.build_chart("steps_per_s", inference, None).to_dict()["title"] == (
+    assert charts.build_chart("steps_per_s", inference, None).to_dict()["title"]["text"] == (
         "Steady-state speed, inference steps per second")
 
 

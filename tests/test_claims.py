@@ -116,11 +116,31 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
         for m in (10, 20, 40) for repeat, spread in ((1, 0.2), (2, 1.0), (3, 3.0))
         for impl in ("static", "dynamic")]))
     row = claims.judge(reaches, scattered)[0]
-    assert row["verdict"] == "inconclusive" and "[-" in row["estimate"]
+    assert row["verdict"] == "inconclusive" and "reaches zero or below" in row["reason"]
+    predicted = row["estimate"].split(" against")[0]  # (a slope may be negative; a time not)
+    assert "[-" not in predicted and "[0, " in predicted
+    # a line that falls below zero at ``at`` predicts no time there
+    falling = claims.judge({**reaches, "at": -100}, runs)[0]
+    assert falling["verdict"] == "inconclusive" and "none (the line reaches -" in \
+        falling["estimate"] and falling["reason"] == "the line falls to zero or below there, " \
+        "and no time is"
+    # an interval that holds the claimed value and half of it: too wide to say "holds"
+    (tmp_path / "wide").mkdir()
+    wide = load.load_results(write_results(tmp_path / "wide", [
+        make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
+                    setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
+        for m in (10, 20, 40) for repeat, spread in ((1, 0.6), (2, 1.0), (3, 1.6))
+        for impl in ("static", "dynamic")]))
+    at100 = {**reaches, "at": 100, "value": 10}
+    row = claims.judge(at100, wide)[0]  # 11.2 [3.34, 19.06]: holds 10 and 5
+    assert row["verdict"] == "inconclusive" and row["reason"].startswith(
+        "its 95 % interval [3.34, 19.06] holds the claimed 10 and 5: too wide")
+    tight = claims.judge({**at100, "value": 10.7}, runs)[0]
+    assert tight["verdict"] == "holds", tight  # the tight runs pin it within a factor of 2
     text = findings.findings_markdown(summarize(runs), runs, [
         {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
                                       "max_warmup_steps": 1})
-    assert "- **build**, \"s\": it holds in the one group of cells (static " \
+    assert "- **build**: the t says \"s\".\n  - It holds in the one group of cells: static " \
            "graph_construction_s at max_len 3000: " in text
     assert "### build: s" in text and "within the line's 95 % prediction interval" in text
 

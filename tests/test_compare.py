@@ -97,7 +97,8 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
     assert by_steps["steps500"] == pytest.approx(1.0, rel=0.02)
     assert by_steps["steps50"] == pytest.approx(1 / 3, rel=0.02)
     j1 = table[table["cell_id"] == "j1"].iloc[0]
-    assert (j1["a_steps"], j1["b_steps"]) == ("not judged (api jax_scan)",) * 2
+    # a jax_scan cell is judged too: unroll max_len in static's part, unroll=1 in dynamic's
+    assert j1["a_steps"] in ("holds", "does not hold", "inconclusive")
     text = compare.compare_markdown(table, [CLAIM])
     assert "steps50-1.0s_warmup40-500_hooks100_seed0" in text
 

@@ -38,6 +38,14 @@ def test_machine_factor_scales_by_this_machines_earlier_jobs():
     assert estimate.machine_factor(slower.astype(str).to_dict("records"))[0] == (
         pytest.approx(3 * factor))
     assert estimate.machine_factor([]) == (1.0, 0)
+    # per api: a machine 3x slower on keras jobs alone scales keras's, not compat_v1's
+    keras_slow = rows.assign(job_wall_s=rows["job_wall_s"].where(rows["api"] != "keras",
+                                                                 rows["job_wall_s"] * 3))
+    read = keras_slow.astype(str).to_dict("records")
+    alone = {api: estimate.machine_factor(as_read, api)[0] for api in ("keras", "compat_v1")}
+    assert estimate.machine_factor(read, "keras")[0] == pytest.approx(3 * alone["keras"])
+    assert estimate.machine_factor(read, "compat_v1")[0] == pytest.approx(alone["compat_v1"])
+    assert estimate.machine_factor(read, "keras_tpu") == (1.0, 0)  # no such jobs
 
 
 def test_the_run_line_says_minutes_and_warns_past_an_hour(tmp_path):

@@ -64,23 +64,30 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert "### steps: static trains faster" in text
     # the bottom line first, a sentence per claim over the reference cells
     assert text.index("## Bottom line") < text.index("## Where this was measured")
-    assert ("- **steps**, \"static trains faster\": over 2 cells it holds in 1, does not hold "
-            "in 1 (static / dynamic 0.50 to 2.00); the seed's 0.27 lies outside every "
-            "interval.") in text
+    # the claim's source, then its verdicts per api, counted over the cells without an
+    # ablation (the table beside it has three rows: the third is an ablation)
+    assert ("- **steps**: seed 000 says \"static trains faster\".\n"
+            "  - In compat_v1 (static_rnn / dynamic_rnn), it holds in 1 and does not hold in 1 "
+            "of 2 cells without an ablation (0.50 to 2.00).\n"
+            "  - The claim's 0.27 lies outside every interval.\n") in text
+    assert "What was measured: a basic_lstm of 8 units, batch 4, 3 inputs, padded to " \
+           "max_len 10 or 20." in text
+    # the method after the results
+    assert text.index("## Break-even") < text.index("## Method") < text.index("## Cells")
     # cells named by what varies (max_len and sequence_length here), ids in the last table
     assert tables.cell_labels(summary) == {
-        "c1": "max_len 10, sequence_length 5", "c2": "max_len 20, full-length sequences",
-        "c1_nomo": "max_len 10, sequence_length 5, no Grappler"}
-    assert re.search(r"\| max_len 20, full-length sequences +\| 2.00 \[2.00, 2.00\] +\| "
+        "c1": "max_len 10, sequences of 5 steps", "c2": "max_len 20, sequences that fill max_len",
+        "c1_nomo": "max_len 10, sequences of 5 steps, no Grappler"}
+    assert re.search(r"\| max_len 20, sequences that fill max_len +\| 2.00 \[2.00, 2.00\] +\| "
                      r"does not hold +\|", text)
-    assert re.search(r"\| max_len 20, full-length sequences +\| `c2` +\|", text)
+    assert re.search(r"\| max_len 20, sequences that fill max_len +\| `c2` +\|", text)
     share = (math.log(0.25) - math.log(0.5)) / (math.log(0.266) - math.log(0.5))
-    assert (f"- max_len 10, sequence_length 5 with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
-            f"[0.50, 0.50] (holds) without; it explains {100 * share:.0f} % of the log-ratio "
-            f"gap to the seed's 0.27.") in text
+    assert (f"- max_len 10, sequences of 5 steps with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
+            f"[0.50, 0.50] (holds) without; it closes {100 * share:.0f} % of the log-ratio "
+            f"gap to the claim's 0.27.") in text
     assert "TensorFlow 2.21.0; no container (bare run); on cpu" in text
-    assert re.search(r"\| max_len 10, sequence_length 5 +\| 301 \[301, 301\] +\|", text)
-    assert re.search(r"\| max_len 20, full-length sequences +\| never +\|", text)
+    assert re.search(r"\| max_len 10, sequences of 5 steps +\| 301 \[301, 301\] +\|", text)
+    assert re.search(r"\| max_len 20, sequences that fill max_len +\| never +\|", text)
     assert "leaving out one repeat moves a ratio's interval to the other side of 1, or onto " \
            "it; the ratios named): 0 of 3 cells." in text
     # what the ablation does to each implementation: static's steps halve, dynamic's do not
@@ -88,7 +95,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert effects.loc[("c1_nomo", "static", "median_step_s"), "ratio"] == pytest.approx(0.5)
     assert effects.loc[("c1_nomo", "dynamic", "median_step_s"), "ratio"] == pytest.approx(1.0)
     assert effects.loc[("c1_nomo", "static", "setup_s"), "base_cell_id"] == "c1"
-    assert re.search(r"\| max_len 10, sequence_length 5 \| no Grappler +\| 0.57 \[0.57, 0.57\] "
+    assert re.search(r"\| max_len 10, sequences of 5 steps \| no Grappler +\| 0.57 \[0.57, 0.57\] "
                      r"\| 0.50 \[0.50, 0.50\] +\| 0.50 \[0.50, 0.50\] +\| 1.00 \[1.00, 1.00\]",
                      text)
     # where the setup goes: static's first step loses 1.5 s without Grappler, a third of its
@@ -97,7 +104,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     assert split.loc["static", "optimisation_s"] == pytest.approx(1.5)
     assert split.loc["static", "optimisation_share_of_first_100"] == pytest.approx(1.5 / 4.49)
     assert split.loc["dynamic", "optimisation_s"] == pytest.approx(0.0)
-    assert re.search(r"\| max_len 10, sequence_length 5 \| static +\| +1 +\| +0.5 +\| +2 +\| "
+    assert re.search(r"\| max_len 10, sequences of 5 steps \| static +\| +1 +\| +0.5 +\| +2 +\| "
                      r"+0.5 +\| +1.5 +\| +4.49 +\| 33 %", text)
 
 
@@ -113,7 +120,7 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
     assert tables.ablation_effects(runs).empty
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert "it holds in the one cell (static / dynamic 0.50)" in text
+    assert "In compat_v1 (static_rnn / dynamic_rnn), it holds in the one cell (0.50)." in text
     assert "No cell of this grid ablates another (the ablation axes at one value each): " \
            "no cause is isolated here." in text
     assert "No cell of this grid ablates another" in text
@@ -165,9 +172,9 @@ def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
     assert "## Across TensorFlow versions" in text
     # static steps 0.01 s against dynamic 0.005 s in 2.12, 0.02 s in 2.21
     # the cell named without its version (a column of its own)
-    assert re.search(r"\| max_len 10, sequence_length 5 \(c1\) \| 2.12.0 +\| 3.50 / 3.50 +\| "
+    assert re.search(r"\| max_len 10, sequences of 5 steps \(c1\) \| 2.12.0 +\| 3.50 / 3.50 +\| "
                      r"1.00 \[1.00, 1.00\] +\| 10.00 / 5.00 +\| 2.00 \[2.00, 2.00\] +\|", text)
-    assert re.search(r"\| max_len 10, sequence_length 5 \(c1\) \| 2.21.0 +\| 3.50 / 3.50 +\| "
+    assert re.search(r"\| max_len 10, sequences of 5 steps \(c1\) \| 2.21.0 +\| 3.50 / 3.50 +\| "
                      r"1.00 \[1.00, 1.00\] +\| 10.00 / 20.00 +\| 0.50 \[0.50, 0.50\] +\|", text)
     one = findings.findings_markdown(*_one_version(tmp_path), [], {"repeats": 2, "steps": 3,
                                                                   "warmup_steps": 1, "max_warmup_steps": 1})
@@ -180,15 +187,17 @@ def _one_version(tmp_path):
     return summarize(runs), runs
 
 
-def test_claims_need_a_compat_v1_cell(tmp_path):
-    records = [make_result(impl, "c1_keras", repeat, api="keras")
+def test_claims_are_judged_in_keras_cells(tmp_path):
+    """A keras grid: unroll=True plays static_rnn's part, unroll=False dynamic_rnn's."""
+    records = [make_result(impl, "c1_keras", repeat, api="keras",
+                           step_s=(0.01 if impl == "static" else 0.02,) * 3)
                for impl in ("static", "dynamic") for repeat in (1, 2)]
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [CLAIM],
                                       {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert (f"Not judged: **{CLAIM['id']}**. These claims compare static_rnn with dynamic_rnn, "
-            "which needs an `api: compat_v1` cell: this grid has none to test them on") in text
-    assert "## For Keras users" in text and "### steps" not in text
+    assert "  - In keras (unroll=True / unroll=False), it holds in the one cell (0.50)." in text
+    assert "unroll=True against unroll=False (keras)" in text
+    assert "## For Keras users" in text and "### steps" in text
 
 
 def test_no_claims_and_an_unknown_quantity(tmp_path):
@@ -224,7 +233,7 @@ def test_a_verdict_one_process_decides_is_marked(tmp_path):
     assert not table.set_index("claim").loc["memory", "fragile"]
     text = findings.findings_markdown(summary, runs, [CLAIM], {
         "repeats": 6, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert "| inconclusive (one process decides it) |" in text
+    assert "| inconclusive (the interval holds 1) (one process decides it) |" in text
     assert "*One process decides it*: leaving out one repeat" in text
 
 

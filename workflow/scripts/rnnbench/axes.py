@@ -52,10 +52,6 @@ against it (plan.ratio_axes, charts_varied.ratio_chart), and scaling fits laws a
 # The APIs a cell can be written in (rnnbench.model: compat_v1; rnnbench.keras_model: keras,
 # keras_xla, keras_jax; rnnbench.jax_model: jax_scan), and their id suffixes (compat_v1, the
 # original, adds none).
-RATIO_CLAIM_API = "compat_v1"
-"""The api whose cells a ratio claim (static against dynamic in a cell) is judged in: the
-seeds' claims are about static_rnn and dynamic_rnn (tables.claim_table, compare.compare;
-config_warnings names the ratio claims of a grid without such a cell)."""
 API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
                 "keras_jax": "_kerasjax", "jax_scan": "_jaxscan"}
 JAX_APIS = ("keras_jax", "jax_scan")

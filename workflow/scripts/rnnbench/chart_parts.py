@@ -90,19 +90,25 @@ def per_impl(cells: pd.DataFrame, metrics: dict[str, str], **columns) -> pd.Data
 def geomean_with_interval(data: pd.DataFrame, title: str, log_scale: bool,
                           *extra: alt.Chart) -> alt.Chart:
     """Median line and interval bars against max_len per implementation (and ``extra``
-    layers without data of their own), one panel per sequence_length and cell variant."""
+    layers without data of their own), one panel per sequence_length and cell variant.
+    max_len is ordinal, each value a band in which static's point and bar sit left of
+    dynamic's (xOffset), so neither interval hides the other; ``title`` is the y axis's,
+    short, as it is repeated beside every row."""
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
     base = alt.Chart().encode(
-        x=alt.X("max_len:Q", title="max_len (time steps)"),
+        x=alt.X("max_len:O", title="max_len (time steps)", sort=natural_order(data["max_len"]),
+                axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("impl:N", sort=["static", "dynamic"]),
         color=IMPL_COLOR,
     )
     lines = base.mark_line(point=True).encode(
         y=alt.Y("geomean:Q", title=title, scale=scale),
         tooltip=["variant", "sequence_length", "impl", "max_len", "geomean", "ci_low", "ci_high"],
     )
-    bars = base.mark_errorbar().encode(y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
+    bars = base.mark_errorbar(ticks=True).encode(
+        y=alt.Y("ci_low:Q", title=title, scale=scale), y2="ci_high:Q")
     data, row = ordered_row(data, "variant")
-    return alt.layer(lines, bars, *extra, data=data).facet(
+    return alt.layer(lines, bars, *extra, data=data).properties(width={"step": 40}).facet(
         column=alt.Column("sequence_length:N", title=None), row=row)
 
 

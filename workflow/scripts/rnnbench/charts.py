@@ -10,6 +10,7 @@ more than max_len and sequence_length stays readable.
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from rnnbench import plan, vocabulary
@@ -27,17 +28,19 @@ def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
     tracing + model setup + first call) against max_len, per implementation, with 95 %
     t-intervals over repeats (fresh processes); log y axis."""
     data = long_form(summary, "setup_s")
-    return geomean_with_interval(
-        data, f"{phase_words(summary)} (s)", log_scale=True
-    ).properties(title=f"Setup time before the second {step_words(summary)}")
+    # the phases in the subtitle: as the y title, repeated per row, two apis' words
+    # overlapped the next row's
+    return geomean_with_interval(data, "setup (s, log)", log_scale=True).properties(
+        title=alt.Title(f"Setup time before the second {step_words(summary)}",
+                        subtitle=f"setup: {phase_words(summary)}; bars: 95 % intervals"))
 
 
 def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
     """Median steady-state steps/s against max_len, per implementation and sequence_length."""
     data = long_form(summary, "steps_per_s")
-    return geomean_with_interval(data, "steady-state steps/s", log_scale=False).properties(
-        title=f"Steady-state speed, {step_words(summary)}s per second"
-    )
+    return geomean_with_interval(data, "steps/s", log_scale=False).properties(
+        title=alt.Title(f"Steady-state speed, {step_words(summary)}s per second",
+                        subtitle="bars: 95 % intervals over fresh processes"))
 
 
 def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
@@ -87,8 +90,17 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(
         y=alt.Y("max(peak):Q", scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
-    return geomean_with_interval(data, "achieved GFLOP/s (log)", True, rule).properties(
-        title=f"Achieved GFLOP/s per {step_words(summary)}; dashed: the device's float32 matmul rate")
+    # an achieved rate above the measured peak is flagged where it is drawn: the peak is one
+    # large matmul's rate (rule peak), and a step of many small fused ops can beat it
+    above = alt.Chart().mark_text(dy=-12, fontWeight="bold", color="#b2182b").encode(
+        y=alt.Y("geomean:Q", scale=alt.Scale(type="log")), text=alt.value("above peak"),
+    ).transform_filter("datum.geomean > datum.peak")
+    flagged = (data["geomean"] > data["peak"]).sum()
+    return geomean_with_interval(data, "GFLOP/s (log)", True, rule, above).properties(
+        title=alt.Title(f"Achieved GFLOP/s per {step_words(summary)}", subtitle=[
+            "dashed: the device's float32 matmul rate, measured by one large matmul"]
+            + ([f"'above peak': {flagged} achieved rate(s) above it; the measured peak is "
+                "not a bound for these small fused ops"] if flagged else [])))
 
 
 def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -106,24 +118,39 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
             "ci_high": summary[f"ratio_{metric}_ci_high"],
         }))
     data = pd.concat(frames, ignore_index=True)
+    # an inconclusive ratio (its 95 % interval holds 1, or has no interval) is drawn neutral:
+    # grey, its number starred, so only clear differences carry colour (white: no such cell)
+    clear = (data["ci_low"] > 1) | (data["ci_high"] < 1)
+    data["clear"] = clear
+    data["label"] = [f"{r:.2f}" + ("" if ok else "*") for r, ok in zip(data["ratio"], clear)]
+    # the diverging scale runs from the smallest clear ratio to 1 and from 1 to the largest:
+    # past 60 % of either side (on the log scale) the colour is dark, and its number white
+    logs = np.log(data["ratio"].where(clear))
+    data["dark"] = clear & ((logs > 0.6 * logs.max()) | (logs < 0.6 * logs.min()))
     base = alt.Chart().encode(
         x=alt.X("max_len:O", title="max_len", sort=natural_order(data["max_len"])),
         # the y title once, in the chart's subtitle: repeated per row, short rows overlap it
         y=alt.Y("sequence_length:N", title=None, sort=natural_order(data["sequence_length"])),
     )
     rects = base.mark_rect().encode(
-        color=alt.Color("ratio:Q", title="static / dynamic", legend=alt.Legend(format=".2f"),
-                        scale=alt.Scale(type="log", scheme="redblue", reverse=True, domainMid=1)),
+        color=alt.condition(
+            "datum.clear",
+            alt.Color("ratio:Q", title="static / dynamic", legend=alt.Legend(format=".2f"),
+                      scale=alt.Scale(type="log", scheme="redblue", reverse=True, domainMid=1)),
+            alt.value("#d9d9d9")),
         tooltip=["variant", "quantity", "max_len", "sequence_length", "ratio", "ci_low", "ci_high"],
     )
-    text = base.mark_text(baseline="middle").encode(text=alt.Text("ratio:Q", format=".2f"))
+    text = base.mark_text(baseline="middle").encode(
+        text="label:N", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
     # row labels horizontal, left of the panels: rotated, they ran into the axis titles
     data, row = ordered_row(data, "variant", labelAngle=0, labelAlign="left", labelOrient="top",
                             labelFontWeight="bold")
     cells = alt.layer(rects, text, data=data).properties(width={"step": 60}, height={"step": 36})
     return cells.facet(column=alt.Column("quantity:N", title=None), row=row,
     ).properties(title=alt.Title(f"{vocabulary.impl_words(summary['api'])} (above 1: static slower)",
-                                 subtitle="rows of each panel: sequence_length"))
+                                 subtitle=["rows of each panel: sequence_length",
+                                           "grey, *: no clear difference (the 95 % interval "
+                                           "holds 1); white: not in the grid"]))
 
 
 SETUP_PARTS = ("graph_construction_s", "init_s", "optimisation_s",

@@ -14,9 +14,14 @@ from the runs with intervals of stated coverage:
   linear`` holds when the lack-of-fit test does not reject the line and the slope is above 0,
   does not hold when the test rejects it; ``at``/``value`` holds when the 95 % prediction
   interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
-  when the line does not fit (an extrapolation from it is not to be trusted) or when the
+  when the line does not fit (an extrapolation from it is not to be trusted), when the
   interval reaches zero or below (every quantity is positive: the runs are too scattered to
-  tell the claimed value from nothing).
+  tell the claimed value from nothing), or when it holds the claimed value and also half or
+  twice it (too wide to tell the claim from a factor of 2 off it: "holds" means the runs
+  pin the value within a factor of 2).
+
+Every verdict comes with a reason where it is inconclusive (``reason``), and no estimate is
+written below zero: a line that falls to zero or below at ``at`` predicts no time there.
 
 This module imports nothing heavy at the top: check_claim runs when the Snakefile is read.
 """
@@ -122,9 +127,19 @@ def _between(claim: dict, group, values: list) -> dict | None:
         return None
     ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
                                           paired=False)
-    return {"verdict": side_verdict(low, high, claim["direction"] == "first > second"),
+    found = side_verdict(low, high, claim["direction"] == "first > second")
+    return {"verdict": found, "reason": _across_reason(found, low, high, 1.0),
             "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
                         f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"}
+
+
+def _across_reason(verdict: str, low: float, high: float, edge: float) -> str:
+    """Why a side verdict is inconclusive: '' for a conclusive one."""
+    if verdict != "inconclusive":
+        return ""
+    if math.isnan(low) or math.isnan(high):
+        return "too few repeats for an interval"
+    return f"the 95 % interval [{low:.3g}, {high:.3g}] holds {edge:g}"
 
 
 def _trend(claim: dict, group, values: list) -> dict | None:
@@ -140,7 +155,8 @@ def _trend(claim: dict, group, values: list) -> dict | None:
     x = pairs.index.get_level_values(axis).to_numpy(float)
     law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
     low, high = law["slope_ci"]
-    return {"verdict": side_verdict(low, high, claim["direction"] == "increasing", edge=0.0),
+    found = side_verdict(low, high, claim["direction"] == "increasing", edge=0.0)
+    return {"verdict": found, "reason": _across_reason(found, low, high, 0.0),
             "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
                         f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
                         + ", ".join(map(str, values))}
@@ -150,6 +166,7 @@ def _law(claim: dict, group, values: list) -> dict | None:
     """A law claim in one group: a line through one implementation's runs along the axis,
     with its lack-of-fit test; linear (``form``) or a value predicted at ``at``."""
     from rnnbench import scaling
+    from rnnbench.formats import prediction_text
 
     axis, quantity = claim["axis"], claim["quantity"]
     mine = group[group["impl"] == claim["impl"]][[axis, quantity]].dropna()
@@ -160,17 +177,27 @@ def _law(claim: dict, group, values: list) -> dict | None:
     poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
     fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
            f"per unit of {axis}, lack-of-fit p {law['lack_of_fit_p']:.2g}")
+    untested = ("too few values of the axis to test the line's fit"
+                if math.isnan(law["lack_of_fit_p"]) else "")
     if "form" in claim:
-        verdict = ("does not hold" if poor else "inconclusive"
-                   if math.isnan(law["lack_of_fit_p"]) or law["slope_ci"][0] <= 0
-                   else "holds")
-        return {"verdict": verdict, "estimate": f"{claim['impl']} {quantity}: {fit}"}
+        reason = untested or ("" if poor or law["slope_ci"][0] > 0 else
+                              "the slope's 95 % interval reaches 0 or below")
+        return {"verdict": "does not hold" if poor else "inconclusive" if reason else "holds",
+                "reason": reason, "estimate": f"{claim['impl']} {quantity}: {fit}"}
     _, estimate, low, high = law["predictions"][0]
-    # a prediction interval that reaches zero or below (every quantity is positive) is too
-    # wide to say that the claimed value is or is not what the line predicts
-    verdict = ("inconclusive" if poor or math.isnan(law["lack_of_fit_p"]) or low <= 0
-               else "holds" if low <= claim["value"] <= high else "does not hold")
-    return {"verdict": verdict,
-            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: "
-                        f"{estimate:.4g} [{low:.4g}, {high:.4g}] against the claimed "
-                        f"{claim['value']:g} ({fit})"}
+    value = claim["value"]
+    reason = untested or (
+        f"the line does not fit (lack-of-fit p {law['lack_of_fit_p']:.2g}): no extrapolation "
+        "from it is trusted" if poor else
+        "the line falls to zero or below there, and no time is" if estimate <= 0 else
+        f"its 95 % interval reaches zero or below: the runs cannot tell {value:g} from "
+        "nothing" if low <= 0 else
+        f"its 95 % interval [{low:.4g}, {high:.4g}] holds the claimed {value:g} and "
+        + " and ".join(f"{off:g}" for off in (value / 2, 2 * value) if low <= off <= high)
+        + ": too wide to tell the claim from a factor of 2 off it"
+        if low <= value <= high and (low <= value / 2 or 2 * value <= high) else "")
+    said = prediction_text(estimate, low, high)
+    return {"verdict": "inconclusive" if reason else "holds" if low <= value <= high
+            else "does not hold", "reason": reason,
+            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: {said} against "
+                        f"the claimed {value:g} ({fit})"}

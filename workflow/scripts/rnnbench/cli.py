@@ -99,7 +99,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=summary, description=doc,
                                     formatter_class=argparse.RawDescriptionHelpFormatter)
         add_arguments(sub)
-        sub.set_defaults(run=run)
+        sub.set_defaults(_handler=run)  # (a name no command's own argument can take)
     return parser
 
 
@@ -114,4 +114,4 @@ def main(argv: list[str] | None = None) -> int:
               ".venv/bin/rnnbench)", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
-    return args.run(args)
+    return args._handler(args)

@@ -10,7 +10,7 @@ summarised on its own (summary.summarize), per environment and protocol (load.en
 cells.protocol_label: a side holding runs of two machines, or of two protocols, gives two
 rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
 (setup, step) with their 95 % intervals, the verdict of each ratio claim of the config on
-each side (in compat_v1 cells, as FINDINGS judges them), and the ratio of the two sides'
+each side (in every api's cells, as FINDINGS judges them), and the ratio of the two sides'
 geometric means (B / A, per implementation, setup and median step) with Welch's interval on
 the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
 ``OUT/compare.csv``, ``compare.md`` (also printed) and the chart ``compare.svg`` /
@@ -27,7 +27,6 @@ import pandas as pd
 import yaml
 
 from rnnbench import intervals
-from rnnbench.axes import RATIO_CLAIM_API
 from rnnbench.configfiles import load_claims
 from rnnbench.files import LATE_COLUMNS
 from rnnbench.findings_sections import jax_lines
@@ -95,9 +94,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
 
     Args:
         a, b: the runs of each side (read_side).
-        claims: the ratio claims to judge on each side (config ``claims``), in api compat_v1
-            cells as FINDINGS judges them (tables.claim_table); other cells get
-            ``not judged (api <api>)``.
+        claims: the ratio claims to judge on each side (config ``claims``), in every api's
+            cells as FINDINGS judges them (tables.claim_table: the unrolled variant in
+            static's part).
         names: the sides' names.
 
     Returns:
@@ -124,10 +123,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
                         row[f"{key}_ratio_{metric}{suffix}"] = cell[f"ratio_{metric}{suffix}"]
                 for claim in claims:
                     quantity = claim["quantity"]
-                    row[f"{key}_{claim['id']}"] = (
-                        verdict(claim["direction"], cell[f"ratio_{quantity}_ci_low"],
-                                cell[f"ratio_{quantity}_ci_high"])
-                        if cell["api"] == RATIO_CLAIM_API else f"not judged (api {cell['api']})")
+                    row[f"{key}_{claim['id']}"] = verdict(
+                        claim["direction"], cell[f"ratio_{quantity}_ci_low"],
+                        cell[f"ratio_{quantity}_ci_high"])
             for impl in IMPLEMENTATIONS:
                 mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
                                        & (runs[key]["impl"] == impl)

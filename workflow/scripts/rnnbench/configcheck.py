@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rnnbench.axes import (ABLATION_DEFAULTS, CELL_AXES, IMPLEMENTATIONS, MAX_DATASET_BYTES,
-                           MAX_TRAINING_JOBS, RATIO_CLAIM_API, axis_value_id, inputs_bytes,
+                           MAX_TRAINING_JOBS, axis_value_id, inputs_bytes,
                            sequence_length_bounds, sequence_length_id)
 from rnnbench.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons, same_cells
 from rnnbench.claims import check_claim
@@ -315,7 +315,7 @@ def schema_error(config: dict) -> None:
 def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> list[str]:
     """What a valid config does that its user may not expect, one sentence each: fewer repeats
     than the intervals need; combinations of its axes left out (left_out_reasons, but for
-    ablation_design's); ratio claims without a compat_v1 cell to judge them on; hook fetches
+    ablation_design's); hook fetches
     that never run in the measured steps (of a cell that fetches hooks). ``grid_cells``: the
     config's cells() where the caller has them (the workflow), else computed here."""
     from rnnbench.intervals import MIN_REPEATS
@@ -330,12 +330,6 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
         if reason not in (LOOP_BOUND_ONCE, ONE_AT_A_TIME):
             out.append(f"{count} combination{'s' if count > 1 else ''} of the grid's axes "
                        f"left out: {reason}")
-    if RATIO_CLAIM_API not in config["api"]:
-        ratio = [c["id"] for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
-        if ratio:
-            out.append("claims " + ", ".join(ratio) + " compare static_rnn with dynamic_rnn in "
-                       "api compat_v1 cells, and this grid has none: FINDINGS lists them as not "
-                       "judged")
     # the first measured step (k = 1 + warmup_steps) at which axes.hook_step("hooks", ...)
     # fires (k % hook_every == 0), computed rather than listed: steps may be large; only where
     # a cell fetches hooks (left_out may leave every such cell out)

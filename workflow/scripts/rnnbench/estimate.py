@@ -100,13 +100,16 @@ def _cell_of(row: dict) -> dict:
     return cell
 
 
-def machine_factor(rows: list[dict]) -> tuple[float, int]:
+def machine_factor(rows: list[dict], api: str | None = None) -> tuple[float, int]:
     """This machine's measured / modelled job time: (median ratio, jobs it is read from), or
     (1.0, 0) where ``rows`` (measurements.csv rows of this host as csv.DictReader reads them,
-    with job_wall_s, n_steps, warmup_steps_run and the cell's axes) hold no measured job."""
+    with job_wall_s, n_steps, warmup_steps_run and the cell's axes) hold no measured job; of
+    ``api``'s jobs alone where given (the model's constants fit the apis unevenly: on the
+    reference machine 0.78 for compat_v1's jobs, 0.53 for the Keras and JAX apis')."""
     ratios = []
     for row in rows:
-        if not row.get("job_wall_s") or row.get("api") not in START_S:
+        if not row.get("job_wall_s") or row.get("api") not in START_S or (
+                api is not None and row["api"] != api):
             continue
         steps_run = float(row["n_steps"]) + float(row["warmup_steps_run"] or 0)
         modelled = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
@@ -125,7 +128,8 @@ def other_seconds(others: dict[str, int]) -> float:
 def say(seconds: float, jobs: int, factor: float, measured: int) -> str:
     """The line a run and a dry run print before any job; a warning above WARN_S."""
     source = (f"the model of rnnbench/estimate.py scaled by {factor:.2f}, this machine's "
-              f"measured / modelled time over {measured} earlier jobs" if measured else
+              f"measured / modelled time over {measured} earlier jobs (per api where it has "
+              "some)" if measured else
               "the model of rnnbench/estimate.py, calibrated on a 2-core Xeon (machines differ "
               "up to 3x)")
     minutes = max(1, math.ceil(seconds / 60))
@@ -147,15 +151,19 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
 
     if not pending and not any(others.values()):
         return None
-    factor, measured = 1.0, 0
+    factor, measured, rows = 1.0, 0, []
     if Path(measurements).is_file():
         try:
             with open(measurements, newline="") as handle:
                 rows = [row for row in csv.DictReader(handle) if row.get("hostname") == hostname]
             factor, measured = machine_factor(rows)
         except (ValueError, KeyError, OSError):  # an older or damaged table: the model alone
-            pass
-    per_job = {job: job_seconds(cells[job[0]], job[1], config) for job in set(pending)}
-    training = sum(per_job[job] for job in pending) * factor
+            rows = []
+    # each api scaled by this machine's jobs of that api, where it has some, else of all
+    apis = {cells[cell].get("api", "compat_v1") for cell, _ in pending}
+    scale = {api: found[0] if found[1] else factor
+             for api, found in ((api, machine_factor(rows, api)) for api in apis)}
+    training = sum(job_seconds(cells[cell], impl, config)
+                   * scale[cells[cell].get("api", "compat_v1")] for cell, impl in pending)
     seconds = training + other_seconds(others)
     return say(seconds, len(pending), factor, measured)

@@ -7,6 +7,7 @@ rnnbench.formats writes them.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -16,19 +17,51 @@ from rnnbench.claims import judge
 from rnnbench.findings_sections import (cold_fetch_lines, effects_section, jax_lines,
                                         keras_lines, setup_section, stability_lines,
                                         version_section)
-from rnnbench.formats import breakeven_text, ratio_text
+from rnnbench.formats import breakeven_text, ratio_text, shape_words
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.scaling import scaling_section, scaling_table
 from rnnbench.steady import SETTLE_BLOCK
-from rnnbench.tables import (QUANTITIES, ablation_effects, cell_labels, claim_table, gap_share,
-                             setup_split, version_table)
+from rnnbench.tables import (QUANTITIES, ablation_effects, cell_labels, claim_table,
+                             decided_gap_share, setup_split, version_table)
+from rnnbench.vocabulary import API_WORDS
+
+
+def claim_source(claim: dict) -> str:
+    """Who made a claim, from its ``seed`` field: "000, blog post 'X'" -> "the blog post 'X'";
+    a user's words as they are ("a user's claim"); a bare number "000" -> "seed 000"."""
+    seed = str(claim["seed"])
+    words = re.sub(r"^\d+(, )?", "", seed)
+    if not words:
+        return f"seed {seed}"
+    return words if words.startswith(("a ", "an ", "the ")) else f"the {words}"
+
+
+def _verb(verdict: str) -> str:
+    """'holds', 'does not hold', 'is inconclusive': a verdict after 'it'."""
+    return "is inconclusive" if verdict == "inconclusive" else verdict
+
+
+def _unclear_reason(row: pd.Series) -> str:
+    """Why a claim_table row's verdict is inconclusive (tables.verdict): its interval holds
+    1, or there is none."""
+    if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
+        return "too few repeats for an interval"
+    return "the 95 % interval holds 1"
+
+
+def _why_inconclusive(row: pd.Series) -> str:
+    """A claim_table row's verdict, with the reason where it is inconclusive."""
+    return (f"inconclusive ({_unclear_reason(row).replace('95 % ', '')})"
+            if row["verdict"] == "inconclusive" else row["verdict"])
 
 
 def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str]) -> list[str]:
-    """FINDINGS' first section: one sentence per claim: its verdicts over the reference cells
-    (counts and the range of ratios), the seed's figure against our intervals, and the cause
-    where the grid isolates one: an ablation under which the verdict changes, with the share
-    of the log-ratio gap to the seed's figure it explains (causes).
+    """FINDINGS' first section: per claim, who claimed it (its figures are theirs, not ours),
+    then short sentences: per api, the verdicts over the cells without an ablation (counts
+    and the range of ratios: the unrolled variant over the loop, vocabulary.API_WORDS), the
+    claim's figure against our intervals, and the cause where the grid isolates one: an
+    ablation under which the verdict changes, with the share of the log-ratio gap to the
+    claim's figure it closes where the intervals decide it (tables.decided_gap_share).
 
     ``table``: tables.claim_table; ``labels``: tables.cell_labels."""
     lines = []
@@ -36,28 +69,44 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
         rows = table[table["claim"] == claim["id"]]
         if rows.empty:
             continue
-        base = rows[rows["reference"]]
-        said = _count(base["verdict"])
-        low, high = base["ratio"].min(), base["ratio"].max()
-        span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
-        line = f"- **{claim['id']}**, \"{claim['statement']}\": {said} (static / dynamic {span})"
-        figure = claim.get("figure")
-        if figure is not None:
-            inside = int(base["figure_in_interval"].sum())
-            line += (f"; the seed's {figure:.2f} lies inside {inside} of our intervals"
-                     if inside else f"; the seed's {figure:.2f} lies outside every interval")
-        for _, twin in rows[~rows["reference"]].iterrows():
-            ref = rows[rows["cell_id"] == twin["base_cell_id"]]
-            if ref.empty or ref.iloc[0]["verdict"] == twin["verdict"]:
-                continue
-            ref = ref.iloc[0]
-            line += (f"; with {twin['ablations']} it {twin['verdict']} in "
-                     f"{labels[ref['cell_id']]} ({ratio_text(twin)} against {ratio_text(ref)})")
-            if figure is not None and ref["ratio"] != figure:
-                share = gap_share(twin["ratio"], ref["ratio"], figure)
-                line += f": the cause of {100 * share:.0f} % of the gap to the seed's figure"
-        lines.append(line + ".")
+        lines.append(f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\""
+                     + (" (its figures, not ours)." if re.search(r"\d", claim["statement"])
+                        else "."))
+        for api, in_api in rows.groupby("api", sort=False):
+            lines += [f"  - {line}" for line in _api_sentences(claim, in_api, labels, api)]
     return lines
+
+
+def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
+                   api: str) -> list[str]:
+    """bottom_line's sentences for one api's rows of a claim."""
+    static, dynamic = API_WORDS[api]["static"], API_WORDS[api]["dynamic"]
+    base = rows[rows["reference"]]
+    units = ("cell without an ablation", "cells without an ablation") if len(base) < len(
+        rows) else ("cell", "cells")
+    low, high = base["ratio"].min(), base["ratio"].max()
+    span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+    out = [f"In {api} ({static} / {dynamic}), {_count(base['verdict'], units)} ({span})."]
+    unclear = base[base["verdict"] == "inconclusive"]
+    out += [f"Inconclusive where {reason}." for reason in
+            dict.fromkeys(_unclear_reason(row) for _, row in unclear.iterrows())]
+    figure = claim.get("figure")
+    if figure is not None:
+        inside = int(base["figure_in_interval"].sum())
+        out.append(f"The claim's {figure:.2f} lies inside {inside} of these intervals."
+                   if inside else f"The claim's {figure:.2f} lies outside every interval.")
+    for _, twin in rows[~rows["reference"]].iterrows():
+        ref = rows[rows["cell_id"] == twin["base_cell_id"]]
+        if ref.empty or ref.iloc[0]["verdict"] == twin["verdict"]:
+            continue
+        ref = ref.iloc[0]
+        out.append(f"With {twin['ablations']}, it {_verb(twin['verdict'])} for "
+                   f"{labels[ref['cell_id']]} ({ratio_text(twin)} against {ratio_text(ref)}).")
+        share = decided_gap_share(twin, ref, figure)
+        if share is not None:
+            out.append(f"That closes {100 * share:.0f} % of the log-ratio gap to the claim's "
+                       f"{figure:.2f}.")
+    return out
 
 
 def _other_claim_test(claim: dict) -> str:
@@ -76,16 +125,18 @@ def _other_claim_test(claim: dict) -> str:
             f"{claim['at']:g} (within the line's 95 % prediction interval)")
 
 
-def _other_claim_line(claim: dict, verdicts: list[dict]) -> str:
-    """The bottom line of a between, trend or law claim: its verdicts, and the first
-    estimate."""
+def _other_claim_line(claim: dict, verdicts: list[dict]) -> list[str]:
+    """The bottom line of a between, trend or law claim: who claimed it, its verdicts, the
+    first estimate, and why a verdict is inconclusive (claims.judge's reasons)."""
+    head = f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\"."
     if not verdicts:
-        return (f"- **{claim['id']}**, \"{claim['statement']}\": not judged, no group of cells "
-                "in this grid has what it needs.")
+        return [head, "  - Not judged: no group of cells in this grid has what it needs."]
     said = _count(pd.Series([v["verdict"] for v in verdicts]),
                   ("group of cells", "groups of cells"))
-    return (f"- **{claim['id']}**, \"{claim['statement']}\": {said} "
-            f"({verdicts[0]['estimate']}{'; ...' if len(verdicts) > 1 else ''}).")
+    reasons = sorted({v["reason"] for v in verdicts if v.get("reason")})
+    return [head, f"  - {said[0].upper()}{said[1:]}: {verdicts[0]['estimate']}"
+            f"{'; ...' if len(verdicts) > 1 else ''}.",
+            *(f"  - Inconclusive where {reason}." for reason in reasons)]
 
 
 def _threads(runs: pd.DataFrame) -> str:
@@ -96,18 +147,22 @@ def _threads(runs: pd.DataFrame) -> str:
 
 
 def _count(verdicts: pd.Series, units: tuple[str, str] = ("cell", "cells")) -> str:
-    """The verdicts over ``units`` (singular, plural) in words: 'over 3 cells it holds in 1, is inconclusive in
-    2' where they differ; 'it holds in the one cell', '... in both cells', '... in all 4
-    cells' where they agree."""
+    """The verdicts over ``units`` (singular, plural) in words: 'it holds in 1 and is
+    inconclusive in 2 of 3 cells' where they differ; 'it holds in the one cell', '... in both
+    cells', '... in all 4 cells', 'it does not hold in either cell' ('in any of the 4 cells')
+    where they agree."""
     counts = verdicts.value_counts()
-    verb = {label: f"{'is ' * (label == 'inconclusive')}{label}" for label in counts.index}
     n = len(verdicts)
+    if len(counts) == 1 and counts.index[0] == "does not hold":
+        every = ("the one", units[0]) if n == 1 else ("either", units[0]) if n == 2 else (
+            f"any of the {n}", units[1])
+        return f"it does not hold in {every[0]} {every[1]}"
     if len(counts) == 1:
         every = "the one" if n == 1 else "both" if n == 2 else f"all {n}"
-        return f"it {verb[counts.index[0]]} in {every} {units[n != 1]}"
-    return f"over {n} {units[1]} it " + ", ".join(
-        f"{verb[label]} in {counts[label]}" for label in ("holds", "does not hold", "inconclusive")
-        if counts.get(label, 0))
+        return f"it {_verb(counts.index[0])} in {every} {units[n != 1]}"
+    said = [f"{_verb(label)} in {counts[label]}"
+            for label in ("holds", "does not hold", "inconclusive") if counts.get(label, 0)]
+    return "it " + ", ".join(said[:-1]) + " and " + said[-1] + f" of {n} {units[1]}"
 
 
 def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
@@ -117,7 +172,8 @@ def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[st
     A twin is a cell equal to a base cell (all ablations at TensorFlow's defaults) except its
     ablations. With a seed figure f, the share of the gap explained is
     (log r_twin - log r_base) / (log f - log r_base): 1 means the ablation alone moves our
-    ratio to the seed's.
+    ratio to the claim's; given only where the intervals decide it
+    (tables.decided_gap_share).
     """
     lines = []
     for _, twin in table[~table["reference"]].iterrows():
@@ -126,10 +182,13 @@ def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[st
         name = (labels or {}).get(stem, f"`{stem}`")
         line = (f"- {name} with {twin['ablations']}: ratio {ratio_text(twin)} ({twin['verdict']}), "
                 f"against {ratio_text(ref)} ({ref['verdict']}) without")
-        figure = twin["figure"]
-        if figure is not None and not pd.isna(figure) and ref["ratio"] != figure:
-            share = gap_share(twin["ratio"], ref["ratio"], figure)
-            line += f"; it explains {100 * share:.0f} % of the log-ratio gap to the seed's {figure:.2f}"
+        share = decided_gap_share(twin, ref, twin["figure"])
+        if share is not None:
+            line += (f"; it closes {100 * share:.0f} % of the log-ratio gap to the claim's "
+                     f"{twin['figure']:.2f}")
+        elif twin["figure"] is not None and not pd.isna(twin["figure"]):
+            line += ("; the intervals are too wide to say how much of the gap to the claim's "
+                     "figure it closes")
         lines.append(line + ".")
     return lines
 
@@ -188,22 +247,22 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         f"Written by rule `findings` from `results/summary.csv` and `results/measurements.csv` "
         f"({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC); do not edit, re-run the workflow.",
         "",
+        f"What was measured: {shape_words(summary)}. Each cell below is named by what sets it "
+        "apart. In each api the unrolled variant plays static's part and the loop dynamic's: "
+        + ", ".join(f"{API_WORDS[api]['static']} against {API_WORDS[api]['dynamic']} ({api})"
+                    for api in dict.fromkeys(summary["api"])) + ".",
+        "",
         "## Bottom line",
         "",
     ]
     if not claims:
         out += ["The config lists no claims (`claims:`)."]
-    elif table.empty and any(c.get("kind", "ratio") == "ratio" for c in claims):
-        ids = ", ".join(f"**{c['id']}**" for c in claims if c.get("kind", "ratio") == "ratio")
-        out += [f"Not judged: {ids}. These claims compare static_rnn with dynamic_rnn, which "
-                "needs an `api: compat_v1` cell: this grid has none to test them on."]
-        claims = [c for c in claims if c.get("kind", "ratio") != "ratio"]
     ratio_claims = [c for c in claims if c.get("kind", "ratio") == "ratio"]
     others = {c["id"]: judge(c, runs) for c in claims if c.get("kind", "ratio") != "ratio"}
     out += bottom_line(table, ratio_claims, labels)
     for claim in claims:
         if claim["id"] in others:
-            out.append(_other_claim_line(claim, others[claim["id"]]))
+            out += _other_claim_line(claim, others[claim["id"]])
     if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]
@@ -222,13 +281,12 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
                         "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
     out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
-            "## Cells", "", ids.to_markdown(index=False)]
+            *_method(config), "## Cells", "", ids.to_markdown(index=False)]
     return "\n".join(out) + "\n"
 
 
 def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> list[str]:
-    """FINDINGS' 'Where this was measured': software, device, threads, hosts, the protocol,
-    and how to read the numbers."""
+    """FINDINGS' 'Where this was measured': software, device, threads, hosts, the protocol."""
     first = runs.iloc[0]
     return [
         "",
@@ -241,7 +299,16 @@ def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> 
         f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
         f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",
         "",
-        "How to read the numbers: each run gives one value (its setup seconds, the median of "
+    ]
+
+
+def _method(config: dict) -> list[str]:
+    """FINDINGS' 'Method': how the numbers were made, and what an interval covers (the
+    spread between processes of this one run, not the drift between runs)."""
+    return [
+        "## Method",
+        "",
+        "Each run gives one value (its setup seconds, the median of "
         "its measured step times, its peak RSS); a cell's figure is the geometric mean of its "
         "runs' values, and a static / dynamic ratio the ratio of geometric means, each with a "
         "95 % t-interval on the log scale over processes, paired by repeat (the workflow runs "
@@ -255,13 +322,21 @@ def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> 
         + ("" if config["repeats"] >= MIN_REPEATS else
            f"; with {config['repeats']} repeats, below {MIN_REPEATS}, they do not") + ".",
         "",
+        "What an interval covers: the spread between fresh processes within this one run. "
+        "It does not cover the drift between two runs on the same machine, which can be "
+        "larger. `rnnbench reproduce` runs the grid twice and counts how often one run's "
+        "estimate falls inside the other's intervals.",
+        "",
     ]
 
 
 def _other_claim_section(claim: dict, judged: list[dict]) -> list[str]:
     """A between, trend or law claim's section: its source, its test and its verdicts
     (claims.judge)."""
-    verdicts = pd.DataFrame(judged, columns=["scope", "estimate", "verdict"])
+    verdicts = pd.DataFrame(
+        [{"scope": v["scope"], "estimate": v["estimate"],
+          "verdict": v["verdict"] + (f" ({v['reason']})" if v.get("reason") else "")}
+         for v in judged], columns=["scope", "estimate", "verdict"])
     return [f"### {claim['id']}: {claim['statement']}", "",
             f"Source: {claim['seed']}" + (f" ({claim['conditions']})"
                                           if claim.get("conditions") else "") + ". "
@@ -277,7 +352,7 @@ def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> l
     verdicts = pd.DataFrame({
         "cell": rows["cell_id"].map(labels),
         "static / dynamic [95 % interval]": [ratio_text(r) for _, r in rows.iterrows()],
-        "verdict": [r["verdict"] + (" (one process decides it)" if r["fragile"] else "")
+        "verdict": [_why_inconclusive(r) + (" (one process decides it)" if r["fragile"] else "")
                     for _, r in rows.iterrows()],
     })
     out = [
@@ -286,7 +361,8 @@ def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> l
         f"Source: {claim['seed']}" + (f" ({claim['conditions']})" if claim.get("conditions")
                                       else "") + ". "
         f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
-        + (f"; the seed's ratio {figure:.2f}" if figure is not None else "") + ".",
+        + (f"; the claim's own ratio {figure:.2f} (its figures, not ours)"
+           if figure is not None else "") + ".",
         "",
         verdicts.to_markdown(index=False),
     ]

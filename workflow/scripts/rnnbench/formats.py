@@ -47,3 +47,27 @@ def catch_up_text(cell: pd.Series) -> str:
     """'catches up after <breakeven_text> steps', or 'never catches up'."""
     steps = breakeven_text(cell)
     return "never catches up" if steps is None else f"catches up after {steps} steps"
+
+
+def prediction_text(estimate: float, low: float, high: float) -> str:
+    """A predicted time, memory or count with its 95 % prediction interval, never below zero
+    (every quantity measured is positive): '2.5 [1.1, 3.9]'; '2.5 [0, 6.1]' where the
+    interval reaches below zero; 'none (the line reaches -0.14)' where the estimate does."""
+    if estimate <= 0:
+        return f"none (the line reaches {estimate:.4g})"
+    return f"{estimate:.4g} [{max(low, 0):.4g}, {high:.4g}]"
+
+
+def shape_words(cells: pd.DataFrame) -> str:
+    """The shape ``cells`` (summary or claim rows with cell, num_units, batch_size,
+    input_dim, max_len) share, in words: 'a basic_lstm of 32 units, batch 32, 16 inputs,
+    padded to max_len 24'; an axis they vary is given with its values ('padded to max_len
+    12, 24 or 48')."""
+    def values(axis: str) -> str:
+        found = sorted(set(cells[axis]), key=lambda v: (str(type(v)), v))
+        found = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+                 for v in found]
+        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " or " + found[-1]
+    return (f"a {values('cell')} of {values('num_units')} units, batch "
+            f"{values('batch_size')}, {values('input_dim')} inputs, padded to max_len "
+            f"{values('max_len')}")

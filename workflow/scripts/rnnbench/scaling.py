@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from rnnbench.axes import NUMERIC_AXES
+from rnnbench.formats import prediction_text
 from rnnbench.load import at_reference
 
 SCALING_AXES = tuple(axis for axis in NUMERIC_AXES if axis != "input_dim")
@@ -150,7 +151,7 @@ def scaling_section(table: pd.DataFrame) -> list[str]:
         fit=[("poor fit" if r.poor_fit else "line fits") + (
             f" (p {r.lack_of_fit_p:.2g})" if not math.isnan(r.lack_of_fit_p) else " (no test)")
             for r in table.itertuples()],
-        prediction=[f"{r.predicted:.4g} [{r.predicted_low:.4g}, {r.predicted_high:.4g}] at "
+        prediction=[f"{prediction_text(r.predicted, r.predicted_low, r.predicted_high)} at "
                     f"{r.at:g}" if not math.isnan(r.at) else "-" for r in table.itertuples()],
     )[["axis", "group", "impl", "quantity", "values", "slope", "r2", "fit", "prediction"]]
     return [*out, shown.to_markdown(index=False), ""]

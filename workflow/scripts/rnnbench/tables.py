@@ -17,7 +17,7 @@ import math
 
 import pandas as pd
 
-from rnnbench.axes import KERAS_APIS, LABEL_AXES, RATIO_CLAIM_API
+from rnnbench.axes import KERAS_APIS, LABEL_AXES
 from rnnbench.cells import ablated_axes, varied_axes
 from rnnbench.container import tf_version_key
 from rnnbench.intervals import side_of_one
@@ -55,13 +55,15 @@ def verdict(direction: str, low: float, high: float) -> str:
 
 
 CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
-                 "verdict", "fragile", "figure", "figure_in_interval", "ablations",
+                 "verdict", "fragile", "figure", "figure_in_interval", "ablations", "api",
                  "base_cell_id", "reference"]
 
 
 def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
-    """One row per claim and compat_v1 cell (the seeds' claims are about static_rnn and
-    dynamic_rnn; the keras apis have their own section): the ratio, its interval, the
+    """One row per claim and cell, in every api: the seeds' claims are about static_rnn and
+    dynamic_rnn, and in the other apis the unrolled variant plays static's part (Keras
+    ``unroll=True``, a JAX scan's ``unroll`` factor above 1) and the loop dynamic's
+    (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, the
     verdict, ``fragile`` (one process decides it: the quantity is among the cell's
     summary.fragile_metrics), the seed's figure and whether our interval contains it (None
     without a figure), the cell's ablations.
@@ -70,7 +72,6 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
         ValueError: for a claim whose quantity is not in QUANTITIES.
     """
     rows = []
-    summary = summary[summary["api"] == RATIO_CLAIM_API]
     for claim in claims:
         if claim.get("kind", "ratio") != "ratio":
             continue  # rnnbench.claims judges the other kinds
@@ -89,7 +90,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "fragile": quantity in str(cell.get("fragile", "")).split(", "),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),
-                "ablations": cell["ablations"],
+                "ablations": cell["ablations"], "api": cell["api"],
                 "base_cell_id": cell["base_cell_id"],
                 # no ablation, or the cell it ablates is not in the grid (e.g. every cell
                 # runs 2 threads): a reference cell, not a twin
@@ -105,9 +106,10 @@ def _axis_words(axis: str, value) -> str:
     if axis == "sequence_length":
         value = str(value)
         if value == "full":
-            return "full-length sequences"
+            return "sequences that fill max_len"
         if value.startswith("u"):
-            return f"sequence_length uniform {value[1:]}"
+            return f"sequences of {value[1:].replace('-', ' to ')} steps (uniform)"
+        return f"sequences of {value} steps"
     if axis in ("cell", "api"):
         return str(value)
     if axis == "tf_version":
@@ -142,6 +144,23 @@ def gap_share(ablated: float, reference: float, figure: float) -> float:
     Raises ZeroDivisionError when reference == figure (no gap)."""
     return ((math.log(ablated) - math.log(reference))
             / (math.log(figure) - math.log(reference)))
+
+
+def decided_gap_share(twin: pd.Series, reference: pd.Series, figure: float | None
+                      ) -> float | None:
+    """gap_share of an ablation twin's ratio against its reference cell's, only as far as the
+    intervals decide it: None unless a figure is given and differs from the reference's
+    ratio, both verdicts are conclusive (neither interval holds 1), and the two intervals do
+    not overlap (the ablation's move is larger than the spread between processes).
+
+    ``twin``, ``reference``: rows of claim_table (ratio, ci_low, ci_high, verdict)."""
+    if figure is None or pd.isna(figure) or reference["ratio"] == figure:
+        return None
+    if "inconclusive" in (twin["verdict"], reference["verdict"]):
+        return None
+    if twin["ci_low"] <= reference["ci_high"] and reference["ci_low"] <= twin["ci_high"]:
+        return None
+    return gap_share(twin["ratio"], reference["ratio"], figure)
 
 
 def ablated_in_grid(table: pd.DataFrame) -> dict[str, tuple[str, ...]]:

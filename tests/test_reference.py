@@ -13,8 +13,11 @@ def test_the_readme_answer_is_the_reference_runs():
     readme = (REPO / "README.md").read_text()
     assert reference.ANSWER_BEGIN == "<!-- answer: written by rnnbench reference -->"
     assert reference.readme_answer(readme) == reference.expected_answer()
-    # the answer is on the first screen: within the first 40 lines
-    assert readme.index(reference.ANSWER_END) < len("\n".join(readme.splitlines()[:40]))
+    # the choice is on the first screen (within the first 15 lines), the whole answer, with
+    # Keras, JAX and the sweep, within 45
+    first = reference.readme_answer(readme).splitlines()[1]
+    assert first.startswith("**Use ") and first in readme.splitlines()[:15]
+    assert readme.index(reference.ANSWER_END) < len("\n".join(readme.splitlines()[:45]))
 
 
 def test_the_readme_answer_reads_in_short_sentences_that_start_with_the_choice():
@@ -27,7 +30,7 @@ def test_the_readme_answer_reads_in_short_sentences_that_start_with_the_choice()
     assert not long, long
     # the measured shape in words, the break-even in seconds, memory in MiB
     assert "a basic_lstm of 32 units, batch 32, 16 inputs, padded to max_len 24" in prose
-    assert re.search(r"steps, about \d+ s of training here", prose)
+    assert re.search(r"\d+ steps.{0,12}\d+ s of training here", prose)
     assert re.search(r"\(\d+ MiB against \d+ MiB at peak\)", prose)
 
 
@@ -57,3 +60,95 @@ def test_the_layout_page_matches_the_tree():
         name = module.relative_to(package).with_suffix("").as_posix()
         if not module.stem.startswith("__"):  # __init__, __main__
             assert f"`{name}`" in text, name
+
+
+def test_each_reference_run_is_committed_with_its_findings_and_charts():
+    """Issue 24: the runs for Keras and JAX and the max_len x length sweep each have their
+    FINDINGS, summary, charts and run.json under docs/figures/, from the preset they name;
+    the apis run measures config.yaml's shape, in each api its preset lists."""
+    import yaml
+
+    from rnnbench.load import read_table
+
+    main = yaml.safe_load((REPO / "config.yaml").read_text())
+    for name, (config, folder) in reference.REFERENCE_RUNS.items():
+        figures = REPO / folder
+        for part in ("FINDINGS.md", "summary.csv", "run.json", "cumulative_time.svg"):
+            assert (figures / part).exists(), f"{folder}/{part}"
+        run = __import__("json").loads((figures / "run.json").read_text())
+        assert run.get("config", "config.yaml") == config, folder
+        grid = yaml.safe_load((REPO / config).read_text())
+        summary = read_table(figures / "summary.csv")
+        assert set(summary["api"]) == set(grid.get("api", ["compat_v1"])), folder
+        assert set(summary["max_len"]) == set(grid["max_len"]), folder
+    apis = yaml.safe_load((REPO / "presets/reference-apis.yaml").read_text())
+    for axis in ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim",
+                 "steps", "repeats"):
+        assert apis[axis] == main[axis], axis
+
+
+def _cells(api, rows):
+    """Summary rows of one api at max_len 24: (sequence_length, step ratio, its interval,
+    break-even steps or None)."""
+    import math
+
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "api": api, "cell": "basic_lstm", "max_len": 24, "sequence_length": length,
+        "unroll": "max_len", "ablations": "", "ratio_median_step_s": ratio,
+        "ratio_median_step_s_ci_low": low, "ratio_median_step_s_ci_high": high,
+        "breakeven_steps": math.nan if steps is None else steps, "dynamic_setup_s": 1.0,
+        "dynamic_median_step_s": 0.002} for length, ratio, low, high, steps in rows])
+
+
+def test_the_choice_follows_the_intervals_in_each_apis_words():
+    # unrolled faster at every length: use it past the fewest break-even steps
+    keras = _cells("keras", [("2", 0.6, 0.5, 0.8, 625), ("full", 0.6, 0.4, 0.9, 683)])
+    assert reference.choice(keras) == (
+        "Use unroll=True if you train past about 625 steps (2 s of training here), at both "
+        "lengths measured; for fewer steps, unroll=False.")
+    # faster at full length only (the other interval holds 1): the loop unless that length
+    compat = _cells("compat_v1", [("2", 1.4, 1.3, 1.6, None), ("full", 0.8, 0.7, 0.9, 5000)])
+    assert reference.choice(compat) == (
+        "Use dynamic_rnn, unless your sequences fill max_len and you train past about 5000 "
+        "steps (11 s of training here): then static_rnn is faster overall.")
+    # an interval across 1 is no win, whatever its break-even; a JAX scan's factor written out
+    jax = _cells("jax_scan", [("2", 0.9, 0.7, 1.1, 300), ("full", 1.6, 1.4, 1.8, None)])
+    assert reference.choice(jax) == (
+        "Use scan unroll=1: scan unroll=24 did not clearly pay back its setup here.")
+    slower = _cells("jax_scan", [("2", 1.5, 1.4, 1.6, None), ("full", 1.6, 1.4, 1.8, None)])
+    assert reference.choice(slower) == (
+        "Use scan unroll=1: scan unroll=24 never paid back its setup here.")
+
+
+def test_the_sweep_says_how_the_step_ratio_moves_and_where_static_wins():
+    import pandas as pd
+
+    rows = []
+    for max_len, full, short in ((12, 0.9, 1.2), (24, 0.8, 1.5), (48, 0.7, 2.5)):
+        for length, ratio in (("full", full), ("3", short)):
+            low, high = (ratio * 0.9, ratio * 1.1) if max_len > 12 else (0.8, 1.3)
+            rows.append({"max_len": max_len, "sequence_length": length, "ablations": "",
+                         "ratio_median_step_s": ratio, "ratio_median_step_s_ci_low": low,
+                         "ratio_median_step_s_ci_high": high})
+    said = reference.sweep_sentences(pd.DataFrame(rows))
+    assert said[0] == ("With sequences that fill max_len, static's steps take 0.90, 0.80 and "
+                       "0.70 of dynamic's at max_len 12, 24 and 48.")
+    assert said[1] == ("With sequences of 3 steps, static's steps take 1.20, 1.50 and 2.50 of "
+                       "dynamic's at max_len 12, 24 and 48.")
+    # max_len 12's intervals hold 1: no win there
+    assert said[2] == ("static_rnn's steps are clearly faster (the interval below 1) only at "
+                       "max_len 24 (sequences "
+                       "that fill max_len); at max_len 48 (sequences that fill max_len). "
+                       "Elsewhere dynamic_rnn's are, or neither clearly.")
+
+
+def test_rnnbench_reference_names_each_run():
+    """`rnnbench reference --run apis` reaches reference.main with the run's name (a --run
+    argument once clashed with the command's own handler, and the command failed)."""
+    from rnnbench import cli
+
+    argv = ["reference", "--run", "apis", "--no-run"]
+    args = cli.build_parser(argv).parse_args(argv)
+    assert args._handler is reference.main and args.which == "apis" and args.no_run

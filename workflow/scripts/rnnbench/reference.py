@@ -1,16 +1,18 @@
-"""The reference run behind every number of the README and docs/: run the main job, copy its
-FINDINGS, summary and charts to docs/figures/, and rewrite the README's answer from them.
+"""The reference runs behind every number of the README and docs/: run the main job (and
+the runs for Keras and JAX, and the max_len x length sweep), copy each one's FINDINGS,
+summary and charts under docs/figures/, and rewrite the README's answer from them.
 
-    rnnbench reference [--no-run [--results DIR]]
+    rnnbench reference [--run main|apis|sweep] [--no-run [--results DIR]]
 
-It runs ``snakemake --cores 1`` (the shipped config.yaml) in a new temporary folder (so
-results/ is neither reused nor replaced) and then the tests (pytest) in the repository, each
-timed (--no-run: use the results already there, results/ or --results DIR, and the times
-recorded before), then writes
-docs/figures/
-(FINDINGS.md, summary.csv, the charts' SVGs, run.json with the main job's wall time) and
-the README's block between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py
-fails when the README's block differs from what answer() makes of docs/figures/.
+A run (REFERENCE_RUNS) is its config (main: the shipped config.yaml; apis:
+presets/reference-apis.yaml; sweep: presets/reference-sweep.yaml) run by ``snakemake --cores
+1`` in a new temporary folder (so results/ is neither reused nor replaced), and, for main,
+then the tests (pytest) in the repository, each timed (--no-run: use the results already
+there, results/ or --results DIR, and the times recorded before). It writes the run's folder
+(docs/figures/ for main, docs/figures/apis/, docs/figures/sweep/: FINDINGS.md, summary.csv,
+the charts' SVGs, run.json with the wall time and where it ran) and the README's block
+between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py fails when the
+README's block differs from what answer() makes of the committed runs.
 """
 
 from __future__ import annotations
@@ -28,26 +30,24 @@ import pandas as pd
 import yaml
 
 from rnnbench.configfiles import load_claims
-from rnnbench.formats import breakeven_text, column_interval
+from rnnbench.formats import breakeven_text, column_interval, shape_words
 from rnnbench.load import read_table
-from rnnbench.tables import claim_table, gap_share, verdict
+from rnnbench.tables import claim_table, decided_gap_share, verdict
+from rnnbench.vocabulary import API_WORDS
 
 REPO = Path(__file__).resolve().parents[3]
 FIGURES = REPO / "docs" / "figures"
+REFERENCE_RUNS = {"main": ("config.yaml", "docs/figures"),
+                  "apis": ("presets/reference-apis.yaml", "docs/figures/apis"),
+                  "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep")}
+"""Each reference run: its config and the folder its results are committed in (both
+relative to the repository)."""
 ANSWER_BEGIN = "<!-- answer: written by rnnbench reference -->"
 ANSWER_END = "<!-- answer end -->"
 
 
 def _ratio(cell: pd.Series, metric: str) -> str:
     return column_interval(cell, f"ratio_{metric}")
-
-
-def shape_words(cell: pd.Series) -> str:
-    """A cell's shape in words: 'a basic_lstm of 32 units, batch 32, 16 inputs, padded to
-    max_len 24'."""
-    return (f"a {cell['cell']} of {int(cell['num_units'])} units, batch "
-            f"{int(cell['batch_size'])}, {int(cell['input_dim'])} inputs, padded to max_len "
-            f"{int(cell['max_len'])}")
 
 
 def _length_words(cell: pd.Series, clause: bool = False) -> str:
@@ -77,27 +77,125 @@ def _breakeven_seconds(cell: pd.Series) -> float:
 def _cause_sentences(summary: pd.DataFrame, claims: list[dict]) -> list[str]:
     """The cause the grid isolates, in two sentences: an ablation cell whose step verdict (on
     the first step claim with a seed figure) differs from its reference's, both conclusive,
-    and its share of the log-ratio distance to that figure (tables.gap_share)."""
+    and its share of the log-ratio distance to that figure, where the intervals decide it
+    (tables.decided_gap_share)."""
     table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
                                   and c.get("figure") is not None][:1])
     sentences = []
     for _, twin in table[~table["reference"]].iterrows():
         ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
-        if twin["verdict"] == ref["verdict"] or "inconclusive" in (twin["verdict"],
-                                                                     ref["verdict"]):
+        share = decided_gap_share(twin, ref, twin["figure"])
+        if twin["verdict"] == ref["verdict"] or share is None:
             continue
         cell = summary.set_index("cell_id").loc[twin["cell_id"]]
-        share = 100 * gap_share(twin["ratio"], ref["ratio"], twin["figure"])
+        share *= 100
         sentences += [
             f"Why the blog post found static faster: up to TensorFlow 1.5, {twin['ablations']}."
-            f" Measured so, static's steps take {_ratio(cell, 'median_step_s')} of dynamic's.",
+            f" With that loop and {_length_words(cell)}, static's steps take "
+            f"{_ratio(cell, 'median_step_s')} of dynamic's.",
             f"That old loop closes {share:.0f} % of the distance, on a log scale, between our "
             f"{ref['ratio']:.2f} and the post's own {twin['figure']:.2f} (its GPU, TF 1.x)."]
     return sentences
 
 
+def _step_verdict(cell: pd.Series) -> str:
+    """tables.verdict of 'static's steps are faster' in a summary row."""
+    return verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
+                   cell["ratio_median_step_s_ci_high"])
+
+
+def _faster(cell: pd.Series) -> bool:
+    """Static's steps faster than dynamic's, by the step ratio's 95 % interval."""
+    return _step_verdict(cell) == "holds"
+
+
+def impl_names(cell: pd.Series) -> tuple[str, str]:
+    """What plays static's and dynamic's part in ``cell``'s api (vocabulary.API_WORDS), with
+    a JAX scan's unroll factor written out: ('scan unroll=24', 'scan unroll=1')."""
+    words = API_WORDS[cell["api"]]
+    factor = str(cell.get("unroll", "max_len"))
+    factor = str(int(cell["max_len"])) if factor in ("max_len", "nan") else factor
+    return words["static"].replace("=k", f"={factor}"), words["dynamic"]
+
+
+def choice(cells: pd.DataFrame) -> str:
+    """The choice in one sentence, in the api's words (impl_names), from ``cells`` (summary
+    rows of one api, no ablation): the loop, unless some cell's unrolled steps are faster
+    (their interval below 1) and pay back its setup; then the fewest break-even steps (and
+    seconds of training, _breakeven_seconds) among such cells, and their lengths unless
+    that holds at every length measured."""
+    static, dynamic = impl_names(cells.iloc[0])
+    faster = sorted((cell for _, cell in cells.iterrows()
+                     if _faster(cell) and not pd.isna(cell["breakeven_steps"])),
+                    key=lambda cell: cell["breakeven_steps"])
+    if not faster:
+        slower = all(_step_verdict(cell) == "does not hold" for _, cell in cells.iterrows())
+        said = "never paid back" if slower else "did not clearly pay back"
+        return f"Use {dynamic}: {static} {said} its setup here."
+    best = faster[0]
+    after = (f"past about {int(best['breakeven_steps'])} steps ({_breakeven_seconds(best):.0f} s"
+             " of training here)")
+    if len(faster) == len(cells) and len(cells) > 1:
+        return (f"Use {static} if you train {after}, at {'both' if len(cells) == 2 else 'all'} "
+                f"lengths measured; for fewer steps, {dynamic}.")
+    return (f"Use {dynamic}, unless your {_length_words(best, clause=True)} and you train "
+            f"{after}: then {static} is faster overall.")
+
+
+API_TITLES = {"keras": "Keras on TensorFlow", "keras_xla": "Keras with XLA",
+              "keras_jax": "Keras on JAX", "jax_scan": "JAX's lax.scan"}
+"""How the README's answer names each api other than compat_v1."""
+
+
+def api_sentences(summary: pd.DataFrame) -> list[str]:
+    """The README's answer for Keras and JAX, from the apis reference run's summary
+    (docs/figures/apis/summary.csv): per api, a paragraph of the choice, the setup ratio, and
+    the step ratio (unrolled over the loop, 95 % interval) in each cell."""
+    out = []
+    for api, cells in summary[summary["ablations"].fillna("") == ""].groupby("api", sort=False):
+        static, dynamic = impl_names(cells.iloc[0])
+        steps = [f"{_ratio(cell, 'median_step_s')} (with {_length_words(cell)})"
+                 for _, cell in cells.iterrows()]
+        out.append(
+            f"**{API_TITLES[api]}: {choice(cells)}** "
+            f"Setup takes {cells['ratio_setup_s'].mean():.1f} times as long with {static} "
+            f"({cells['static_setup_s'].mean():.2g} s against "
+            f"{cells['dynamic_setup_s'].mean():.2g} s). Each {static} step takes "
+            + ", ".join(steps) + f" of {dynamic}'s.")
+    return out
+
+
+def sweep_sentences(summary: pd.DataFrame) -> list[str]:
+    """How the answer moves with max_len and with the sequences' length, from the sweep
+    reference run's summary (docs/figures/sweep/summary.csv): per sequence_length, static's
+    step ratio at each max_len; then where static's steps are faster."""
+    cells = summary[summary["ablations"].fillna("") == ""].copy()
+    cells["max_len"] = cells["max_len"].astype(int)
+    out, wins = [], {}
+    for length, group in cells.groupby(cells["sequence_length"].astype(str), sort=False):
+        group = group.sort_values("max_len")
+        words = ("sequences that fill max_len" if length == "full"
+                 else f"sequences of {length} steps")
+        ratios = [f"{cell['ratio_median_step_s']:.2f}" for _, cell in group.iterrows()]
+        out.append(f"With {words}, static's steps take {_listed(ratios)} of dynamic's at "
+                   f"max_len {_listed([str(m) for m in group['max_len']])}.")
+        for _, cell in group[[_faster(cell) for _, cell in group.iterrows()]].iterrows():
+            wins.setdefault(int(cell["max_len"]), []).append(words)
+    out.append("static_rnn's steps are clearly faster (the interval below 1) only " + "; ".join(
+        f"at max_len {max_len} ({_listed(words)})" for max_len, words in sorted(wins.items()))
+        + ". Elsewhere dynamic_rnn's are, or neither clearly." if wins else
+        "static_rnn's steps are clearly faster in none of these cells.")
+    return out
+
+
+def _listed(words: list[str]) -> str:
+    """'12', '12 and 24', '12, 24 and 48'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
-           main_job_s: float, tests_s: float | None = None) -> str:
+           main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
+           sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None) -> str:
     """The README's answer, in short sentences (each under about 35 words), from the reference
     run's tables: the choice as a recommendation; the machine and the shape in words; static /
     dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
@@ -111,36 +209,34 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         claims: the config's claims.
         main_job_s: the main job's wall time, seconds.
         tests_s: the test suite's wall time, seconds (None: not measured).
+        apis: the apis reference run's summary (api_sentences), or None.
+        sweep: the sweep reference run's summary (sweep_sentences), or None.
+        machines: the apis and sweep runs' device names (run.json), named where they differ
+            from ``measurements``'.
     """
+    machines = machines or {}
     plain = summary[(summary["api"] == "compat_v1") & (summary["ablations"] == "")]
     run = measurements.iloc[0]
-    faster = [cell for _, cell in plain.iterrows()
-              if verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
-                         cell["ratio_median_step_s_ci_high"]) == "holds"
-              and not pd.isna(cell["breakeven_steps"])]
-    choice = "**Use dynamic_rnn"
-    if faster:
-        best = min(faster, key=lambda cell: cell["breakeven_steps"])
-        choice += (f", unless your {_length_words(best, clause=True)} and you train past about "
-                   f"{int(best['breakeven_steps'])} steps: then static_rnn is faster overall.**")
-    else:
-        choice += ": static_rnn's unrolled graph never paid back its setup here.**"
     setups = plain["ratio_setup_s"]
     sentences = [
-        choice,
+        f"**{choice(plain)}**",
         f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
         f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
-        f"{shape_words(plain.iloc[0])}; {int(plain['static_repeats'].iloc[0])} fresh processes "
+        f"{shape_words(plain)}; {int(plain['static_repeats'].iloc[0])} fresh processes "
         "per setting, 95 % intervals in brackets.",
         "static_rnn takes "
-        + (f"{setups.min():.1f} to {setups.max():.1f}" if len(plain) > 1
-           else f"{setups.iloc[0]:.1f}")
-        + f" times as long to set up ({plain['static_setup_s'].mean():.1f} s against "
+        + (f"{setups.min():.1f} to {setups.max():.1f} times (over the {len(plain)} lengths)"
+           if len(plain) > 1 else f"{setups.iloc[0]:.1f} times")
+        + f" as long to set up ({plain['static_setup_s'].mean():.1f} s against "
         f"{plain['dynamic_setup_s'].mean():.2f} s).",
     ]
     for _, cell in plain.iterrows():
         ratio = _ratio(cell, "median_step_s")
-        if pd.isna(cell["breakeven_steps"]):
+        if not _faster(cell) and _step_verdict(cell) == "inconclusive":
+            sentences.append(f"With {_length_words(cell)}, static's steps take {ratio} of "
+                             f"dynamic's ({_step_ms(cell)}): no clear difference, so its "
+                             "setup may never pay back.")
+        elif pd.isna(cell["breakeven_steps"]) or not _faster(cell):
             sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
                              f"times dynamic's ({_step_ms(cell)}): static never catches up.")
         else:
@@ -154,7 +250,21 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         f"({plain['static_peak_rss_mb'].max():.0f} MiB against "
         f"{plain['dynamic_peak_rss_mb'].max():.0f} MiB at peak).")
     sentences += _cause_sentences(summary, claims)
-    return (ANSWER_BEGIN + "\n" + "\n".join(sentences) + "\n\n"
+    paragraphs = ["\n".join(sentences)]
+    def where(machine: str | None) -> str:  # another run's machine, where it is another
+        return "" if machine in (None, run["device_name"]) else f" (measured on {machine})"
+
+    if apis is not None:
+        paragraphs += [f"The same shape in Keras and JAX{where(machines.get('apis'))} "
+                       "([its FINDINGS](docs/figures/apis/FINDINGS.md)).", *api_sentences(apis)]
+    if sweep is not None:
+        paragraphs.append(
+            f"How the answer moves with max_len and length{where(machines.get('sweep'))}, "
+            "from 4 fresh processes per setting ([its FINDINGS and 95 % intervals]"
+            "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep))
+            + "\nFor your own shape, write it in a config and run it ([your own model]"
+            "(docs/config.md#your-own-model)).")
+    return (ANSWER_BEGIN + "\n" + "\n\n".join(paragraphs) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
             f"{main_job_s / 60:.0f} min on the reference machine\n"
@@ -180,50 +290,68 @@ def expected_answer(repo: Path = REPO) -> str:
     run = json.loads((figures / "run.json").read_text())
     config = yaml.safe_load((repo / "config.yaml").read_text())
     load_claims(config, repo)  # the seeds' claims, from config.yaml's claims_from
+    others, machines = {}, {}
+    for name, (_, folder) in REFERENCE_RUNS.items():
+        if name != "main" and (repo / folder / "summary.csv").exists():
+            others[name] = read_table(repo / folder / "summary.csv")
+            machines[name] = json.loads((repo / folder / "run.json").read_text())["where"][
+                "device_name"]
     return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
-                  config["claims"], run["main_job_s"], run.get("tests_s"))
+                  config["claims"], run["workflow_s"], run.get("tests_s"), **others,
+                  machines=machines)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reference``'s arguments."""
+    parser.add_argument("--run", dest="which", choices=list(REFERENCE_RUNS), default="main",
+                        help="which reference run: main (config.yaml, with the tests), apis "
+                             "(Keras and JAX) or sweep (max_len x length) (default: main)")
     parser.add_argument("--no-run", action="store_true",
-                        help="use the results as they are, and docs/figures/run.json's times")
+                        help="use the results as they are, and the run's run.json times")
     parser.add_argument("--results", type=Path, default=REPO / "results",
                         help="with --no-run: the results folder to use (default: %(default)s)")
 
 
+def _timed(command: list[str], **kwargs) -> float:
+    """Run ``command`` (check=True), return its wall time in seconds."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, **kwargs)
+    return time.perf_counter() - start
+
+
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench reference``: run (or, --no-run, take) the reference run and rewrite
-    docs/figures/ and the README's answer; returns the exit status (0)."""
+    """``rnnbench reference``: run (or, --no-run, take) one reference run (REFERENCE_RUNS),
+    write its folder under docs/figures/ and rewrite the README's answer; returns the exit
+    status (0)."""
+    config, folder = REFERENCE_RUNS[args.which]
+    figures = REPO / folder
+    figures.mkdir(parents=True, exist_ok=True)
     results = args.results
     if args.no_run:
-        before = json.loads((FIGURES / "run.json").read_text())
-        main_job_s, tests_s = before["main_job_s"], before.get("tests_s")
+        before = json.loads((figures / "run.json").read_text()) if (
+            figures / "run.json").exists() else {}
+        job_s, tests_s = before.get("workflow_s"), before.get("tests_s")
     else:  # a fresh run, in a folder of its own: results/ is neither reused nor replaced
-        workdir = Path(tempfile.mkdtemp(prefix="rnnbench-reference-"))
-        shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-                        "--directory", str(workdir), "--cores", "1"], check=True)
-        main_job_s = time.perf_counter() - start
+        workdir = Path(tempfile.mkdtemp(prefix=f"rnnbench-reference-{args.which}-"))
+        shutil.copy(REPO / config, workdir / "config.yaml")
+        job_s = _timed([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                        "--directory", str(workdir), "--cores", "1"])
         results = workdir / "results"
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                       cwd=REPO, check=True)
-        tests_s = time.perf_counter() - start
+        tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                          cwd=REPO) if args.which == "main" else None)
     for name in ("FINDINGS.md", "summary.csv"):
-        shutil.copy(results / name, FIGURES / name)
+        shutil.copy(results / name, figures / name)
     for svg in (results / "plots").glob("*.svg"):
-        shutil.copy(svg, FIGURES / svg.name)
+        shutil.copy(svg, figures / svg.name)
     first = read_table(results / "measurements.csv").iloc[0]
     where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
              for key in ("device_name", "cpus", "tensorflow_version",
                          "intra_op_parallelism_threads", "python_version", "hostname")}
-    (FIGURES / "run.json").write_text(json.dumps(
-        {"main_job_s": round(main_job_s, 1), "tests_s": tests_s and round(tests_s, 1),
-         "where": where}, indent=1) + "\n")
+    (figures / "run.json").write_text(json.dumps(
+        {"config": config, "workflow_s": job_s and round(job_s, 1),
+         "tests_s": tests_s and round(tests_s, 1), "where": where}, indent=1) + "\n")
     readme = (REPO / "README.md").read_text()
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
-    print(f"docs/figures/ and the README's answer rewritten from the run in {results} "
-          f"({main_job_s:.0f} s; tests {tests_s or 0:.0f} s)")
+    print(f"{folder}/ and the README's answer rewritten from the run in {results} "
+          f"({job_s or 0:.0f} s; tests {tests_s or 0:.0f} s)")
     return 0

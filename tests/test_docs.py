@@ -216,3 +216,20 @@ def test_the_readme_reproducibility_figures_are_the_committed_benchmarks():
     assert (contradictory == "0") == ("none contradictory" in readme)
     assert f"other's 95 % intervals {covered[0]} of {covered[1]} times" in readme
     assert f"({times[0]} s and {times[1]} s each;" in readme
+
+
+def test_the_my_model_example_is_its_committed_run():
+    """docs/config.md's 'Your own model': every figure it quotes is in the committed run's
+    FINDINGS (docs/figures/my-model/), and that run measured presets/my-model.yaml's shape."""
+    text = TEXTS[REPO / "docs/config.md"]
+    section = text[text.index("## Your own model"):]
+    findings = (REPO / "docs/figures/my-model/FINDINGS.md").read_text()
+    quoted = re.findall(r"\d+\.\d+(?: \[\d+\.\d+, \d+\.\d+\]| to \d+\.\d+)?|\d+ \[\d+, \d+\]",
+                        section.split("Its FINDINGS")[1])
+    assert len(quoted) >= 8
+    for figure in quoted:
+        assert figure in findings, figure
+    preset = yaml.safe_load((REPO / "presets/my-model.yaml").read_text())
+    assert (f"a {preset['cell'][0]} of {preset['num_units'][0]} units, batch "
+            f"{preset['batch_size'][0]}, {preset['input_dim'][0]} inputs, padded to max_len "
+            f"{preset['max_len'][0]}") in findings

@@ -106,8 +106,8 @@ def test_the_choice_follows_the_intervals_in_each_apis_words():
     # unrolled faster at every length: use it past the fewest break-even steps
     keras = _cells("keras", [("2", 0.6, 0.5, 0.8, 625), ("full", 0.6, 0.4, 0.9, 683)])
     assert reference.choice(keras) == (
-        "Use unroll=True if you train past about 625 steps (2 s of training here), at both "
-        "lengths measured; for fewer steps, unroll=False.")
+        "Use unroll=True if you train past about 625 to 683 steps (2 s of training here), at "
+        "both lengths measured; for fewer steps, unroll=False.")
     # faster at full length only (the other interval holds 1): the loop unless that length
     compat = _cells("compat_v1", [("2", 1.4, 1.3, 1.6, None), ("full", 0.8, 0.7, 0.9, 5000)])
     assert reference.choice(compat) == (

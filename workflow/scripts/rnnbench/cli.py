@@ -23,8 +23,8 @@ COMMANDS = {
                 "compare two result sets (reads two runs folders or measurements.csv; writes "
                 "OUT/compare.csv, .md, .svg, .html)"),
     "reference": ("reference",
-                  "run the main job and the tests, and rewrite docs/figures/ and the README's "
-                  "answer from them"),
+                  "run a reference run (--run main: the main job and the tests; apis; sweep) "
+                  "and rewrite its folder under docs/figures/ and the README's answer"),
     "reproduce": ("reproduce",
                   "run the main job twice and compare the verdicts (writes OUTDIR/run1, run2, "
                   "reproducibility.md, .csv)"),

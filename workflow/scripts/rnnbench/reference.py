@@ -136,8 +136,11 @@ def choice(cells: pd.DataFrame) -> str:
     after = (f"past about {int(best['breakeven_steps'])} steps ({_breakeven_seconds(best):.0f} s"
              " of training here)")
     if len(faster) == len(cells) and len(cells) > 1:
-        return (f"Use {static} if you train {after}, at {'both' if len(cells) == 2 else 'all'} "
-                f"lengths measured; for fewer steps, {dynamic}.")
+        steps = _listed_range([int(cell["breakeven_steps"]) for cell in faster])
+        seconds = _listed_range([round(_breakeven_seconds(cell)) for cell in faster])
+        return (f"Use {static} if you train past about {steps} steps ({seconds} s of training "
+                f"here), at {'both' if len(cells) == 2 else 'all'} lengths measured; for fewer "
+                f"steps, {dynamic}.")
     return (f"Use {dynamic}, unless your {_length_words(best, clause=True)} and you train "
             f"{after}: then {static} is faster overall.")
 
@@ -186,6 +189,12 @@ def sweep_sentences(summary: pd.DataFrame) -> list[str]:
         + ". Elsewhere dynamic_rnn's are, or neither clearly." if wins else
         "static_rnn's steps are clearly faster in none of these cells.")
     return out
+
+
+def _listed_range(numbers: list[int]) -> str:
+    """'614' where they are one number, else '614 to 683'."""
+    low, high = min(numbers), max(numbers)
+    return f"{low}" if low == high else f"{low} to {high}"
 
 
 def _listed(words: list[str]) -> str:

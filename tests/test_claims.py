@@ -104,6 +104,10 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     row = claims.judge(reaches, runs)[0]
     assert row["verdict"] == "holds" and "against the claimed 306" in row["estimate"]
     assert claims.judge({**reaches, "value": 489}, runs)[0]["verdict"] == "does not hold"
+    # a line that clearly falls is no rising linear law: it does not hold
+    falling_runs = _runs(tmp_path / "fall", lambda impl, m: 0.01,
+                         setup_of=lambda impl, m: 10 - 0.1 * m if impl == "static" else 1.0)
+    assert claims.judge(linear, falling_runs)[0]["verdict"] == "does not hold"
     curved = _runs(tmp_path / "curve", lambda impl, m: 0.01,
                    setup_of=lambda impl, m: 0.002 * m * m if impl == "static" else 1.0)
     assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
@@ -121,9 +125,9 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     assert "[-" not in predicted and "[0, " in predicted
     # a line that falls below zero at ``at`` predicts no time there
     falling = claims.judge({**reaches, "at": -100}, runs)[0]
-    assert falling["verdict"] == "inconclusive" and "none (the line reaches -" in \
-        falling["estimate"] and falling["reason"] == "the line falls to zero or below there, " \
-        "and no time is"
+    assert falling["verdict"] == "inconclusive" and "none (the line falls below zero there)" in \
+        falling["estimate"] and falling["reason"] == "the line falls to zero or below there: " \
+        "it predicts no time"
     # an interval that holds the claimed value and half of it: too wide to say "holds"
     (tmp_path / "wide").mkdir()
     wide = load.load_results(write_results(tmp_path / "wide", [
@@ -143,6 +147,12 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     assert "- **build**: the t says \"s\".\n  - It holds in the one group of cells: static " \
            "graph_construction_s at max_len 3000: " in text
     assert "### build: s" in text and "within the line's 95 % prediction interval" in text
+    # a seed with a newline and blanks stays on its line; an empty one is named as such
+    odd = findings.findings_markdown(summarize(runs), runs, [
+        {**reaches, "id": "odd", "seed": "a  blog\npost"}, {**reaches, "id": "blank", "seed": ""}],
+        {"repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert "- **odd**: a blog post says" in odd and "Source: a blog post. " in odd
+    assert "- **blank**: an unnamed source says" in odd and "Source: unnamed. " in odd
 
 
 @pytest.mark.parametrize("claim, fragment", [

@@ -4,6 +4,8 @@ and the layout page matches the tree."""
 import re
 import subprocess
 
+import pytest
+
 from conftest import REPO
 from rnnbench import reference
 
@@ -152,3 +154,35 @@ def test_rnnbench_reference_names_each_run():
     argv = ["reference", "--run", "apis", "--no-run"]
     args = cli.build_parser(argv).parse_args(argv)
     assert args._handler is reference.main and args.which == "apis" and args.no_run
+
+
+def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(tmp_path):
+    """`rnnbench reference --no-run --results DIR` checks DIR before it writes: missing files
+    and another grid are named, and the committed run is left whole."""
+    import shutil
+
+    import pandas as pd
+
+    with pytest.raises(ValueError, match=r"no FINDINGS.md, summary.csv, measurements.csv there"):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    summary = pd.read_csv(REPO / "docs/figures/apis/summary.csv")
+    for name in ("FINDINGS.md", "measurements.csv"):
+        (tmp_path / name).write_text("x\n")
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")  # its own: fits
+    with pytest.raises(ValueError, match=r"api \['jax_scan', 'keras', 'keras_jax'\], but "
+                                         r"presets/reference-sweep.yaml asks for \['compat_v1'\]"):
+        reference.check_results(tmp_path, REPO / "presets/reference-sweep.yaml")
+    summary.assign(max_len=8).to_csv(tmp_path / "summary.csv", index=False)
+    with pytest.raises(ValueError, match=r"max_len \['8'\], but presets/reference-apis.yaml"):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    summary.assign(static_repeats=2).to_csv(tmp_path / "summary.csv", index=False)
+    with pytest.raises(ValueError, match=r"\[2\] repeats, but .* asks for 6"):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    # through the command: refused with status 2 before any file of docs/figures/ changes
+    before = {p: p.read_bytes() for p in (REPO / "docs/figures/apis").iterdir()}
+    from rnnbench import cli
+
+    assert cli.main(["reference", "--run", "apis", "--no-run", "--results", str(tmp_path)]) == 2
+    assert {p: p.read_bytes() for p in (REPO / "docs/figures/apis").iterdir()} == before
+    shutil.rmtree(tmp_path)

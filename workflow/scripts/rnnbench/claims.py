@@ -176,20 +176,25 @@ def _law(claim: dict, group, values: list) -> dict | None:
     law = scaling.fit_line(mine[axis].to_numpy(float), mine[quantity].to_numpy(float), at)
     poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
     fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
-           f"per unit of {axis}, lack-of-fit p {law['lack_of_fit_p']:.2g}")
-    untested = ("too few values of the axis to test the line's fit"
+           f"per unit of {axis}, " + ("no lack-of-fit test (too few values of the axis)"
+                                      if math.isnan(law["lack_of_fit_p"]) else
+                                      f"lack-of-fit p {law['lack_of_fit_p']:.2g}"))
+    untested = ("the axis has too few values to test the line's fit"
                 if math.isnan(law["lack_of_fit_p"]) else "")
     if "form" in claim:
-        reason = untested or ("" if poor or law["slope_ci"][0] > 0 else
-                              "the slope's 95 % interval reaches 0 or below")
-        return {"verdict": "does not hold" if poor else "inconclusive" if reason else "holds",
+        # a line that does not fit, or one that clearly falls, is no rising linear law
+        falls = law["slope_ci"][1] < 0
+        reason = untested or ("" if poor or falls or law["slope_ci"][0] > 0 else
+                              "the slope's 95 % interval holds 0")
+        return {"verdict": "does not hold" if (poor or falls) and not untested
+                else "inconclusive" if reason else "holds",
                 "reason": reason, "estimate": f"{claim['impl']} {quantity}: {fit}"}
     _, estimate, low, high = law["predictions"][0]
     value = claim["value"]
     reason = untested or (
         f"the line does not fit (lack-of-fit p {law['lack_of_fit_p']:.2g}): no extrapolation "
         "from it is trusted" if poor else
-        "the line falls to zero or below there, and no time is" if estimate <= 0 else
+        "the line falls to zero or below there: it predicts no time" if estimate <= 0 else
         f"its 95 % interval reaches zero or below: the runs cannot tell {value:g} from "
         "nothing" if low <= 0 else
         f"its 95 % interval [{low:.4g}, {high:.4g}] holds the claimed {value:g} and "

@@ -29,11 +29,25 @@ from rnnbench.vocabulary import API_WORDS
 def claim_source(claim: dict) -> str:
     """Who made a claim, from its ``seed`` field: "000, blog post 'X'" -> "the blog post 'X'";
     a user's words as they are ("a user's claim"); a bare number "000" -> "seed 000"."""
-    seed = str(claim["seed"])
+    seed = " ".join(str(claim["seed"]).split())  # one line, whatever the config held
     words = re.sub(r"^\d+(, )?", "", seed)
+    if not seed:
+        return "an unnamed source"
     if not words:
         return f"seed {seed}"
     return words if words.startswith(("a ", "an ", "the ")) else f"the {words}"
+
+
+def _one_line(text) -> str:
+    """A config's text on one line, its runs of white space one space (a newline in a seed
+    or conditions would break FINDINGS' Markdown)."""
+    return " ".join(str(text).split())
+
+
+def _source_line(claim: dict) -> str:
+    """'000, blog post X (its conditions)': a claim's seed and conditions, on one line."""
+    return (_one_line(claim["seed"]) or "unnamed") + (
+        f" ({_one_line(claim['conditions'])})" if claim.get("conditions") else "")
 
 
 def _verb(verdict: str) -> str:
@@ -135,8 +149,9 @@ def _other_claim_line(claim: dict, verdicts: list[dict]) -> list[str]:
                   ("group of cells", "groups of cells"))
     reasons = sorted({v["reason"] for v in verdicts if v.get("reason")})
     return [head, f"  - {said[0].upper()}{said[1:]}: {verdicts[0]['estimate']}"
-            f"{'; ...' if len(verdicts) > 1 else ''}.",
-            *(f"  - Inconclusive where {reason}." for reason in reasons)]
+            + (f" (and {len(verdicts) - 1} more: see its section)." if len(verdicts) > 1
+               else "."),
+            *(f"  - Inconclusive: {reason}." for reason in reasons)]
 
 
 def _threads(runs: pd.DataFrame) -> str:
@@ -338,8 +353,7 @@ def _other_claim_section(claim: dict, judged: list[dict]) -> list[str]:
           "verdict": v["verdict"] + (f" ({v['reason']})" if v.get("reason") else "")}
          for v in judged], columns=["scope", "estimate", "verdict"])
     return [f"### {claim['id']}: {claim['statement']}", "",
-            f"Source: {claim['seed']}" + (f" ({claim['conditions']})"
-                                          if claim.get("conditions") else "") + ". "
+            f"Source: {_source_line(claim)}. "
             f"Tested: {_other_claim_test(claim)}.", "",
             verdicts.to_markdown(index=False) if len(verdicts) else
             "No group of cells in this grid has what the claim needs.", ""]
@@ -358,8 +372,7 @@ def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> l
     out = [
         f"### {claim['id']}: {claim['statement']}",
         "",
-        f"Source: {claim['seed']}" + (f" ({claim['conditions']})" if claim.get("conditions")
-                                      else "") + ". "
+        f"Source: {_source_line(claim)}. "
         f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
         + (f"; the claim's own ratio {figure:.2f} (its figures, not ours)"
            if figure is not None else "") + ".",

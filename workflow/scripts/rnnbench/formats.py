@@ -46,15 +46,19 @@ def breakeven_text(cell: pd.Series) -> str | None:
 def catch_up_text(cell: pd.Series) -> str:
     """'catches up after <breakeven_text> steps', or 'never catches up'."""
     steps = breakeven_text(cell)
-    return "never catches up" if steps is None else f"catches up after {steps} steps"
+    if steps is None:
+        return "never catches up"
+    return ("is ahead from the first step" if cell["breakeven_steps"] < 1
+            else f"catches up after {steps} steps")
 
 
 def prediction_text(estimate: float, low: float, high: float) -> str:
     """A predicted time, memory or count with its 95 % prediction interval, never below zero
     (every quantity measured is positive): '2.5 [1.1, 3.9]'; '2.5 [0, 6.1]' where the
-    interval reaches below zero; 'none (the line reaches -0.14)' where the estimate does."""
+    interval reaches below zero; 'none (the line falls below zero there)' where the estimate
+    does."""
     if estimate <= 0:
-        return f"none (the line reaches {estimate:.4g})"
+        return "none (the line falls below zero there)"
     return f"{estimate:.4g} [{max(low, 0):.4g}, {high:.4g}]"
 
 
@@ -68,6 +72,7 @@ def shape_words(cells: pd.DataFrame) -> str:
         found = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
                  for v in found]
         return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " or " + found[-1]
-    return (f"a {values('cell')} of {values('num_units')} units, batch "
+    article = "an" if values("cell")[0] in "aeiou" else "a"
+    return (f"{article} {values('cell')} of {values('num_units')} units, batch "
             f"{values('batch_size')}, {values('input_dim')} inputs, padded to max_len "
             f"{values('max_len')}")

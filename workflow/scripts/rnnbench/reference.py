@@ -328,13 +328,47 @@ def _timed(command: list[str], **kwargs) -> float:
     return time.perf_counter() - start
 
 
+GRID_AXES = ("api", "cell", "batch_size", "max_len", "sequence_length", "num_units",
+             "input_dim")
+"""The axes a results folder must share with its reference run's config (check_results)."""
+
+
+def check_results(results: Path, config: Path) -> None:
+    """A results folder fit to be a reference run of ``config``: its FINDINGS, summary and
+    measurements are there, and its cells have the config's values of GRID_AXES and its
+    repeats (config.yaml's keys where a preset omits one; the schema's default api).
+
+    Raises:
+        ValueError: naming the folder and what is missing or differs.
+    """
+    from rnnbench.axes import sequence_length_id
+
+    missing = [name for name in ("FINDINGS.md", "summary.csv", "measurements.csv")
+               if not (results / name).is_file()]
+    if missing:
+        raise ValueError(f"--results {results}: no {', '.join(missing)} there (run the "
+                         "workflow in it first, or leave out --no-run)")
+    grid = {"api": ["compat_v1"], **yaml.safe_load((REPO / "config.yaml").read_text()),
+            **yaml.safe_load(config.read_text())}
+    summary = read_table(results / "summary.csv")
+    for axis in GRID_AXES:
+        want = {sequence_length_id(v) if axis == "sequence_length" else str(v)
+                for v in grid[axis]}
+        have = {str(v) for v in summary[axis]}
+        if have != want:
+            raise ValueError(f"--results {results}: {axis} {sorted(have)}, but "
+                             f"{config.relative_to(REPO)} asks for {sorted(want)}")
+    if set(summary["static_repeats"]) != {grid["repeats"]}:
+        raise ValueError(f"--results {results}: {sorted(set(summary['static_repeats']))} "
+                         f"repeats, but {config.relative_to(REPO)} asks for {grid['repeats']}")
+
+
 def main(args: argparse.Namespace) -> int:
     """``rnnbench reference``: run (or, --no-run, take) one reference run (REFERENCE_RUNS),
     write its folder under docs/figures/ and rewrite the README's answer; returns the exit
     status (0)."""
     config, folder = REFERENCE_RUNS[args.which]
     figures = REPO / folder
-    figures.mkdir(parents=True, exist_ok=True)
     results = args.results
     if args.no_run:
         before = json.loads((figures / "run.json").read_text()) if (
@@ -348,6 +382,14 @@ def main(args: argparse.Namespace) -> int:
         results = workdir / "results"
         tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                           cwd=REPO) if args.which == "main" else None)
+    try:  # before anything is written: a committed run is never half replaced
+        check_results(results, REPO / config)
+    except ValueError as error:
+        print(f"rnnbench reference: {error}", file=sys.stderr)
+        return 2
+    figures.mkdir(parents=True, exist_ok=True)
+    for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
+        old.unlink()
     for name in ("FINDINGS.md", "summary.csv"):
         shutil.copy(results / name, figures / name)
     for svg in (results / "plots").glob("*.svg"):

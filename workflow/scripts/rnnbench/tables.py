@@ -25,14 +25,16 @@ from rnnbench.load import at_reference
 from rnnbench.summary import ratio_of
 
 QUANTITIES = {
-    "graph_construction_s": "graph construction time",
-    "setup_s": "setup time (graph construction + session setup + first step)",
+    "graph_construction_s": "graph construction (Keras, JAX: tracing) time",
+    "setup_s": "setup time (everything before the second step: graph construction or "
+               "tracing, setup, first step or call)",
     "first_100_steps_s": "time to the 100th step (setup + 99 steps)",
     "median_step_s": "steady-state step time",
     "peak_rss_mb": "peak memory (RSS)",
-    "first_step_s": "first step (graph optimisation, executor creation, one step)",
+    "first_step_s": "first step or call (graph optimisation or compilation, one step)",
 }
-"""Quantities a claim can be about: summary columns ``ratio_<quantity>`` (static / dynamic)."""
+"""Quantities a claim can be about: summary columns ``ratio_<quantity>`` (static / dynamic),
+in words every api's cells fit (vocabulary.API_WORDS has each api's own)."""
 DIRECTIONS = ("static > dynamic", "static < dynamic")
 
 

@@ -257,3 +257,19 @@ def test_a_fixed_warm_up_is_not_called_settled(tmp_path):
     assert "a fixed warm-up of 1 steps (max_warmup_steps 1 leaves no room for the settle " \
            "test, which needs 40)" in text
     assert "went on until the step times had settled" not in text
+
+
+def test_a_disturbed_stretch_is_counted_over_the_runs_long_enough_to_show_one():
+    """steady.block_spread needs two 50-step blocks: runs of fewer measured steps are not
+    counted as undisturbed (a breaker found '0 of the 12 runs' for runs of 20 steps)."""
+    import pandas as pd
+
+    from rnnbench.findings_sections import _disturbed_count
+
+    runs = pd.DataFrame({"block_spread": [0.05, 0.30, None, None],
+                         "disturbed": [False, True, False, False]})
+    assert _disturbed_count(runs) == ("1 of the 2 runs long enough to tell (2 of 4 measured "
+                                      "fewer than 100 steps) had a disturbed stretch")
+    assert _disturbed_count(runs.iloc[:2]) == "1 of the 2 runs measured had a disturbed stretch"
+    assert _disturbed_count(runs.iloc[2:]) == ("No run measured the 100 steps it takes to tell "
+                                               "a disturbed stretch")

@@ -12,7 +12,7 @@ import pandas as pd
 from rnnbench.axes import JAX_APIS
 from rnnbench.formats import SPEED, breakeven_text, catch_up_text, column_interval, ratio_text
 from rnnbench.load import BUSY_OTHERS_SHARE, BUSY_STEAL_SHARE
-from rnnbench.steady import DISTURBED_BLOCK_SPREAD
+from rnnbench.steady import DISTURBED_BLOCK_SPREAD, STABILITY_BLOCK
 from rnnbench.summary import OUTLIER_FACTOR
 from rnnbench.tables import (EFFECT_METRICS, JAX_HORIZONS, cell_labels, cold_fetch_table,
                              keras_table, unroll_table)
@@ -167,6 +167,21 @@ def _busy_words(runs: pd.DataFrame) -> str:
             "1-minute load average exceeded the CPUs")
 
 
+def _disturbed_count(own: pd.DataFrame) -> str:
+    """'3 of the 30 runs measured had a disturbed stretch'; where some runs measured fewer
+    steps than two blocks (steady.block_spread: None), '0 of the 4 runs long enough to tell
+    (8 of 12 measured fewer than 100 steps) had ...'; where none did, 'No run measured the
+    100 steps it takes to tell a disturbed stretch'."""
+    tested = own["block_spread"].notna() if "block_spread" in own else pd.Series(True, own.index)
+    count, need = int(own.loc[tested, "disturbed"].sum()), 2 * STABILITY_BLOCK
+    if tested.all():
+        return f"{count} of the {len(own)} runs measured had a disturbed stretch"
+    if not tested.any():
+        return f"No run measured the {need} steps it takes to tell a disturbed stretch"
+    return (f"{count} of the {int(tested.sum())} runs long enough to tell ({int((~tested).sum())}"
+            f" of {len(own)} measured fewer than {need} steps) had a disturbed stretch")
+
+
 def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                     labels: dict[str, str] | None = None) -> list[str]:
     """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
@@ -188,8 +203,7 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
         f"- Measured on a busy machine ({_busy_words(runs)}): {cells('busy')}.",
         f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
         + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
-        f"- {int(own['disturbed'].sum())} of the {len(own)} runs measured had a disturbed "
-        f"stretch (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "
+        f"- {_disturbed_count(own)} (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "
         f"apart; on the development machine an undisturbed process's blocks differed by 2-7 "
         f"%, rnnbench/steady.py): a run's median step is robust to slow stretches shorter than "
         f"half its steps, and the intervals carry the spread between runs. Outliers (a median "

@@ -92,6 +92,17 @@ def test_trend_judges_the_ratio_along_the_axis_by_its_slope(tmp_path):
     assert claims.judge(claim, flat)[0]["verdict"] == "inconclusive"
 
 
+def _spread_runs(folder, spreads):
+    """Static graph construction 0.5 + 0.1 max_len at max_len 10, 20, 40, each repeat's
+    scaled by its factor of ``spreads`` (one per repeat): runs as scattered as asked."""
+    folder.mkdir()
+    return load.load_results(write_results(folder, [
+        make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
+                    setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
+        for m in (10, 20, 40) for repeat, spread in enumerate(spreads, start=1)
+        for impl in ("static", "dynamic")]))
+
+
 def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     # static graph construction 0.5 + 0.1 max_len: 1.5, 2.5, 4.5 s (x 1.01-1.03 by repeat)
     runs = _runs(tmp_path, lambda impl, m: 0.01,
@@ -113,12 +124,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
     assert claims.judge(reaches, curved)[0]["verdict"] == "inconclusive"  # no extrapolation
     # runs too scattered: the prediction interval at 3000 reaches below zero
-    (tmp_path / "scatter").mkdir()
-    scattered = load.load_results(write_results(tmp_path / "scatter", [
-        make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
-                    setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
-        for m in (10, 20, 40) for repeat, spread in ((1, 0.2), (2, 1.0), (3, 3.0))
-        for impl in ("static", "dynamic")]))
+    scattered = _spread_runs(tmp_path / "scatter", (0.2, 1.0, 3.0))
     row = claims.judge(reaches, scattered)[0]
     assert row["verdict"] == "inconclusive" and "reaches zero or below" in row["reason"]
     predicted = row["estimate"].split(" against")[0]  # (a slope may be negative; a time not)
@@ -129,12 +135,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
         falling["estimate"] and falling["reason"] == "the line falls to zero or below there: " \
         "it predicts no time"
     # an interval that holds the claimed value and half of it: too wide to say "holds"
-    (tmp_path / "wide").mkdir()
-    wide = load.load_results(write_results(tmp_path / "wide", [
-        make_result(impl, f"c{m}", repeat, max_len=m, step_s=(0.01,) * 3,
-                    setup=((0.5 + 0.1 * m) * spread if impl == "static" else 1.0, 0.5, 0.5))
-        for m in (10, 20, 40) for repeat, spread in ((1, 0.6), (2, 1.0), (3, 1.6))
-        for impl in ("static", "dynamic")]))
+    wide = _spread_runs(tmp_path / "wide", (0.6, 1.0, 1.6))
     at100 = {**reaches, "at": 100, "value": 10}
     row = claims.judge(at100, wide)[0]  # 11.2 [3.34, 19.06]: holds 10 and 5
     assert row["verdict"] == "inconclusive" and row["reason"].startswith(

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import plan, vocabulary
+from rnnbench.intervals import side_of_one
 from rnnbench.chart_parts import (IMPL_COLOR, geomean_with_interval, long_form, natural_order,
                                   ordered_row, phase_words, step_words, variant)
 from rnnbench.charts_varied import (ablation_chart, api_chart, jax_unroll_chart, ratio_chart,
@@ -92,10 +93,11 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
         tooltip=[alt.Tooltip("max(peak):Q", title="peak")])
     # an achieved rate above the measured peak is flagged where it is drawn: the peak is one
     # large matmul's rate (rule peak), and a step of many small fused ops can beat it
+    data["above_peak"] = data["geomean"] > data["peak"]
     above = alt.Chart().mark_text(dy=-12, fontWeight="bold", color="#b2182b").encode(
         y=alt.Y("geomean:Q", scale=alt.Scale(type="log")), text=alt.value("above peak"),
-    ).transform_filter("datum.geomean > datum.peak")
-    flagged = (data["geomean"] > data["peak"]).sum()
+    ).transform_filter("datum.above_peak")
+    flagged = int(data["above_peak"].sum())
     return geomean_with_interval(data, "GFLOP/s (log)", True, rule, above).properties(
         title=alt.Title(f"Achieved GFLOP/s per {step_words(summary)}", subtitle=[
             "dashed: the device's float32 matmul rate, measured by one large matmul"]
@@ -120,7 +122,8 @@ def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     data = pd.concat(frames, ignore_index=True)
     # an inconclusive ratio (its 95 % interval holds 1, or has no interval) is drawn neutral:
     # grey, its number starred, so only clear differences carry colour (white: no such cell)
-    clear = (data["ci_low"] > 1) | (data["ci_high"] < 1)
+    clear = pd.Series([side_of_one(low, high) != "across"
+                       for low, high in zip(data["ci_low"], data["ci_high"])], index=data.index)
     data["clear"] = clear
     data["label"] = [f"{r:.2f}" + ("" if ok else "*") for r, ok in zip(data["ratio"], clear)]
     # the diverging scale runs from the smallest clear ratio to 1 and from 1 to the largest:

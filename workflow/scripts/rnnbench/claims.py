@@ -133,13 +133,18 @@ def _between(claim: dict, group, values: list) -> dict | None:
                         f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"}
 
 
-def _across_reason(verdict: str, low: float, high: float, edge: float) -> str:
-    """Why a side verdict is inconclusive: '' for a conclusive one."""
-    if verdict != "inconclusive":
-        return ""
+def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = True) -> str:
+    """Why an interval decides no side of ``edge`` (intervals.side_of_one: 'across'): 'too
+    few repeats for an interval' (a NaN bound), else 'the 95 % interval [0.9, 1.2] holds 1'
+    (without the bounds: 'the 95 % interval holds 1'). FINDINGS' ratio claims read it too."""
     if math.isnan(low) or math.isnan(high):
         return "too few repeats for an interval"
-    return f"the 95 % interval [{low:.3g}, {high:.3g}] holds {edge:g}"
+    return f"the 95 % interval {f'[{low:.3g}, {high:.3g}] ' if bounds else ''}holds {edge:g}"
+
+
+def _across_reason(verdict: str, low: float, high: float, edge: float) -> str:
+    """Why a side verdict is inconclusive (unclear_reason): '' for a conclusive one."""
+    return unclear_reason(low, high, edge) if verdict == "inconclusive" else ""
 
 
 def _trend(claim: dict, group, values: list) -> dict | None:

@@ -100,22 +100,31 @@ def _cell_of(row: dict) -> dict:
     return cell
 
 
-def machine_factor(rows: list[dict], api: str | None = None) -> tuple[float, int]:
-    """This machine's measured / modelled job time: (median ratio, jobs it is read from), or
-    (1.0, 0) where ``rows`` (measurements.csv rows of this host as csv.DictReader reads them,
-    with job_wall_s, n_steps, warmup_steps_run and the cell's axes) hold no measured job; of
-    ``api``'s jobs alone where given (the model's constants fit the apis unevenly: on the
-    reference machine 0.78 for compat_v1's jobs, 0.53 for the Keras and JAX apis')."""
-    ratios = []
+def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
+    """This machine's measured / modelled job time: (median ratio, jobs it is read from) over
+    all of ``rows``' jobs (key None) and over each api's (key: the api), read in one pass;
+    ``rows``: measurements.csv rows of this host as csv.DictReader reads them, with
+    job_wall_s, n_steps, warmup_steps_run and the cell's axes. The model's constants fit the
+    apis unevenly: on the reference machine 0.78 for compat_v1's jobs, 0.53 for the Keras and
+    JAX apis'."""
+    ratios: dict[str | None, list[float]] = {None: []}
     for row in rows:
-        if not row.get("job_wall_s") or row.get("api") not in START_S or (
-                api is not None and row["api"] != api):
+        if not row.get("job_wall_s") or row.get("api") not in START_S:
             continue
         steps_run = float(row["n_steps"]) + float(row["warmup_steps_run"] or 0)
         modelled = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
                                steps_run)
-        ratios.append(float(row["job_wall_s"]) / modelled)
-    return (statistics.median(ratios), len(ratios)) if ratios else (1.0, 0)
+        ratio = float(row["job_wall_s"]) / modelled
+        ratios[None].append(ratio)
+        ratios.setdefault(row["api"], []).append(ratio)
+    return {key: (statistics.median(found), len(found)) for key, found in ratios.items()
+            if found}
+
+
+def machine_factor(rows: list[dict], api: str | None = None) -> tuple[float, int]:
+    """machine_factors' (median ratio, jobs) over all jobs, or ``api``'s alone where given;
+    (1.0, 0) where there are none."""
+    return machine_factors(rows).get(api, (1.0, 0))
 
 
 def other_seconds(others: dict[str, int]) -> float:
@@ -151,19 +160,19 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
 
     if not pending and not any(others.values()):
         return None
-    factor, measured, rows = 1.0, 0, []
+    factors: dict[str | None, tuple[float, int]] = {}
     if Path(measurements).is_file():
         try:
             with open(measurements, newline="") as handle:
                 rows = [row for row in csv.DictReader(handle) if row.get("hostname") == hostname]
-            factor, measured = machine_factor(rows)
+            factors = machine_factors(rows)
         except (ValueError, KeyError, OSError):  # an older or damaged table: the model alone
-            rows = []
+            factors = {}
+    factor, measured = factors.get(None, (1.0, 0))
     # each api scaled by this machine's jobs of that api, where it has some, else of all
-    apis = {cells[cell].get("api", "compat_v1") for cell, _ in pending}
-    scale = {api: found[0] if found[1] else factor
-             for api, found in ((api, machine_factor(rows, api)) for api in apis)}
-    training = sum(job_seconds(cells[cell], impl, config)
-                   * scale[cells[cell].get("api", "compat_v1")] for cell, impl in pending)
+    per_job = {job: job_seconds(cells[job[0]], job[1], config)
+               * factors.get(cells[job[0]].get("api", "compat_v1"), (factor, 0))[0]
+               for job in set(pending)}
+    training = sum(per_job[job] for job in pending)
     seconds = training + other_seconds(others)
     return say(seconds, len(pending), factor, measured)

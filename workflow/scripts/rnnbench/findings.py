@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from rnnbench.axes import LABEL_AXES
-from rnnbench.claims import judge
+from rnnbench.claims import judge, unclear_reason
 from rnnbench.findings_sections import (cold_fetch_lines, effects_section, jax_lines,
                                         keras_lines, setup_section, stability_lines,
                                         version_section)
@@ -29,7 +29,7 @@ from rnnbench.vocabulary import API_WORDS
 def claim_source(claim: dict) -> str:
     """Who made a claim, from its ``seed`` field: "000, blog post 'X'" -> "the blog post 'X'";
     a user's words as they are ("a user's claim"); a bare number "000" -> "seed 000"."""
-    seed = " ".join(str(claim["seed"]).split())  # one line, whatever the config held
+    seed = _one_line(claim["seed"])  # whatever the config held
     words = re.sub(r"^\d+(, )?", "", seed)
     if not seed:
         return "an unnamed source"
@@ -57,10 +57,8 @@ def _verb(verdict: str) -> str:
 
 def _unclear_reason(row: pd.Series) -> str:
     """Why a claim_table row's verdict is inconclusive (tables.verdict): its interval holds
-    1, or there is none."""
-    if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
-        return "too few repeats for an interval"
-    return "the 95 % interval holds 1"
+    1, or there is none (claims.unclear_reason, without the bounds the table gives)."""
+    return unclear_reason(row["ci_low"], row["ci_high"], bounds=False)
 
 
 def _why_inconclusive(row: pd.Series) -> str:

@@ -32,7 +32,7 @@ import yaml
 from rnnbench.configfiles import load_claims
 from rnnbench.formats import breakeven_text, column_interval, shape_words
 from rnnbench.load import read_table
-from rnnbench.tables import claim_table, decided_gap_share, verdict
+from rnnbench.tables import axis_words, claim_table, decided_gap_share, verdict
 from rnnbench.vocabulary import API_WORDS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -177,8 +177,7 @@ def sweep_sentences(summary: pd.DataFrame) -> list[str]:
     out, wins = [], {}
     for length, group in cells.groupby(cells["sequence_length"].astype(str), sort=False):
         group = group.sort_values("max_len")
-        words = ("sequences that fill max_len" if length == "full"
-                 else f"sequences of {length} steps")
+        words = axis_words("sequence_length", length)
         ratios = [f"{cell['ratio_median_step_s']:.2f}" for _, cell in group.iterrows()]
         out.append(f"With {words}, static's steps take {_listed(ratios)} of dynamic's at "
                    f"max_len {_listed([str(m) for m in group['max_len']])}.")
@@ -241,11 +240,12 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     ]
     for _, cell in plain.iterrows():
         ratio = _ratio(cell, "median_step_s")
-        if not _faster(cell) and _step_verdict(cell) == "inconclusive":
+        step = _step_verdict(cell)
+        if step == "inconclusive":
             sentences.append(f"With {_length_words(cell)}, static's steps take {ratio} of "
                              f"dynamic's ({_step_ms(cell)}): no clear difference, so its "
                              "setup may never pay back.")
-        elif pd.isna(cell["breakeven_steps"]) or not _faster(cell):
+        elif pd.isna(cell["breakeven_steps"]) or step != "holds":
             sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
                              f"times dynamic's ({_step_ms(cell)}): static never catches up.")
         else:
@@ -269,7 +269,8 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     if sweep is not None:
         paragraphs.append(
             f"How the answer moves with max_len and length{where(machines.get('sweep'))}, "
-            "from 4 fresh processes per setting ([its FINDINGS and 95 % intervals]"
+            f"from {int(sweep['static_repeats'].iloc[0])} fresh processes per setting "
+            "([its FINDINGS and 95 % intervals]"
             "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep))
             + "\nFor your own shape, write it in a config and run it ([your own model]"
             "(docs/config.md#your-own-model)).")

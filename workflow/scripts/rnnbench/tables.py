@@ -104,7 +104,9 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
 
 
 
-def _axis_words(axis: str, value) -> str:
+def axis_words(axis: str, value) -> str:
+    """A cell's value of ``axis`` in words, as its label names it (cell_labels): 'sequences
+    of 2 steps', 'sequences that fill max_len', 'max_len 24', 'TensorFlow 2.12'."""
     if axis == "sequence_length":
         value = str(value)
         if value == "full":
@@ -131,7 +133,7 @@ def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> di
     shown = varied or ["max_len", "sequence_length"]
     out = {}
     for _, cell in summary.iterrows():
-        words = [_axis_words(axis, cell[axis]) for axis in shown]
+        words = [axis_words(axis, cell[axis]) for axis in shown]
         if isinstance(cell.get("ablations"), str) and cell["ablations"]:
             words.append(cell["ablations"])
         out[cell["cell_id"]] = ", ".join(words)

@@ -69,7 +69,7 @@ def test_the_venv_has_the_rnnbench_command():
     command = Path(sys.executable).parent / "rnnbench"
     proc = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    for name in ("check", "compare", "reference", "reproduce", "scale", "jax"):
+    for name in ("check", "compare", "predict", "reference", "reproduce", "scale", "jax"):
         assert f"    {name}" in proc.stdout, name
     proc = subprocess.run([command, "check", str(REPO / "config.yaml")], capture_output=True,
                           text=True, timeout=120, cwd=REPO)

@@ -2,6 +2,7 @@ rule plot:
     input:
         summary="results/summary.csv",
         cumulative="results/cumulative_time.csv",
+        measurements="results/measurements.csv",
     output:
         html="results/plots/{chart}.html",
         svg=report(

@@ -8,6 +8,7 @@ from rnnbench.charts import build_chart, save_chart  # noqa: E402
 from rnnbench.load import read_table  # noqa: E402
 
 chart = build_chart(snakemake.wildcards.chart, read_table(snakemake.input.summary),
-                    read_table(snakemake.input.cumulative))
+                    read_table(snakemake.input.cumulative),
+                    read_table(snakemake.input.measurements))
 save_chart(chart, snakemake.output.html, snakemake.output.svg)
 print(f"wrote {snakemake.output.html} and {snakemake.output.svg}", file=sys.stderr)

@@ -202,8 +202,10 @@ def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
               f", right bar {vocabulary.api_words(summary['api'], 'dynamic')}")
 
 
-def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> alt.Chart:
-    """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS).
+def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
+                runs: pd.DataFrame | None = None) -> alt.Chart:
+    """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS); ``runs``
+    (measurements.csv) for the crossover chart.
 
     Raises:
         ValueError: for an unknown chart name.
@@ -226,6 +228,10 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame) -> a
         return setup_split_chart(summary)
     if name == "jax_unroll":
         return jax_unroll_chart(summary)
+    if name == "crossover":
+        from rnnbench.charts_model import crossover_chart
+
+        return crossover_chart(summary, runs)
     if name.startswith("ratio_"):
         return ratio_chart(summary, name.removeprefix("ratio_"))
     if name in ABLATION_CHARTS:

@@ -10,9 +10,11 @@ from the runs with intervals of stated coverage:
   grows" is ``decreasing`` where static is slower): each repeat's paired log ratio against
   the axis value, a least-squares line (scaling.fit_line); holds when the slope's 95 %
   interval lies on the claimed side of 0.
-- ``law``: one implementation's quantity against a numeric axis (scaling.fit_line): ``form:
-  linear`` holds when the lack-of-fit test does not reject the line and the slope is above 0,
-  does not hold when the test rejects it; ``at``/``value`` holds when the 95 % prediction
+- ``law``: one implementation's quantity against a numeric axis: ``form: linear``
+  (scaling.fit_line) holds when the lack-of-fit test does not reject the line and the slope
+  is above 0, does not hold when the test rejects it; ``at``/``value`` reads the law the runs
+  choose (scaling.fit_law: a line, or a power law on the log scale where the repeats reject
+  the line and reject it less) and holds when the 95 % prediction
   interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
   when the line does not fit (an extrapolation from it is not to be trusted), when the
   interval reaches zero or below (every quantity is positive: the runs are too scattered to
@@ -178,10 +180,15 @@ def _law(claim: dict, group, values: list) -> dict | None:
     if len(mine) < 3:
         return None
     at = [claim["at"]] if "at" in claim else []
-    law = scaling.fit_line(mine[axis].to_numpy(float), mine[quantity].to_numpy(float), at)
+    x, y = mine[axis].to_numpy(float), mine[quantity].to_numpy(float)
+    # a claimed form is tested as a line; a value at ``at`` is read off the law the runs
+    # choose (a line, or a power law where the repeats reject the line: scaling.fit_law)
+    law = scaling.fit_line(x, y, at) if "form" in claim else scaling.fit_law(x, y, at)
     poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
-    fit = (f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
-           f"per unit of {axis}, " + ("no lack-of-fit test (too few values of the axis)"
+    fit = ((f"power law, exponent {law['slope']:.3g} [{law['slope_ci'][0]:.3g}, "
+            f"{law['slope_ci'][1]:.3g}], " if law.get("form") == "power" else
+            f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
+            f"per unit of {axis}, ") + ("no lack-of-fit test (too few values of the axis)"
                                       if math.isnan(law["lack_of_fit_p"]) else
                                       f"lack-of-fit p {law['lack_of_fit_p']:.2g}"))
     untested = ("the axis has too few values to test the line's fit"
@@ -197,8 +204,8 @@ def _law(claim: dict, group, values: list) -> dict | None:
     _, estimate, low, high = law["predictions"][0]
     value = claim["value"]
     reason = untested or (
-        f"the line does not fit (lack-of-fit p {law['lack_of_fit_p']:.2g}): no extrapolation "
-        "from it is trusted" if poor else
+        f"neither a line nor a power law fits (lack-of-fit p {law['lack_of_fit_p']:.2g}): no "
+        "extrapolation from it is trusted" if poor else
         "the line falls to zero or below there: it predicts no time" if estimate <= 0 else
         f"its 95 % interval reaches zero or below: the runs cannot tell {value:g} from "
         "nothing" if low <= 0 else

@@ -25,6 +25,10 @@ COMMANDS = {
     "reference": ("reference",
                   "run a reference run (--run main: the main job and the tests; apis; sweep) "
                   "and rewrite its folder under docs/figures/ and the README's answer"),
+    "predict": ("predict",
+                "predict static and dynamic setup, step, ratio and break-even for a shape not "
+                "run, from the cost model fitted to a results folder (reads it; writes "
+                "nothing)"),
     "reproduce": ("reproduce",
                   "run the main job twice and compare the verdicts (writes OUTDIR/run1, run2, "
                   "reproducibility.md, .csv)"),

@@ -20,6 +20,7 @@ from rnnbench.findings_sections import (cold_fetch_lines, effects_section, jax_l
 from rnnbench.formats import breakeven_text, ratio_text, shape_words
 from rnnbench.intervals import MIN_REPEATS
 from rnnbench.scaling import scaling_section, scaling_table
+from rnnbench.why import why_section
 from rnnbench.steady import SETTLE_BLOCK
 from rnnbench.tables import (QUANTITIES, ablation_effects, cell_labels, claim_table,
                              decided_gap_share, setup_split, version_table)
@@ -287,6 +288,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                 else _claim_section(claim, table[table["claim"] == claim["id"]], labels))
     out += _user_sections(summary, runs, labels)
     out += _ablation_sections(summary, runs, labels, config)
+    out += why_section(summary, runs, labels)
     breakeven = pd.DataFrame({
         "cell": summary["cell_id"].map(labels),
         "steps after which static's total time stays below dynamic's [95 % interval]":

@@ -12,12 +12,13 @@ CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roof
           "setup_split")
 """The charts every grid gets (rnnbench.charts draws them)."""
 ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
-                   + tuple(f"ratio_{axis}" for axis in NUMERIC_AXES) + ("jax_unroll",))
+                   + tuple(f"ratio_{axis}" for axis in NUMERIC_AXES) + ("jax_unroll", "crossover"))
 """The charts a grid gets for what it varies (rnnbench.charts_varied draws them): one per
 ablation axis (ablation_chart), one comparing the apis when the grid has more than one
 (api_chart), one comparing the TensorFlow versions when it has more than one
 (tf_version_chart), one per numeric axis of axes.NUMERIC_AXES it varies (ratio_chart), and
-the unroll spectrum of its jax_scan cells (jax_unroll_chart)."""
+the unroll spectrum of its jax_scan cells (jax_unroll_chart), and the cost model's crossover
+map where it varies max_len and the length (charts_model.crossover_chart)."""
 
 
 def ratio_axes(cells: Iterable) -> list[str]:
@@ -56,7 +57,9 @@ def plots(cells: Iterable[dict], tf_versions: Iterable[str], apis: Iterable[str]
     """The charts of a grid, in the order the workflow makes them: CHARTS, then one per
     charted ablation axis (charted_ablation_axes), ``api`` where charts_apis, ``tf_version``
     for more than one of ``tf_versions`` (those its cells run at), one per ratio_axes, and
-    ``jax_unroll`` where ``apis`` (the config's) hold jax_scan.
+    ``jax_unroll`` where ``apis`` (the config's) hold jax_scan, and ``crossover`` where the
+    cells vary max_len and sequence_length (the cost model can then part static_rnn's conds
+    from its computed steps).
 
     Args:
         cells: the grid's cells (cells.cells' values).
@@ -71,6 +74,8 @@ def plots(cells: Iterable[dict], tf_versions: Iterable[str], apis: Iterable[str]
         + (["tf_version"] if len(set(tf_versions)) > 1 else [])
         + [f"ratio_{axis}" for axis in ratio_axes(cells)]
         + (["jax_unroll"] if "jax_scan" in apis else [])
+        + (["crossover"] if "max_len" in ratio_axes(cells)
+           and len({str(cell["sequence_length"]) for cell in cells}) > 1 else [])
     )
 
 

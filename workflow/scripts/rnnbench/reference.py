@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rnnbench import modeldocs
 from rnnbench.configfiles import load_claims
 from rnnbench.formats import breakeven_text, column_interval, shape_words
 from rnnbench.load import read_table
@@ -39,9 +40,15 @@ REPO = Path(__file__).resolve().parents[3]
 FIGURES = REPO / "docs" / "figures"
 REFERENCE_RUNS = {"main": ("config.yaml", "docs/figures"),
                   "apis": ("presets/reference-apis.yaml", "docs/figures/apis"),
-                  "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep")}
+                  "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep"),
+                  "map": modeldocs.MAP}
 """Each reference run: its config and the folder its results are committed in (both
 relative to the repository)."""
+WITH_RUNS = ("map", "heldout")
+"""The reference runs whose measurements.csv is committed too: the cost model is fitted to
+the map's runs (rnnbench predict), and the held-out runs are its check."""
+IN_ANSWER = ("apis", "sweep", "map")
+"""The reference runs besides main that the README's answer reads."""
 ANSWER_BEGIN = "<!-- answer: written by rnnbench reference -->"
 ANSWER_END = "<!-- answer end -->"
 
@@ -203,7 +210,8 @@ def _listed(words: list[str]) -> str:
 
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
            main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
-           sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None) -> str:
+           sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None,
+           map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None) -> str:
     """The README's answer, in short sentences (each under about 35 words), from the reference
     run's tables: the choice as a recommendation; the machine and the shape in words; static /
     dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
@@ -219,8 +227,10 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         tests_s: the test suite's wall time, seconds (None: not measured).
         apis: the apis reference run's summary (api_sentences), or None.
         sweep: the sweep reference run's summary (sweep_sentences), or None.
-        machines: the apis and sweep runs' device names (run.json), named where they differ
-            from ``measurements``'.
+        machines: the apis, sweep and map runs' device names (run.json), named where they
+            differ from ``measurements``'.
+        map: the map reference run's measurements (the cost model's runs), or None.
+        validated: modelcheck.validation of the held-out run, or None.
     """
     machines = machines or {}
     plain = summary[(summary["api"] == "compat_v1") & (summary["ablations"] == "")]
@@ -262,7 +272,6 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     paragraphs = ["\n".join(sentences)]
     def where(machine: str | None) -> str:  # another run's machine, where it is another
         return "" if machine in (None, run["device_name"]) else f" (measured on {machine})"
-
     if apis is not None:
         paragraphs += [f"The same shape in Keras and JAX{where(machines.get('apis'))} "
                        "([its FINDINGS](docs/figures/apis/FINDINGS.md)).", *api_sentences(apis)]
@@ -274,6 +283,8 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep))
             + "\nFor your own shape, write it in a config and run it ([your own model]"
             "(docs/config.md#your-own-model)).")
+    if map is not None:
+        paragraphs.append(map_paragraph(map, validated, where(machines.get("map"))))
     return (ANSWER_BEGIN + "\n" + "\n\n".join(paragraphs) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
@@ -281,6 +292,20 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "./install.sh && .venv/bin/pytest                 # the tests"
             + (f": {tests_s / 60:.0f} min there" if tests_s else "") + "\n"
             "```\n" + ANSWER_END)
+
+
+def map_paragraph(runs: pd.DataFrame, validated: pd.DataFrame | None, where: str) -> str:
+    """The README's paragraph on why, from the cost model fitted to the map's ``runs``
+    (why.answer_sentences), measured ``where`` ('' or ' (measured on ...)')."""
+    from rnnbench.costmodel import fit_groups
+    from rnnbench.why import answer_sentences
+
+    return (f"Why, from a cost model fitted to a map of {runs['cell_id'].nunique()} shapes"
+            f"{where} ([its FINDINGS](docs/figures/map/FINDINGS.md), "
+            "[the crossover chart](docs/figures/map/crossover.svg)).\n"
+            + "\n".join(answer_sentences(fit_groups(runs)[0], runs, validated))
+            + " For a shape nobody ran: `.venv/bin/rnnbench predict --batch 64 --units 256 "
+            "--max-len 100 --length 40 --steps 10000` (from the map, in about a second).")
 
 
 def readme_answer(readme: str) -> str:
@@ -302,10 +327,17 @@ def expected_answer(repo: Path = REPO) -> str:
     load_claims(config, repo)  # the seeds' claims, from config.yaml's claims_from
     others, machines = {}, {}
     for name, (_, folder) in REFERENCE_RUNS.items():
-        if name != "main" and (repo / folder / "summary.csv").exists():
-            others[name] = read_table(repo / folder / "summary.csv")
+        if name in IN_ANSWER and (repo / folder / "summary.csv").exists():
+            others[name] = read_table(repo / folder / (
+                "measurements.csv" if name in WITH_RUNS else "summary.csv"))
             machines[name] = json.loads((repo / folder / "run.json").read_text())["where"][
                 "device_name"]
+    heldout = repo / modeldocs.HELDOUT[1]
+    if (heldout / "measurements.csv").exists():
+        from rnnbench.modelcheck import validation
+
+        others["validated"] = validation(read_table(heldout / "predicted.csv"),
+                                         read_table(heldout / "measurements.csv"))
     return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
                   config["claims"], run["workflow_s"], run.get("tests_s"), **others,
                   machines=machines)
@@ -315,7 +347,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reference``'s arguments."""
     parser.add_argument("--run", dest="which", choices=list(REFERENCE_RUNS), default="main",
                         help="which reference run: main (config.yaml, with the tests), apis "
-                             "(Keras and JAX) or sweep (max_len x length) (default: main)")
+                             "(Keras and JAX), sweep (max_len x length), map (the cost model's "
+                             "grid) or heldout (cells the model predicts before they run) "
+                             "(default: main)")
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and the run's run.json times")
     parser.add_argument("--results", type=Path, default=REPO / "results",
@@ -371,6 +405,9 @@ def main(args: argparse.Namespace) -> int:
     config, folder = REFERENCE_RUNS[args.which]
     figures = REPO / folder
     results = args.results
+    if args.which == "heldout" and not (figures / "predicted.csv").exists():
+        figures.mkdir(parents=True, exist_ok=True)  # the predictions, before any run
+        modeldocs.write_predictions(figures / "predicted.csv")
     if args.no_run:
         before = json.loads((figures / "run.json").read_text()) if (
             figures / "run.json").exists() else {}
@@ -391,8 +428,12 @@ def main(args: argparse.Namespace) -> int:
     figures.mkdir(parents=True, exist_ok=True)
     for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
         old.unlink()
-    for name in ("FINDINGS.md", "summary.csv"):
+    for name in ("FINDINGS.md", "summary.csv") + (
+            ("measurements.csv",) if args.which in WITH_RUNS else ()):
         shutil.copy(results / name, figures / name)
+    if args.which == "heldout":
+        (figures / "VALIDATION.md").write_text(modeldocs.validation_page(read_table(
+            figures / "measurements.csv")))
     for svg in (results / "plots").glob("*.svg"):
         shutil.copy(svg, figures / svg.name)
     first = read_table(results / "measurements.csv").iloc[0]
@@ -402,6 +443,10 @@ def main(args: argparse.Namespace) -> int:
     (figures / "run.json").write_text(json.dumps(
         {"config": config, "workflow_s": job_s and round(job_s, 1),
          "tests_s": tests_s and round(tests_s, 1), "where": where}, indent=1) + "\n")
+    if args.which == "map":
+        presets = REPO / "docs" / "presets.md"
+        presets.write_text(modeldocs.replace_block(presets.read_text(), modeldocs.block(
+            modeldocs.map_fit(), REPO, where["device_name"])))
     readme = (REPO / "README.md").read_text()
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
     print(f"{folder}/ and the README's answer rewritten from the run in {results} "

@@ -31,7 +31,8 @@ SCALING_AXES = tuple(axis for axis in NUMERIC_AXES if axis != "input_dim")
 (the input's width, which no claim of the seeds or of the presets is about)."""
 SCALING_QUANTITIES = {"graph_construction_s": "graph construction (s)",
                       "first_step_s": "first step (s)", "setup_s": "setup (s)",
-                      "median_step_s": "median step (s)"}
+                      "median_step_s": "median step (s)", "peak_rss_mb": "peak memory (MiB)",
+                      "node_count": "graph nodes"}
 """What is fitted (measurements columns)."""
 LACK_OF_FIT_ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -83,17 +84,75 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
             "predictions": predictions}
 
 
+def fit_power(x: np.ndarray, y: np.ndarray, at: list[float] = (),
+              confidence: float = CONFIDENCE) -> dict:
+    """A power law y = k x^p through the points, fitted as a line on the log scale (log y =
+    log k + p log x; Montgomery, Peck and Vining, 5.3, the log transform for a multiplicative
+    error). fit_line's dict, with ``slope`` the exponent p, ``intercept`` log k, the
+    lack-of-fit test on the log scale, and predictions back-transformed (the median of one
+    new run and its prediction interval: never negative).
+
+    Raises:
+        ValueError: as fit_line, and for a value of x or y that is not positive.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if (x <= 0).any() or (y <= 0).any():
+        raise ValueError("fit_power: every x and y must be positive")
+    law = fit_line(np.log(x), np.log(y), [math.log(x0) for x0 in at], confidence)
+    law["predictions"] = [(float(x0), math.exp(e), math.exp(lo), math.exp(hi))
+                          for x0, (_, e, lo, hi) in zip(at, law["predictions"])]
+    return law
+
+
+def _relative_rms(law: dict, x: np.ndarray, y: np.ndarray) -> float:
+    """The root mean square of a law's residuals relative to its fitted values."""
+    if law["form"] == "power":
+        return float(np.sqrt(np.mean((np.log(y) - law["intercept"] - law["slope"]
+                                      * np.log(x)) ** 2)))
+    fitted = law["intercept"] + law["slope"] * x
+    return float(np.sqrt(np.mean(((y - fitted) / np.abs(y)) ** 2)))
+
+
+def fit_law(x: np.ndarray, y: np.ndarray, at: list[float] = (),
+            confidence: float = CONFIDENCE) -> dict:
+    """The law the data choose: a line (fit_line) or a power law (fit_power), with ``form``
+    ('linear' or 'power') and ``other_p`` (the other form's lack-of-fit p).
+
+    The choice: the line unless the repeats reject it (lack-of-fit p < LACK_OF_FIT_ALPHA)
+    and reject the power law less (a larger p); where neither can be tested (no repeats, or
+    two values of x), the form with the smaller relative residuals. Both have two
+    parameters, so neither wins by its number of parameters.
+
+    Raises:
+        ValueError: as fit_line.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    line = {**fit_line(x, y, at, confidence), "form": "linear"}
+    if (x <= 0).any() or (y <= 0).any():
+        return {**line, "other_p": math.nan}
+    power = {**fit_power(x, y, at, confidence), "form": "power"}
+    p_line, p_power = line["lack_of_fit_p"], power["lack_of_fit_p"]
+    if math.isnan(p_line) or math.isnan(p_power):
+        chosen = power if _relative_rms(power, x, y) < _relative_rms(line, x, y) else line
+    else:
+        chosen = power if p_line < LACK_OF_FIT_ALPHA and p_power > p_line else line
+    other = line if chosen is power else power
+    return {**chosen, "other_p": other["lack_of_fit_p"]}
+
+
 def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) -> pd.DataFrame:
     """A law per axis of SCALING_AXES that ``runs`` (load.load_results) vary, implementation,
     SCALING_QUANTITIES column and group of cells alike in every other axis (and without
-    ablations), fitted over at least 3 runs at 2 or more axis values (fit_line).
+    ablations), fitted over at least 3 runs at 2 or more axis values (fit_law: a line or a
+    power law, as the runs choose).
 
     Args:
         runs: the runs, one row each.
         at: axis -> values to extrapolate to (config ``extrapolate``).
 
     Returns:
-        Columns axis, group (the other axes' values, in words), impl, quantity, n, slope,
+        Columns axis, group (the other axes' values, in words), impl, quantity, form
+        ('linear' or 'power': slope is then the exponent), n, slope,
         slope_low, slope_high, intercept, r2, lack_of_fit_p, poor_fit (lack_of_fit_p below
         LACK_OF_FIT_ALPHA), values (the axis values fitted), and per extrapolation point
         ``at``, ``predicted``, ``predicted_low``, ``predicted_high`` (one row per point; NaN
@@ -117,10 +176,10 @@ def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) 
                     points = mine[[axis, quantity]].dropna()
                     if len(points) < 3 or points[axis].nunique() < 2:
                         continue
-                    law = fit_line(points[axis].to_numpy(), points[quantity].to_numpy(),
-                                   list((at or {}).get(axis, [])))
+                    law = fit_law(points[axis].to_numpy(), points[quantity].to_numpy(),
+                                  list((at or {}).get(axis, [])))
                     base = {"axis": axis, "group": words, "impl": impl, "quantity": quantity,
-                            "n": law["n"], "slope": law["slope"],
+                            "form": law["form"], "n": law["n"], "slope": law["slope"],
                             "slope_low": law["slope_ci"][0], "slope_high": law["slope_ci"][1],
                             "intercept": law["intercept"], "r2": law["r2"],
                             "lack_of_fit_p": law["lack_of_fit_p"],
@@ -137,18 +196,21 @@ def scaling_section(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return ["No scaling law: the grid varies none of " + ", ".join(SCALING_AXES)
                 + " (over 2 or more values without ablations).", ""]
-    out = ["Each implementation's quantity against the axis, a least-squares line through its "
-           "runs (rnnbench/scaling.py): the slope per unit of the axis with its 95 % interval, "
-           "R², and the lack-of-fit test against the repeats' spread (*poor fit*: p < "
-           f"{LACK_OF_FIT_ALPHA:g}, the line does not describe the runs, and an extrapolation "
+    out = ["Each implementation's quantity against the axis, through its runs "
+           "(rnnbench/scaling.py): a line (the slope per unit of the axis) or, where the "
+           "repeats reject the line and reject it less, a power law fitted on the log scale "
+           "(the exponent), each with its 95 % interval; R² (on the law's scale), and the "
+           "lack-of-fit test against the repeats' spread (*poor fit*: p < "
+           f"{LACK_OF_FIT_ALPHA:g}, the law does not describe the runs, and an extrapolation "
            "from it is not to be trusted); predictions are of one new run, with its 95 % "
-           "prediction interval.", ""]
+           "prediction interval (never below zero).", ""]
     shown = table.assign(
         quantity=table["quantity"].map(SCALING_QUANTITIES),
-        slope=[f"{r.slope:.4g} [{r.slope_low:.4g}, {r.slope_high:.4g}]"
+        slope=[("exponent " if r.form == "power" else "")
+               + f"{r.slope:.4g} [{r.slope_low:.4g}, {r.slope_high:.4g}]"
                for r in table.itertuples()],
         r2=table["r2"].map("{:.3f}".format),
-        fit=[("poor fit" if r.poor_fit else "line fits") + (
+        fit=[("poor fit" if r.poor_fit else f"{r.form} fits") + (
             f" (p {r.lack_of_fit_p:.2g})" if not math.isnan(r.lack_of_fit_p) else " (no test)")
             for r in table.itertuples()],
         prediction=[f"{prediction_text(r.predicted, r.predicted_low, r.predicted_high)} at "

@@ -1,0 +1,86 @@
+"""``rnnbench predict`` on the committed reference map (docs/figures/map/): it answers for a
+shape off the map in under 2 seconds without TensorFlow, says when it extrapolates, and
+refuses bad options by name; and the committed pages written from the model (the held-out
+predictions, VALIDATION.md, docs/presets.md's block) are what the committed runs give."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rnnbench import modeldocs, predict
+from rnnbench.load import read_table
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE = """
+import sys, time
+start = time.perf_counter()
+from rnnbench.cli import main
+status = main(sys.argv[1:])
+print(f"ELAPSED {time.perf_counter() - start:.3f} TF {'tensorflow' in sys.modules}")
+sys.exit(status)
+"""
+
+
+def run_predict(*options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", PROBE, "predict", *options],
+                          capture_output=True, text=True, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO / "workflow" / "scripts"),
+                               "PATH": "/usr/bin:/bin"})
+
+
+def test_predict_answers_off_the_map_quickly_without_tensorflow():
+    done = run_predict("--batch", "64", "--units", "256", "--max-len", "100", "--length", "40",
+                       "--steps", "10000")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    elapsed = float(out.split("ELAPSED ")[1].split()[0])
+    assert elapsed < 2.0 and "TF False" in out
+    for words in ("static_rnn", "dynamic_rnn", "step ratio", "break-even", "for 10,000 steps",
+                  "setup", "peak memory", "num_units 256 outside the fitted 32-128",
+                  "max_len 100 outside the fitted 10-40", "extrapolates"):
+        assert words in out, words
+
+
+def test_predict_inside_the_map_says_so():
+    done = run_predict("--batch", "32", "--units", "64", "--max-len", "20", "--length", "8")
+    assert done.returncode == 0, done.stderr
+    assert "within the fitted range on every axis" in done.stdout
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--batch", "32", "--units", "64", "--max-len", "20", "--length", "30"], "--length 30"),
+    (["--batch", "0", "--units", "64", "--max-len", "20"], "--batch 0"),
+    (["--batch", "32", "--units", "64", "--max-len", "20", "--cell", "gru"], "--cell gru"),
+    (["--batch", "32", "--units", "64", "--max-len", "20", "--results", "nowhere"],
+     "--results nowhere"),
+])
+def test_predict_refuses_bad_options_by_name(options, words):
+    done = run_predict(*options)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_held_out_predictions_come_from_the_committed_map(tmp_path):
+    """predicted.csv was written from the map before the held-out cells ran: the committed
+    map still gives exactly those predictions."""
+    modeldocs.write_predictions(tmp_path / "predicted.csv")
+    assert (tmp_path / "predicted.csv").read_text() == (
+        REPO / "docs/figures/heldout/predicted.csv").read_text()
+
+
+def test_the_presets_block_is_the_committed_map():
+    machine = read_table(REPO / "docs/figures/map/measurements.csv")["device_name"].iloc[0]
+    block = modeldocs.block(modeldocs.map_fit(), REPO, machine)
+    assert block in (REPO / "docs" / "presets.md").read_text()
+
+
+def test_breakeven_is_never_where_static_is_slower():
+    point, low, high = predict.breakeven({"static": (5.0, 4.0, 6.0), "dynamic": (1.0, 0.9, 1.1)},
+                                         {"static": (2e-3, 1.9e-3, 2.1e-3),
+                                          "dynamic": (1e-3, 0.9e-3, 1.1e-3)})
+    assert point == low == high == float("inf")
+    point, low, high = predict.breakeven({"static": (5.0, 4.0, 6.0), "dynamic": (1.0, 0.9, 1.1)},
+                                         {"static": (1e-3, 0.95e-3, 1.05e-3),
+                                          "dynamic": (2e-3, 1.9e-3, 2.1e-3)})
+    assert point == pytest.approx(4000) and low < point < high

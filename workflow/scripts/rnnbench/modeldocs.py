@@ -1,0 +1,125 @@
+"""The cost model's committed runs and the pages written from them: the model fitted to the
+reference map (docs/figures/map/), its predictions for the held-out run written before it
+runs (docs/figures/heldout/predicted.csv) and their check (VALIDATION.md), and, on the public
+claims of docs/presets.md, one sentence per claim a preset ran: what the model predicts
+against what the preset measured (the block is written by ``rnnbench reference --run map``
+and checked by tests/test_costmodel_docs.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.costmodel import ratio_prediction, shape_rows
+from rnnbench.formats import interval_text
+from rnnbench.load import read_table
+
+REPO = Path(__file__).resolve().parents[3]
+MAP = ("presets/reference-map.yaml", "docs/figures/map")
+HELDOUT = ("presets/reference-heldout.yaml", "docs/figures/heldout")
+"""The cost model's two reference runs (reference.REFERENCE_RUNS): config and folder."""
+
+BEGIN = "<!-- cost model: written by rnnbench reference --run map -->"
+END = "<!-- cost model end -->"
+CLAIMS = (
+    ("The batch trend (tensorflow#9527: dynamic_rnn catches up as the batch grows)",
+     "case-batch-trend", [8, 64, 256], "batch_size"),
+    ("Long sequences (tensorflow#18705 saw dynamic_rnn 2x slower at max_len 380 on a GPU; "
+     "the preset: max_len 100, full length)",
+     "case-dynamic-sequence-length", ["full"], "sequence_length"),
+    ("Short sequences (the seed's 20 of 300 steps; the preset: 20 of 100)",
+     "case-dynamic-sequence-length", ["20"], "sequence_length"),
+)
+"""Each public claim a preset ran: its words, the preset's folder under docs/presets/, and
+the values of the axis that pick its cells (at their reference ablations)."""
+
+
+def _cells(summary: pd.DataFrame, axis: str, values: list) -> pd.DataFrame:
+    """The summary's reference cells whose ``axis`` takes ``values``, in that order."""
+    plain = summary[summary["cell_id"] == summary["base_cell_id"]]
+    wanted = [str(v) for v in values]
+    return plain[plain[axis].astype(str).isin(wanted)].sort_values(
+        axis, key=lambda column: column.astype(str).map(wanted.index))
+
+
+def claim_sentences(pair: dict, repo: Path, machine: str) -> list[str]:
+    """One sentence per CLAIMS entry: the model's static/dynamic step ratio with its 95 %
+    interval (for the medians of as many runs as the preset ran) at each of the preset's
+    cells, against the ratio the preset measured, and whether the shape is off the map."""
+    from rnnbench.costmodel import extrapolates
+
+    out = []
+    for words, case, values, axis in CLAIMS:
+        summary = read_table(repo / "docs" / "presets" / case / "summary.csv")
+        parts, off = [], []
+        for _, cell in _cells(summary, axis, values).iterrows():
+            length = (cell["max_len"] if cell["sequence_length"] == "full"
+                      else int(cell["sequence_length"]))
+            shape = shape_rows(cell["cell"], cell["batch_size"], cell["num_units"],
+                               cell["input_dim"], cell["max_len"], length)
+            model = ratio_prediction(pair, shape, runs=int(cell["static_repeats"])).iloc[0]
+            parts.append(f"{axis.replace('_', ' ')} {cell[axis]}: "
+                         f"{interval_text(model['ratio'], model['low'], model['high'])} "
+                         f"predicted, {cell['ratio_median_step_s']:.2f} measured")
+            off += extrapolates(pair["static"], shape)
+        out.append(f"- **{words}**, [{case}](presets/{case}/FINDINGS.md): "
+                   + "; ".join(parts) + "."
+                   + (f" Off the map ({'; '.join(dict.fromkeys(off))}): an extrapolation."
+                      if off else ""))
+    del machine  # (this page names the presets' machine only: the map's is the README's)
+    return ["The cost model fitted to the [reference map](figures/map/FINDINGS.md) "
+            "(on the README's machine) predicts each case's static_rnn / dynamic_rnn step ratio; the "
+            "presets ran on the Xeon, so machine and model differ at once:", "", *out, "",
+            "The GPU claims (the blog post's 3.8x, tensorflow#18705's 2x at batch 60, "
+            "max_len 380, 512 units) need a map run on a GPU: no GPU was lent here."]
+
+
+def block(pair: dict, repo: Path, machine: str) -> str:
+    """The docs/presets.md block, between BEGIN and END."""
+    return "\n".join([BEGIN, *claim_sentences(pair, repo, machine), END])
+
+
+def replace_block(text: str, new: str) -> str:
+    """``text`` with its BEGIN..END block replaced by ``new`` (appended where it has none)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return text.rstrip("\n") + "\n\n## What the cost model says about these claims\n\n" + \
+            new + "\n"
+    return text[:start] + new + text[end + len(END):]
+
+
+def map_fit(repo: Path = REPO) -> dict:
+    """The cost model fitted to the committed map (costmodel.fit_groups of its runs).
+
+    Raises:
+        ValueError: where the map has no fitted group, or more than one."""
+    from rnnbench.costmodel import fit_groups
+
+    pairs = fit_groups(read_table(repo / MAP[1] / "measurements.csv"))
+    if len(pairs) != 1:
+        raise ValueError(f"the map's runs give {len(pairs)} fitted groups; expected 1")
+    return pairs[0]
+
+
+def write_predictions(path: Path, repo: Path = REPO) -> None:
+    """The map's predictions for the held-out preset's cells (modelcheck.predicted_table), written
+    before they run."""
+    from rnnbench.configcheck import check_files
+    from rnnbench.modelcheck import predicted_table
+
+    config, cells, _ = check_files([repo / HELDOUT[0]])
+    predicted_table(map_fit(repo), cells, config["repeats"]).to_csv(path, index=False)
+
+
+def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
+    """docs/figures/heldout/VALIDATION.md: the predictions written before the held-out run
+    (predicted.csv) against its runs."""
+    from rnnbench.modelcheck import validation, validation_markdown
+
+    predicted = read_table(repo / HELDOUT[1] / "predicted.csv")
+    return validation_markdown(
+        validation(predicted, runs),
+        "The cost model on cells it was not fitted to", "Written by `rnnbench reference "
+        "--run heldout`: the map's model (docs/figures/map/) predicted these cells "
+        "(predicted.csv, committed before they ran); here is what they measured.")

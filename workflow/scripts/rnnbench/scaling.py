@@ -128,7 +128,7 @@ def fit_law(x: np.ndarray, y: np.ndarray, at: list[float] = (),
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     line = {**fit_line(x, y, at, confidence), "form": "linear"}
-    if (x <= 0).any() or (y <= 0).any():
+    if (x <= 0).any() or (y <= 0).any() or any(x0 <= 0 for x0 in at):
         return {**line, "other_p": math.nan}
     power = {**fit_power(x, y, at, confidence), "form": "power"}
     p_line, p_power = line["lack_of_fit_p"], power["lack_of_fit_p"]

@@ -176,8 +176,9 @@ class Fit:
                             index=rows.index)
 
 
-def _model_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs (measurements.csv rows) with the design's inputs: computed and flop."""
+def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs (measurements.csv rows) with the design's inputs: ``computed``
+    (time_steps_per_step) and ``flop`` (train_step_flop)."""
     return runs.assign(computed=runs["time_steps_per_step"].astype(float),
                        flop=runs["train_step_flop"].astype(float))
 
@@ -214,7 +215,7 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     """
     from scipy import stats
 
-    mine = _model_rows(runs[runs["impl"] == impl])
+    mine = model_rows(runs[runs["impl"] == impl])
     center = float(log2_size(mine).mean())
     columns = design(mine, center)
     y = mine["median_step_s"].to_numpy(dtype=float)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel import (Fit, extrapolates, fit_impl, model_runs, ratio_prediction,
-                                shape_rows)
+from rnnbench.costmodel import (Fit, extrapolates, fit_impl, model_rows, model_runs,
+                                ratio_prediction, shape_rows)
 from rnnbench.formats import interval_text
+from rnnbench.intervals import geomean_ci
 
 
 def group_rows(table: pd.DataFrame, pair: dict[str, Fit]) -> pd.DataFrame:
@@ -21,17 +22,11 @@ def group_rows(table: pd.DataFrame, pair: dict[str, Fit]) -> pd.DataFrame:
     return mine[mine["cell_id"] == mine["base_cell_id"]] if "base_cell_id" in mine else mine
 
 
-def cell_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs with the model's inputs ``computed`` (time_steps_per_step) and ``flop``."""
-    return runs.assign(computed=runs["time_steps_per_step"].astype(float),
-                       flop=runs["train_step_flop"].astype(float))
-
-
 def geometric_means(runs: pd.DataFrame) -> pd.Series:
     """Each implementation's geometric mean of its runs' median steps (s): the summary's
     measure of a cell (intervals.geomean_ci), and what a prediction for ``runs`` runs is of
     (costmodel.Fit.predict: the mean of their logs)."""
-    return runs.groupby("impl")["median_step_s"].apply(lambda v: float(np.exp(np.log(v).mean())))
+    return runs.groupby("impl")["median_step_s"].apply(lambda v: geomean_ci(v.to_numpy())[0])
 
 
 def leave_one_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
@@ -53,7 +48,7 @@ def leave_one_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
             continue
         if any(fits[i].terms != pair[i].terms for i in fits):
             continue  # the cell identifies a term: without it the model is another
-        rows.append(_held_out_row(fits, cell_runs(held), cell_id))
+        rows.append(_held_out_row(fits, model_rows(held), cell_id))
     return pd.DataFrame(rows)
 
 
@@ -95,7 +90,7 @@ def held_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
         if set(plain[column]) != {value}:
             raise ValueError(f"held-out runs: {column} {sorted(set(plain[column]))}, but the "
                              f"model was fitted at {value!r}")
-    return pd.DataFrame([_held_out_row(pair, cell_runs(held), cell_id)
+    return pd.DataFrame([_held_out_row(pair, model_rows(held), cell_id)
                          for cell_id, held in plain.groupby("cell_id")])
 
 

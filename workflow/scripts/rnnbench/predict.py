@@ -26,9 +26,6 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[3]
 MAP = REPO / "docs" / "figures" / "map"
-SETUP_QUANTITIES = {"setup_s": ("setup", "s"), "peak_rss_mb": ("peak memory", "MiB"),
-                    "node_count": ("graph nodes", "")}
-"""What predict gives beyond the step: measurements column -> (words, unit)."""
 DRAWS = 20000
 
 
@@ -135,6 +132,8 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
     """
     from rnnbench.costmodel import (extrapolates, fit_groups, model_runs, ratio_prediction,
                                     shape_rows)
+    from rnnbench.modelcheck import group_rows
+    from rnnbench.why import LAW_QUANTITIES
 
     for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len)):
         if value < 1:
@@ -155,10 +154,8 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
             for impl, fit in pair.items()}
     mean = {impl: tuple(fit.predict(rows, runs=10 ** 9)[["step_s", "low", "high"]].iloc[0])
             for impl, fit in pair.items()}
-    key = pair["static"].key
-    plain = model_runs(runs)
-    group = plain[np.logical_and.reduce([plain[c] == v for c, v in key.items()])]
-    laws = {q: _law_line(group, q, max_len) for q in SETUP_QUANTITIES}
+    group = group_rows(model_runs(runs), pair)
+    laws = {q: _law_line(group, q, max_len) for q in LAW_QUANTITIES}
     mean_setup = {impl: _law_line_mean(group, impl, max_len) for impl in pair}
     words = list(dict.fromkeys(extrapolates(pair["static"], rows)
                                + extrapolates(pair["dynamic"], rows)))
@@ -190,6 +187,7 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
            source: str) -> str:
     """The text predict prints for ``p`` (prediction's dict)."""
     from rnnbench.vocabulary import API_WORDS
+    from rnnbench.why import LAW_QUANTITIES
 
     key = p["fit"]["static"].key
     names = API_WORDS[key["api"]]
@@ -207,7 +205,7 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
         **{f"{words} ({unit or 'count'})": [
             (f"{_number(law[i][0])} [{_number(law[i][1])}, {_number(law[i][2])}]"
              f" ({law[i][3]})") if i in law else "-" for i in ("static", "dynamic")]
-           for q, (words, unit) in SETUP_QUANTITIES.items()
+           for q, (words, unit) in LAW_QUANTITIES.items()
            for law in [p["laws"][q]]},
     })
     lines += [table.to_markdown(index=False), ""]

@@ -18,9 +18,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel import Fit, fit_groups, model_runs, parts, ratio_prediction
+from rnnbench.costmodel import Fit, fit_groups, model_rows, model_runs, parts, ratio_prediction
 from rnnbench.formats import interval_text
-from rnnbench.modelcheck import cell_runs, group_rows, error_words, leave_one_out, noise_floor
+from rnnbench.modelcheck import group_rows, error_words, leave_one_out, noise_floor
 
 TERM_WORDS = {
     ("static", "fixed"): "fixed, per training step",
@@ -99,7 +99,7 @@ def explain(pair: dict[str, Fit], summary: pd.DataFrame, runs: pd.DataFrame,
     overhead and work (ms), and where static and dynamic differ, the larger part first
     (_decider). The cell's computed time steps
     and FLOP are its runs' (measurements.csv time_steps_per_step, train_step_flop)."""
-    work = cell_runs(runs[runs["impl"] == "static"]).groupby("cell_id")[["computed", "flop"]]
+    work = model_rows(runs[runs["impl"] == "static"]).groupby("cell_id")[["computed", "flop"]]
     work = work.mean()
     rows, kinds = [], _kinds(pair)
     header = "fixed + overhead + work" if "work" in kinds else "fixed + per time step"
@@ -156,7 +156,7 @@ def loop_bound_check(pair: dict[str, Fit], runs: pd.DataFrame) -> list[str]:
             mine = mine[mine[axis].astype(str) == str(default)]
     mine = mine[np.logical_and.reduce([mine[c] == v for c, v in fit.key.items()])]
     out = []
-    for cell_id, held in cell_runs(mine).groupby("cell_id"):
+    for cell_id, held in model_rows(mine).groupby("cell_id"):
         band = fit.predict(held)
         inside = int(((held["median_step_s"] >= band["low"])
                       & (held["median_step_s"] <= band["high"])).sum())

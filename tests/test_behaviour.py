@@ -28,10 +28,10 @@ from rnnbench import cells as grid_cells, plan
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
 RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}
 """Result fields renamed by issue 22 (generic phase names), old -> new, inside column names."""
-ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s")
+ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd")
 """measurements.csv's columns added since (issue 23: the share of the run's CPUs other
-processes used, the measuring lock's span), which the fixture's results predate: empty for
-them."""
+processes used, the measuring lock's span; the CPU's widest vector instruction set), which
+the fixture's results predate: empty for them."""
 
 
 def renamed(column: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import make_result
 from rnnbench import intervals, load
+from rnnbench.metadata import cpu_simd
 from rnnbench.summary import (breakeven_of, cumulative_time, disagreeing_repeats, summarize,
                               whole_steps)
 
@@ -223,6 +224,24 @@ def test_runs_of_different_environments_are_never_pooled(tmp_path):
                                          r"are never pooled: Another CPU \(2 CPUs\).*r4\.json.*"
                                          r"cpu \(2 CPUs\).*r[0-35]\.json"):
         summarize(load.load_results(paths))
+
+
+def test_two_cpus_of_one_model_name_but_other_vector_units_are_never_pooled(tmp_path):
+    """A VM's model name may hide its CPU ("AMD EPYC" with and without AVX-512): the widest
+    vector instruction set (metadata.cpu_simd, read from /proc/cpuinfo's flags) is part of
+    the fingerprint, so such runs are refused like another model's."""
+    assert cpu_simd("processor: 0\nflags\t: fpu sse4_2 avx avx2 fma avx512f avx512bw\n") \
+        == "avx512f"
+    assert cpu_simd("flags : fpu sse4_2 avx avx2 fma\n") == "avx2"
+    assert cpu_simd("model name : a CPU without a flags line\n") is None
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2, 3)]
+    for record in records:
+        record["metadata"]["cpu_simd"] = "avx512f"
+    records[4]["metadata"]["cpu_simd"] = "avx2"
+    with pytest.raises(ValueError, match=r"2 environments.*cpu \(avx2, 2 CPUs\).*"
+                                         r"cpu \(avx512f, 2 CPUs\)"):
+        summarize(load.load_results(write_results(tmp_path, records)))
 
 
 def test_breakeven_interval_over_repeats():

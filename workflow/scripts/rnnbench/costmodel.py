@@ -191,7 +191,7 @@ def _ols_stats(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float
 
 def _lack_of_fit_p(X: np.ndarray, y: np.ndarray, weights: np.ndarray, cells: np.ndarray) -> float:
     """The lack-of-fit F test's p-value against the repeats' pure error (NaN without both)."""
-    from scipy import stats
+    from scipy import special
 
     sse, df = _ols_stats(X, y, weights)
     pure = 0.0
@@ -202,7 +202,7 @@ def _lack_of_fit_p(X: np.ndarray, y: np.ndarray, weights: np.ndarray, cells: np.
     df_pure, df_lack = len(y) - len(np.unique(cells)), df - (len(y) - len(np.unique(cells)))
     if df_pure <= 0 or df_lack <= 0 or pure <= 0:
         return math.nan
-    return float(stats.f.sf(((sse - pure) / df_lack) / (pure / df_pure), df_lack, df_pure))
+    return float(special.fdtrc(df_lack, df_pure, ((sse - pure) / df_lack) / (pure / df_pure)))
 
 
 def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> Fit:
@@ -213,7 +213,7 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     Raises:
         ValueError: with fewer runs than identified terms plus 2.
     """
-    from scipy import stats
+    from scipy import special
 
     mine = model_rows(runs[runs["impl"] == impl])
     center = float(log2_size(mine).mean())
@@ -229,7 +229,7 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
             _, weights = _wls(X1, y)
             sse1, df1 = _ols_stats(X1, y, weights)
             sse0, _ = _ols_stats(columns[terms].to_numpy(dtype=float), y, weights)
-            richer_p = float(stats.f.sf((sse0 - sse1) / (sse1 / df1), 1, df1))
+            richer_p = float(special.fdtrc(1, df1, (sse0 - sse1) / (sse1 / df1)))
             if richer_p < RICHER_ALPHA:
                 terms = richer
     if len(y) < len(terms) + 2:
@@ -250,7 +250,8 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
 def model_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs a model is fitted to: those at their reference ablations (load.at_reference),
     with a positive median step, and not flagged ``busy`` (other processes took over a tenth
-    of the run's CPUs: load.BUSY_OTHERS_SHARE; FINDINGS counts those left out)."""
+    of the run's CPUs, or the hypervisor stole over 2 % of them: load._busy; FINDINGS counts
+    those left out)."""
     from rnnbench.load import at_reference
 
     plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs

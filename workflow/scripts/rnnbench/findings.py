@@ -307,7 +307,9 @@ def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> 
         "",
         "## Where this was measured",
         "",
-        f"{_software(runs)}; on {first['device']} ({first['device_name']}), "
+        f"{_software(runs)}; on {first['device']} ({first['device_name']}"
+        + (f", widest vector set {first['cpu_simd']}" if isinstance(first.get("cpu_simd"), str)
+           else "") + "), "
         f"{_threads(runs)}, Python {first['python_version']}, " + _hosts(runs)
         + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"each a fresh process measuring at least {config['steps']} steps and at least "

@@ -156,7 +156,7 @@ def version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
     return [pd.DataFrame(rows).to_markdown(index=False)]
 
 
-def _busy_words(runs: pd.DataFrame) -> str:
+def busy_words(runs: pd.DataFrame) -> str:
     """What 'busy' meant for these runs (load._busy): on the CPUs a run may use where the runs
     recorded them, else machine-wide."""
     if "others_share" in runs and runs["others_share"].notna().any():
@@ -200,7 +200,7 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
     return [
         f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
-        f"- Measured on a busy machine ({_busy_words(runs)}): {cells('busy')}.",
+        f"- Measured on a busy machine ({busy_words(runs)}): {cells('busy')}.",
         f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
         + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
         f"- {_disturbed_count(own)} (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "

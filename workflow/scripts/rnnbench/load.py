@@ -276,6 +276,7 @@ def _meta_columns(meta: dict) -> dict:
     return {
         "device": meta["device"],
         "device_name": meta["device_name"],
+        "cpu_simd": meta.get("cpu_simd"),
         "cpus": _cpus(meta),
         "tensorflow_version": meta["tf_version"],
         "keras_version": meta["keras_version"],
@@ -309,9 +310,9 @@ def _add_related(rows: list[dict], cells: list[dict]) -> None:
 
 
 def environment(meta: dict) -> str:
-    """What a run's timings depend on beyond the cell, in words (its fingerprint): CPU model and
-    the CPUs it may use, device, TensorFlow release and build, Python, and the Apptainer image
-    (or bare). Runs of one cell with different fingerprints are never pooled (summarize).
+    """What a run's timings depend on beyond the cell, in words (its fingerprint): CPU model, its
+    widest vector set (metadata.cpu_simd; older runs lack it), the CPUs it may use, device,
+    TensorFlow release and build, Python, and the Apptainer image (or bare). Runs of one cell with different fingerprints are never pooled (summarize).
     The host name is left out on purpose, unlike pyperf's check: identical nodes of a cluster
     partition may share a grid; a machine of another kind, or other software, may not."""
     build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"
@@ -320,7 +321,8 @@ def environment(meta: dict) -> str:
     image = f"image {meta['image_sha256'][:12]}" if meta["image_sha256"] else "bare"
     framework = (f"JAX {meta['jax_version']} ({meta['jax_backend']} backend)"
                  if meta.get("jax_version") else f"TensorFlow {meta['tf_version']} ({build})")
-    return (f"{meta['cpu_model']} ({_cpus(meta)} CPUs), {device}, {framework}, "
+    simd = f"{meta['cpu_simd']}, " if meta.get("cpu_simd") else ""
+    return (f"{meta['cpu_model']} ({simd}{_cpus(meta)} CPUs), {device}, {framework}, "
             f"Python {meta['python_version']}, {image}")
 
 

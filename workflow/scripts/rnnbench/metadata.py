@@ -25,6 +25,31 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+SIMD_LEVELS = ("avx512f", "avx2", "avx", "sse4_2")
+"""Vector instruction sets, widest first (the names of /proc/cpuinfo's flags)."""
+
+
+def cpu_simd(cpuinfo: str | None = None) -> str | None:
+    """The widest vector instruction set in ``cpuinfo``'s (default: /proc/cpuinfo's) first
+    ``flags`` line, one of SIMD_LEVELS; None where it cannot be read or lists none of them.
+
+    A virtual machine's model name may hide its CPU: two 2-core VMs both named "AMD EPYC"
+    ran this project's matmuls on one thread at up to 102 and 12 GFLOP/s
+    (docs/figures/heldout/VALIDATION.md). The second reports avx2 and no avx512f; the
+    first's flags were not recorded, but 102 GFLOP/s at 2.6 GHz is 39 FLOP a cycle, more
+    than AVX2's two 8-wide FMA units give (32). The fingerprint (load.environment) carries
+    the widest set, so such runs are never pooled."""
+    try:
+        text = Path("/proc/cpuinfo").read_text() if cpuinfo is None else cpuinfo
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            return next((level for level in SIMD_LEVELS if level in flags), None)
+    return None
+
+
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (getrusage; ru_maxrss is KiB on Linux)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -128,6 +153,7 @@ def collect(framework: dict[str, Any]) -> dict[str, Any]:
         "python_prefix": sys.prefix,
         "numpy_version": np.__version__,
         "cpu_model": cpu_model(),
+        "cpu_simd": cpu_simd(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "hostname": socket.gethostname(),

@@ -1,5 +1,5 @@
 """The cost model's checks on cells it was not fitted to: each cell of a run left out in turn
-(leave_one_out), another run's cells (held_out), and predictions written before a run
+(leave_one_out), and predictions written before a run
 (predicted_table) against what it measured (validation), with their errors in words.
 """
 
@@ -36,11 +36,14 @@ def leave_one_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
     (predicted / measured - 1), ratio_covered (the measured ratio of the repeats' medians
     inside the interval for that many runs), static_error, dynamic_error, runs and
     runs_covered (held-out runs inside their per-run prediction intervals), extrapolates. A
-    cell whose absence leaves a term unidentified is not predicted; the others are refitted
-    in the full fit's form (its terms), not chosen again."""
+    cell whose absence leaves a term unidentified is not predicted, nor one with no run of
+    an implementation to predict (all of them busy: model_runs); the others are refitted in
+    the full fit's form (its terms), not chosen again."""
     rows = []
     group = group_rows(model_runs(runs), pair)
     for cell_id, held in group.groupby("cell_id"):
+        if set(held["impl"]) != set(pair):
+            continue  # nothing measured to predict: every run of an implementation was busy
         rest = group[group["cell_id"] != cell_id]
         try:  # the full fit's form, refitted without the cell
             fits = {impl: fit_impl(rest, impl, pair[impl].terms) for impl in pair}
@@ -77,23 +80,6 @@ def _held_out_row(fits: dict[str, Fit], held: pd.DataFrame, cell_id: str) -> dic
             "extrapolates": "; ".join(extrapolates(fits["static"], shapes["static"]))}
 
 
-def held_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
-    """The fit ``pair``'s predictions for every reference cell of ``runs`` (another run's
-    measurements.csv rows, of the fit's group), against what was measured: leave_one_out's
-    columns.
-
-    Raises:
-        ValueError: naming the key and value where ``runs`` lie outside the fit's group.
-    """
-    plain = model_runs(runs)
-    for column, value in pair["static"].key.items():
-        if set(plain[column]) != {value}:
-            raise ValueError(f"held-out runs: {column} {sorted(set(plain[column]))}, but the "
-                             f"model was fitted at {value!r}")
-    return pd.DataFrame([_held_out_row(pair, model_rows(held), cell_id)
-                         for cell_id, held in plain.groupby("cell_id")])
-
-
 def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
     """How precise the measured ratios of ``table``'s cells are themselves: the median
     half-width of their 95 % intervals (summary's, on the log scale), in a sentence."""
@@ -106,7 +92,7 @@ def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
 
 
 def error_words(table: pd.DataFrame) -> str:
-    """A leave_one_out or held_out table in one sentence: the median and worst error of the
+    """A leave_one_out or validation table in one sentence: the median and worst error of the
     ratio, the interval's coverage of the ratios and of the runs."""
     errors = table["ratio_error"].abs()
     worst = table.loc[errors.idxmax()]

@@ -114,12 +114,38 @@ def write_predictions(path: Path, repo: Path = REPO) -> None:
 
 def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
     """docs/figures/heldout/VALIDATION.md: the predictions written before the held-out run
-    (predicted.csv) against its runs."""
-    from rnnbench.modelcheck import validation, validation_markdown
+    (predicted.csv) against its ``runs`` (measurements.csv rows): modelcheck's validation,
+    where each run was measured (environment and the fastest matmul throughput each reached),
+    the steps' error beside the ratios', and the same check without the runs flagged busy."""
+    from rnnbench.findings_sections import busy_words
+    from rnnbench.modelcheck import validation, validation_markdown, error_words
 
     predicted = read_table(repo / HELDOUT[1] / "predicted.csv")
-    return validation_markdown(
-        validation(predicted, runs),
-        "The cost model on cells it was not fitted to", "Written by `rnnbench reference "
-        "--run heldout`: the map's model (docs/figures/map/) predicted these cells "
-        "(predicted.csv, committed before they ran); here is what they measured.")
+    table = validation(predicted, runs)
+    fitted = read_table(repo / MAP[1] / "measurements.csv")
+
+    def where(measured: pd.DataFrame) -> str:
+        return (f"{' / '.join(sorted(set(measured['environment'])))}, its matmuls at up to "
+                f"{measured['achieved_flop_per_s'].max() / 1e9:.0f} GFLOP/s")
+
+    steps = pd.concat([table["static_error"], table["dynamic_error"]]).abs().median()
+    busy = runs["busy"].astype(bool) if "busy" in runs else pd.Series(False, index=runs.index)
+    quiet = runs[~busy]
+    whole = quiet.groupby("cell_id")["impl"].nunique() == 2
+    intro = ("Written by `rnnbench reference --run heldout`: the map's model "
+             "(docs/figures/map/) predicted these cells (predicted.csv, committed before they "
+             f"ran); here is what they measured. The map ran on {where(fitted)}; these cells "
+             f"on {where(runs)}."
+             + (" Their fingerprints read alike: the runs did not yet record the CPU's vector "
+                "units (metadata.cpu_simd does now)." if set(fitted["environment"]) == set(
+                    runs["environment"]) else "")
+             + f" Each implementation's step is off by {steps:.0%} at the "
+             "median: a step's time is its machine's, and the model is fitted to one; a "
+             "ratio is measured within one run, on one machine.")
+    page = validation_markdown(table, "The cost model on cells it was not fitted to", intro)
+    if busy.any() and whole.any():
+        page += (f"\n{int(busy.sum())} of {len(runs)} runs were flagged busy "
+                 f"({busy_words(runs)}). Without them ({int(whole.sum())} cells keep runs of "
+                 "both implementations): " + error_words(validation(
+                     predicted[predicted["cell_id"].isin(whole[whole].index)], quiet)) + ".\n")
+    return page

@@ -41,7 +41,7 @@ FIGURES = REPO / "docs" / "figures"
 REFERENCE_RUNS = {"main": ("config.yaml", "docs/figures"),
                   "apis": ("presets/reference-apis.yaml", "docs/figures/apis"),
                   "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep"),
-                  "map": modeldocs.MAP}
+                  "map": modeldocs.MAP, "heldout": modeldocs.HELDOUT}
 """Each reference run: its config and the folder its results are committed in (both
 relative to the repository)."""
 WITH_RUNS = ("map", "heldout")

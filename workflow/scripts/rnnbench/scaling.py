@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from rnnbench.axes import NUMERIC_AXES
 from rnnbench.formats import prediction_text
@@ -60,7 +60,7 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
     residuals = y - (intercept + slope * x)
     sse = float((residuals ** 2).sum())
     s = math.sqrt(sse / (n - 2)) if n > 2 else math.nan
-    t = float(stats.t.ppf(0.5 + confidence / 2, n - 2))
+    t = float(special.stdtrit(n - 2, 0.5 + confidence / 2))
     se_slope = s / math.sqrt(sxx)
     se_intercept = s * math.sqrt(1 / n + mean_x ** 2 / sxx)
     total = float(((y - y.mean()) ** 2).sum())
@@ -69,7 +69,7 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
     df_pure, df_lack = n - len(levels), len(levels) - 2
     if df_pure > 0 and df_lack > 0 and pure > 0:
         f = ((sse - pure) / df_lack) / (pure / df_pure)
-        lack_p = float(stats.f.sf(f, df_lack, df_pure))
+        lack_p = float(special.fdtrc(df_lack, df_pure, f))
     else:
         lack_p = math.nan
     predictions = []

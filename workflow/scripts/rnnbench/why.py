@@ -227,8 +227,10 @@ def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str
         left = group_rows(runs, pair)
         busy = int(left["busy"].astype(bool).sum()) if "busy" in left else 0
         if busy:
-            out += [f"{busy} of {len(left)} runs were flagged busy (other processes took over "
-                    "a tenth of their CPUs) and are left out of the fit.", ""]
+            from rnnbench.findings_sections import busy_words  # (not on predict's path)
+
+            out += [f"{busy} of {len(left)} runs were flagged busy ({busy_words(left)}) and "
+                    "are left out of the fit.", ""]
         for impl, fit in pair.items():
             merged = merged_words(fit)
             if fit.interval("fixed")[2] < 0:
@@ -284,14 +286,19 @@ def answer_sentences(pair: dict[str, Fit], runs: pd.DataFrame,
     out = [f"Besides the cell's work, dynamic_rnn's loop costs {us(dynamic, 'per_passed')} "
            f"per iteration; static_rnn costs {us(static, 'per_passed')} per unrolled step it "
            f"passes{computed}."]
+    checks = []
     loo = leave_one_out(pair, runs)
     if len(loo):
-        out.append(f"Each of the map's {len(loo)} cells, left out of the fit, is predicted "
-                   f"within {loo['ratio_error'].abs().median():.0%} of its measured ratio at "
-                   "the median.")
+        checks.append(f"Each of the map's {len(loo)} cells, left out of the fit, is predicted "
+                      f"within {loo['ratio_error'].abs().median():.0%} of its measured ratio at "
+                      "the median.")
     if validated is not None and len(validated):
-        out.append(f"On {len(validated)} cells it never saw "
-                   "([validation](docs/figures/heldout/VALIDATION.md)): within "
-                   f"{validated['ratio_error'].abs().median():.0%} at the median, "
-                   f"{validated['ratio_error'].abs().max():.0%} at worst.")
+        steps = pd.concat([validated["static_error"], validated["dynamic_error"]]).abs()
+        checks.append(f"On {len(validated)} cells it never saw "
+                      "([validation](docs/figures/heldout/VALIDATION.md)): ratios within "
+                      f"{validated['ratio_error'].abs().median():.0%} at the median, "
+                      f"{validated['ratio_error'].abs().max():.0%} at worst; step times off by "
+                      f"{steps.median():.0%}.")
+    if checks:
+        out.append(" ".join(checks))
     return out

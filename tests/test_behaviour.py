@@ -1,8 +1,9 @@
 """Behaviour unchanged by the restructuring of issue 22: re-aggregating a committed set of
 result JSONs gives the tables that the workflow wrote before it, and the FINDINGS that the
 writer of issue 24 words from them (the shape in words, claims judged in every api, reasons
-for every inconclusive verdict, the method after the results: changed on purpose, and
-reviewed line by line when expected/FINDINGS.md was rewritten).
+for every inconclusive verdict, the method after the results; issue 25's Why section,
+which for these runs, most of them flagged busy, says why the cost model is not fitted:
+changed on purpose, and reviewed line by line when expected/FINDINGS.md was rewritten).
 
 tests/fixtures/behaviour/ holds the results of a small grid (config.yaml there: compat_v1,
 keras and jax_scan, a loop-bound and a scan-unroll ablation, the seeds' claims; 45 training

@@ -148,6 +148,16 @@ def test_leave_one_out_passes_over_a_cell_whose_runs_of_one_implementation_were_
     assert len(table) == 23 and first not in set(table["cell_id"])
 
 
+def test_a_grid_whose_runs_were_all_busy_says_why_it_is_not_explained():
+    """The model is fitted to quiet runs only: where the busy flag leaves too few, FINDINGS'
+    Why section says so, with the count, instead of vanishing."""
+    runs = simulate(map_design(), np.random.default_rng(6)).assign(busy=True)
+    section = why.why_section(pd.DataFrame(), runs, {})
+    assert section[0] == "## Why: the cost model"
+    assert f"Not fitted: {len(runs)} of {len(runs)} runs were flagged busy" in section[2]
+    assert why.why_section(pd.DataFrame(), runs.assign(busy=False).iloc[:0], {}) == []
+
+
 def test_a_prediction_is_never_negative_and_a_shape_off_the_map_is_said_to_extrapolate():
     rng = np.random.default_rng(5)
     pair = costmodel.fit_groups(simulate(map_design(), rng))[0]

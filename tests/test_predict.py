@@ -53,6 +53,8 @@ def test_predict_inside_the_map_says_so():
 @pytest.mark.parametrize("options, words", [
     (["--batch", "32", "--units", "64", "--max-len", "20", "--length", "30"], "--length 30"),
     (["--batch", "0", "--units", "64", "--max-len", "20"], "--batch 0"),
+    (["--batch", "32", "--units", "64", "--max-len", "20", "--steps", "0"], "--steps 0"),
+    (["--batch", "32", "--units", "64", "--max-len", "20", "--length", "2.5"], "--length"),
     (["--batch", "32", "--units", "64", "--max-len", "20", "--cell", "gru"], "--cell gru"),
     (["--batch", "32", "--units", "64", "--max-len", "20", "--results", "nowhere"],
      "--results nowhere"),
@@ -60,6 +62,36 @@ def test_predict_inside_the_map_says_so():
 def test_predict_refuses_bad_options_by_name(options, words):
     done = run_predict(*options)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tmp_path, capsys):
+    """Tables the model cannot take are refused by column, value or reason (status 2, no
+    traceback); a law that falls below 0 far off the map is not printed as a number."""
+    from rnnbench import cli
+
+    runs = read_table(REPO / "docs/figures/map/measurements.csv")
+    shape = ["--batch", "16", "--units", "32", "--max-len", "20"]
+
+    def ask(table: pd.DataFrame, *options: str) -> tuple[int, str]:
+        table.to_csv(tmp_path / "measurements.csv", index=False)
+        status = cli.main(["predict", "--results", str(tmp_path), *(options or shape)])
+        out = capsys.readouterr()
+        return status, out.out + out.err
+
+    for table, words in (
+            (runs.drop(columns="setup_s"), "no column setup_s"),
+            (runs.assign(median_step_s="abc"), "median_step_s 'abc' is not a number"),
+            (runs.iloc[:0], "no runs in it"),
+            (runs.assign(busy=True), f"Of its {len(runs)} runs, {len(runs)} were flagged busy"),
+            (runs[runs["impl"] == "static"], f"the rest: static {len(runs) // 2} runs")):
+        status, out = ask(table)
+        assert status == 2 and words in out and "Traceback" not in out, words
+    status, out = ask(runs[runs["max_len"] == 20])  # one max_len: no setup law, no break-even
+    assert status == 0 and "- (runs at one max_len)" in out and "break-even: not predicted" in out
+    status, out = ask(runs, "--batch", "16", "--units", "32", "--max-len", "5000")
+    dynamic = next(line for line in out.splitlines() if line.startswith("| dynamic_rnn"))
+    assert status == 0 and "- (its line falls below 0 here)" in dynamic and " -" not in \
+        dynamic.replace("- (its", "")
 
 
 def test_the_held_out_predictions_come_from_the_committed_map(tmp_path):

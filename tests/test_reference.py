@@ -166,9 +166,18 @@ def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(
     with pytest.raises(ValueError, match=r"no FINDINGS.md, summary.csv, measurements.csv there"):
         reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
     summary = pd.read_csv(REPO / "docs/figures/apis/summary.csv")
-    for name in ("FINDINGS.md", "measurements.csv"):
-        (tmp_path / name).write_text("x\n")
+    (tmp_path / "FINDINGS.md").write_text("x\n")
+    (tmp_path / "measurements.csv").write_text("x\n")
     summary.to_csv(tmp_path / "summary.csv", index=False)
+    with pytest.raises(ValueError, match=r"its measurements.csv has no cell_id and impl"):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    runs = pd.DataFrame([{"cell_id": c, "impl": i} for c in summary["cell_id"]
+                         for i in ("static", "dynamic")])
+    runs.iloc[1:].to_csv(tmp_path / "measurements.csv", index=False)  # one cell's static lost
+    with pytest.raises(ValueError, match="lacks runs of both implementations for cell.s. "
+                                         + summary["cell_id"].iloc[0]):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    runs.to_csv(tmp_path / "measurements.csv", index=False)
     reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")  # its own: fits
     with pytest.raises(ValueError, match=r"api \['jax_scan', 'keras', 'keras_jax'\], but "
                                          r"presets/reference-sweep.yaml asks for \['compat_v1'\]"):
@@ -184,5 +193,7 @@ def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(
     from rnnbench import cli
 
     assert cli.main(["reference", "--run", "apis", "--no-run", "--results", str(tmp_path)]) == 2
+    # --results without --no-run would start a fresh run and leave DIR unread: refused
+    assert cli.main(["reference", "--run", "apis", "--results", str(tmp_path)]) == 2
     assert {p: p.read_bytes() for p in (REPO / "docs/figures/apis").iterdir()} == before
     shutil.rmtree(tmp_path)

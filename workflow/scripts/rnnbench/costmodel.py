@@ -211,11 +211,13 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     ``terms``: fit these (those of them the runs identify) instead of choosing.
 
     Raises:
-        ValueError: with fewer runs than identified terms plus 2.
+        ValueError: with no runs of ``impl``, or fewer than identified terms plus 2.
     """
     from scipy import special
 
     mine = model_rows(runs[runs["impl"] == impl])
+    if mine.empty:
+        raise ValueError(f"fit_impl: no runs of {impl}")
     center = float(log2_size(mine).mean())
     columns = design(mine, center)
     y = mine["median_step_s"].to_numpy(dtype=float)

@@ -139,10 +139,16 @@ def predicted_table(pair: dict[str, Fit], cells: dict[str, dict], repeats: int) 
 
 def validation(predicted: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """predicted_table (written before the runs) against the runs of those cells
-    (measurements.csv rows): leave_one_out's columns, from the predictions as written."""
+    (measurements.csv rows): leave_one_out's columns, from the predictions as written.
+
+    Raises:
+        ValueError: naming a predicted cell without runs of both implementations."""
     rows = []
     for _, cell in predicted.iterrows():
         held = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["median_step_s"] > 0)]
+        if set(held["impl"]) != {"static", "dynamic"}:
+            raise ValueError(f"cell {cell['cell_id']}: the runs hold {sorted(set(held['impl']))}"
+                             " of it with a positive step, not both implementations")
         medians = geometric_means(held)
         measured = medians["static"] / medians["dynamic"]
         covered = sum(int(((mine["median_step_s"] * 1e3 >= cell[f"{impl}_low_ms"])

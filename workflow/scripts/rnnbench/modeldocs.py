@@ -3,7 +3,7 @@ reference map (docs/figures/map/), its predictions for the held-out run written 
 runs (docs/figures/heldout/predicted.csv) and their check (VALIDATION.md), and, on the public
 claims of docs/presets.md, one sentence per claim a preset ran: what the model predicts
 against what the preset measured (the block is written by ``rnnbench reference --run map``
-and checked by tests/test_costmodel_docs.py)."""
+and checked by tests/test_predict.py), and the README's paragraph on why (map_paragraph)."""
 
 from __future__ import annotations
 
@@ -89,6 +89,20 @@ def replace_block(text: str, new: str) -> str:
     return text[:start] + new + text[end + len(END):]
 
 
+def map_paragraph(runs: pd.DataFrame, validated: pd.DataFrame | None, where: str) -> str:
+    """The README's paragraph on why, from the cost model fitted to the map's ``runs``
+    (why.answer_sentences), measured ``where`` ('' or ' (measured on ...)')."""
+    from rnnbench.costmodel import fit_groups
+    from rnnbench.why import answer_sentences
+
+    return (f"Why, from a cost model fitted to a map of {runs['cell_id'].nunique()} shapes"
+            f"{where} ([its FINDINGS](docs/figures/map/FINDINGS.md), "
+            "[the crossover chart](docs/figures/map/crossover.svg)).\n"
+            + "\n".join(answer_sentences(fit_groups(runs)[0], runs, validated))
+            + " For a shape nobody ran: `.venv/bin/rnnbench predict --batch 64 --units 256 "
+            "--max-len 100 --length 40 --steps 10000` (from the map, in about a second).")
+
+
 def map_fit(repo: Path = REPO) -> dict:
     """The cost model fitted to the committed map (costmodel.fit_groups of its runs).
 
@@ -128,7 +142,7 @@ def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
         return (f"{' / '.join(sorted(set(measured['environment'])))}, its matmuls at up to "
                 f"{measured['achieved_flop_per_s'].max() / 1e9:.0f} GFLOP/s")
 
-    steps = pd.concat([table["static_error"], table["dynamic_error"]]).abs().median()
+    steps = pd.concat([table["static_error"], table["dynamic_error"]]).median()
     busy = runs["busy"].astype(bool) if "busy" in runs else pd.Series(False, index=runs.index)
     quiet = runs[~busy]
     whole = quiet.groupby("cell_id")["impl"].nunique() == 2
@@ -139,13 +153,16 @@ def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
              + (" Their fingerprints read alike: the runs did not yet record the CPU's vector "
                 "units (metadata.cpu_simd does now)." if set(fitted["environment"]) == set(
                     runs["environment"]) else "")
-             + f" Each implementation's step is off by {steps:.0%} at the "
-             "median: a step's time is its machine's, and the model is fitted to one; a "
-             "ratio is measured within one run, on one machine.")
+             + f" Each implementation's predicted step is {abs(steps):.0%} "
+             + ("shorter" if steps < 0 else "longer") + " than the measured one at the "
+             "median (errors below are predicted / measured - 1): a step's time is its "
+             "machine's, and the model is fitted to one; a ratio is measured within one run, "
+             "on one machine.")
     page = validation_markdown(table, "The cost model on cells it was not fitted to", intro)
     if busy.any() and whole.any():
         page += (f"\n{int(busy.sum())} of {len(runs)} runs were flagged busy "
                  f"({busy_words(runs)}). Without them ({int(whole.sum())} cells keep runs of "
-                 "both implementations): " + error_words(validation(
+                 f"both implementations, {int(quiet['cell_id'].isin(whole[whole].index).sum())}"
+                 " runs): " + error_words(validation(
                      predicted[predicted["cell_id"].isin(whole[whole].index)], quiet)) + ".\n")
     return page

@@ -27,6 +27,10 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[3]
 MAP = REPO / "docs" / "figures" / "map"
 DRAWS = 20000
+NUMBERS = ("batch_size", "num_units", "input_dim", "max_len", "time_steps_per_step",
+           "train_step_flop", "median_step_s", "setup_s")
+"""The numeric columns of measurements.csv the fit reads (with costmodel.GROUP_COLUMNS,
+cell_id and impl)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-dim", type=int, default=None,
                         help="input_dim (default: the runs' only one)")
     parser.add_argument("--max-len", type=int, required=True, help="max_len (padded length)")
-    parser.add_argument("--length", type=float, default=None,
+    parser.add_argument("--length", type=int, default=None,
                         help="the batch's longest sequence_length (default: max_len)")
     parser.add_argument("--steps", type=int, default=None,
                         help="training steps you will run: which implementation is faster "
@@ -60,8 +64,23 @@ def _runs(results: Path) -> pd.DataFrame:
     if not results.exists():
         raise ValueError(f"--results {results}: no such file or folder (a results folder of "
                          "the workflow, docs/figures/map, or rnnbench jax's OUT/runs)")
+    from rnnbench.costmodel import GROUP_COLUMNS
+
     table = results / "measurements.csv"
-    return read_side(table if table.is_file() else results)
+    runs = read_side(table if table.is_file() else results)
+    missing = [c for c in (*GROUP_COLUMNS, "cell_id", "impl", *NUMBERS) if c not in runs]
+    if missing:
+        raise ValueError(f"--results {results}: no column {', '.join(missing)} (not the "
+                         "workflow's measurements.csv)")
+    if runs.empty:
+        raise ValueError(f"--results {results}: no runs in it")
+    for column in NUMBERS:
+        numbers = pd.to_numeric(runs[column], errors="coerce")
+        if numbers.isna().any():
+            raise ValueError(f"--results {results}: {column} "
+                             f"{str(runs[column][numbers.isna()].iloc[0])!r} is not a number")
+        runs[column] = numbers
+    return runs
 
 
 def _only(runs: pd.DataFrame, column: str, value, option: str):
@@ -79,20 +98,23 @@ def _only(runs: pd.DataFrame, column: str, value, option: str):
     return value
 
 
-def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tuple]:
+def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tuple | None]:
     """Each implementation's ``quantity`` at ``max_len``: (estimate, low, high, form), from
-    scaling.fit_law over the runs along max_len."""
+    scaling.fit_law over its runs with a positive value along max_len; None where the law
+    (a line) falls to 0 or below there, which no setup, memory or node count can; absent
+    where the runs hold fewer than 2 max_len values."""
     from rnnbench.scaling import fit_law
 
     out = {}
     for impl in ("static", "dynamic"):
         mine = runs[runs["impl"] == impl][["max_len", quantity]].dropna()
+        mine = mine[mine[quantity] > 0]
         if len(mine) < 3 or mine["max_len"].nunique() < 2:
             continue
         law = fit_law(mine["max_len"].to_numpy(float), mine[quantity].to_numpy(float),
                       [float(max_len)])
         _, estimate, low, high = law["predictions"][0]
-        out[impl] = (estimate, max(low, 0.0), high, law["form"])
+        out[impl] = (estimate, max(low, 0.0), high, law["form"]) if estimate > 0 else None
     return out
 
 
@@ -121,7 +143,8 @@ def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, fl
 
 
 def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
-               input_dim: int | None, max_len: int, length: float | None) -> dict:
+               input_dim: int | None, max_len: int, length: int | None,
+               steps: int | None = None) -> dict:
     """Everything predict prints, as numbers: ``step`` and ``setup`` (impl -> (estimate,
     low, high) for one run), ``mean_step``/``mean_setup`` (the expected values, for the
     break-even), ``ratio`` (estimate, low, high), ``laws`` (quantity -> impl -> (estimate,
@@ -135,7 +158,8 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
     from rnnbench.modelcheck import group_rows
     from rnnbench.why import LAW_QUANTITIES
 
-    for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len)):
+    for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
+                          ("--steps", 1 if steps is None else steps)):
         if value < 1:
             raise ValueError(f"{option} {value}: must be 1 or more")
     if length is not None and not 1 <= length <= max_len:
@@ -147,8 +171,17 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
     pairs = [p for p in fit_groups(runs[runs["cell"] == cell])
              if p["static"].key["input_dim"] == input_dim]
     if len(pairs) != 1:
-        raise ValueError(f"--results: {len(pairs)} groups of runs (api, environment) can be "
-                         f"fitted for {cell} with input_dim {input_dim}; need exactly 1")
+        mine = runs[(runs["cell"] == cell) & (runs["input_dim"] == input_dim)]
+        kept = model_runs(mine)
+        busy = int(mine["busy"].astype(bool).sum()) if "busy" in mine else 0
+        raise ValueError(
+            f"--results: {len(pairs)} groups of runs (api, environment) can be fitted for "
+            f"{cell} with input_dim {input_dim}; need exactly 1. Of its {len(mine)} runs, "
+            f"{busy} were flagged busy and {int((mine['median_step_s'] <= 0).sum())} have no "
+            "positive step time; the rest: " + (", ".join(
+                f"{impl} {len(g)} runs in {g['cell_id'].nunique()} cells"
+                for impl, g in kept.groupby("impl")) or "none") + " (the model needs both "
+            "implementations, in cells that vary the time steps computed)")
     pair = pairs[0]
     step = {impl: tuple(fit.predict(rows)[["step_s", "low", "high"]].iloc[0])
             for impl, fit in pair.items()}
@@ -161,21 +194,25 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
                                + extrapolates(pair["dynamic"], rows)))
     return {"step": step, "mean_step": mean, "laws": laws, "mean_setup": mean_setup,
             "ratio": tuple(ratio_prediction(pair, rows).iloc[0]), "extrapolates": words,
-            "fit": pair, "cell": cell, "input_dim": input_dim, "length": length}
+            "fit": pair, "cell": cell, "input_dim": input_dim, "length": length,
+            "left_out": len(group_rows(runs[runs["cell"] == cell], pair)) - len(group)}
 
 
-def _law_line_mean(runs: pd.DataFrame, impl: str, max_len: int) -> tuple[float, float, float]:
+def _law_line_mean(runs: pd.DataFrame, impl: str, max_len: int) -> tuple | None:
     """An implementation's expected setup at max_len with its confidence interval (the
-    law's, without one run's noise): fit_law on the log scale of the per-max_len medians."""
+    law's, without one run's noise): fit_law on the log scale of the per-max_len medians;
+    with fewer than 3 max_len values, _law_line's interval for one run. None where neither
+    gives a positive setup (fewer than 2 max_len values, or a line below 0 there)."""
     from rnnbench.scaling import fit_law
 
-    mine = runs[runs["impl"] == impl].groupby("max_len")["setup_s"].median()
+    mine = runs[(runs["impl"] == impl) & (runs["setup_s"] > 0)].groupby("max_len")[
+        "setup_s"].median()
     if len(mine) < 3:
-        estimate, low, high, _ = _law_line(runs, "setup_s", max_len)[impl]
-        return estimate, low, high
+        law = _law_line(runs, "setup_s", max_len).get(impl)
+        return law[:3] if law else None
     law = fit_law(mine.index.to_numpy(float), mine.to_numpy(float), [float(max_len)])
     _, estimate, low, high = law["predictions"][0]
-    return estimate, max(low, 1e-9), high
+    return (estimate, max(low, 1e-9), high) if estimate > 0 else None
 
 
 def _number(value: float) -> str:
@@ -194,7 +231,10 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
     lines = [f"{key['api']}: a {p['cell']} of {units} units, batch {batch}, {p['input_dim']} "
              f"inputs, max_len {max_len}, the batch's longest sequence {p['length']:g} steps",
              f"model fitted to {source}: {p['fit']['static'].n + p['fit']['dynamic'].n} runs "
-             f"on {key['environment']}", ""]
+             + (f"({p['left_out']} left out: busy, or no positive step time) "
+                if p["left_out"] else "")
+             + f"on {key['environment']} (the times are that machine's; for yours, fit your own "
+             "run: --results)", ""]
     table = pd.DataFrame({
         "": [names["static"], names["dynamic"]],
         "step (ms) [95 % for one run]": [
@@ -204,7 +244,9 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
             for i in ("static", "dynamic")],
         **{f"{words} ({unit or 'count'})": [
             (f"{_number(law[i][0])} [{_number(law[i][1])}, {_number(law[i][2])}]"
-             f" ({law[i][3]})") if i in law else "-" for i in ("static", "dynamic")]
+             f" ({law[i][3]})") if law.get(i) else
+            "- (runs at one max_len)" if i not in law else "- (its line falls below 0 here)"
+            for i in ("static", "dynamic")]
            for q, (words, unit) in LAW_QUANTITIES.items()
            for law in [p["laws"][q]]},
     })
@@ -212,16 +254,21 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
     ratio, low, high = p["ratio"]
     lines.append(f"step ratio {names['static']} / {names['dynamic']}: {ratio:.2f} "
                  f"[{low:.2f}, {high:.2f}] (95 % for one run of each)")
+    if not all(p["mean_setup"].values()):
+        lines.append("break-even: not predicted (no law for the setup at this max_len: "
+                     "positive setups at fewer than 2 max_len, or its line falls below 0 here)")
+        return "\n".join(lines + [_extrapolation_words(p)])
     point, b_low, b_high = breakeven(p["mean_setup"], p["mean_step"])
     if math.isinf(b_low):
         lines.append(f"break-even: never ({names['static']}'s expected step is slower, "
                      "at 95 %)")
     else:
-        at = ("never" if math.isinf(point) else f"{point:,.0f} steps ("
+        at = (f"never at the expected times ({names['static']}'s step is predicted slower)"
+              if math.isinf(point) else f"{names['static']}'s total time falls below "
+              f"{names['dynamic']}'s after {point:,.0f} steps ("
               f"{p['mean_setup']['static'][0] + point * p['mean_step']['static'][0]:,.0f} s "
               "of training)")
-        lines.append(f"break-even: {names['static']}'s total time falls below "
-                     f"{names['dynamic']}'s after {at}; 95 % interval {b_low:,.0f} to "
+        lines.append(f"break-even: {at}; 95 % interval {b_low:,.0f} to "
                      + ("never" if math.isinf(b_high) else f"{b_high:,.0f}")
                      + " steps (expected times)")
     if steps is not None:
@@ -230,12 +277,17 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
         best = min(total, key=total.get)
         sure = ("" if b_high <= steps or b_low > steps else
                 " (but the break-even's interval holds that many steps: it may go either way)")
-        lines.append(f"for {steps:,} steps: {names[best]} ({total['static']:,.1f} s against "
-                     f"{total['dynamic']:,.1f} s){sure}")
-    lines.append("extrapolates: " + "; ".join(p["extrapolates"])
-                 + ": the model's form is assumed to hold there" if p["extrapolates"]
-                 else "within the fitted range on every axis")
-    return "\n".join(lines)
+        lines.append(f"for {steps:,} steps: {names[best]} (in all, {names['static']} "
+                     f"{total['static']:,.1f} s, {names['dynamic']} {total['dynamic']:,.1f} s)"
+                     f"{sure}")
+    return "\n".join(lines + [_extrapolation_words(p)])
+
+
+def _extrapolation_words(p: dict) -> str:
+    """Where the shape lies outside the fitted range, or that it does not."""
+    return ("extrapolates: " + "; ".join(p["extrapolates"])
+            + ": the model's form is assumed to hold there" if p["extrapolates"]
+            else "within the fitted range on every axis")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -243,7 +295,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         runs = _runs(args.results)
         p = prediction(runs, args.cell, args.batch, args.units, args.input_dim, args.max_len,
-                       args.length)
+                       args.length, args.steps)
     except ValueError as error:
         print(f"rnnbench predict: {error}", file=sys.stderr)
         return 2

@@ -1,19 +1,18 @@
 """The reference runs behind every number of the README and docs/: run the main job (and
-the runs for Keras and JAX, and the max_len x length sweep), copy each one's FINDINGS,
-summary and charts under docs/figures/, and rewrite the README's answer from them.
+the runs for Keras and JAX, the max_len x length sweep, the cost model's map and its held-out
+cells), copy each one's FINDINGS, summary and charts under docs/figures/, and rewrite the
+README's answer from them.
 
-    rnnbench reference [--run main|apis|sweep] [--no-run [--results DIR]]
+    rnnbench reference [--run main|apis|sweep|map|heldout] [--no-run [--results DIR]]
 
-A run (REFERENCE_RUNS) is its config (main: the shipped config.yaml; apis:
-presets/reference-apis.yaml; sweep: presets/reference-sweep.yaml) run by ``snakemake --cores
-1`` in a new temporary folder (so results/ is neither reused nor replaced), and, for main,
-then the tests (pytest) in the repository, each timed (--no-run: use the results already
-there, results/ or --results DIR, and the times recorded before). It writes the run's folder
-(docs/figures/ for main, docs/figures/apis/, docs/figures/sweep/: FINDINGS.md, summary.csv,
-the charts' SVGs, run.json with the wall time and where it ran) and the README's block
-between ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py fails when the
-README's block differs from what answer() makes of the committed runs.
-"""
+A run (REFERENCE_RUNS: its config and folder) is run by ``snakemake --cores 1`` in a new
+temporary folder (so results/ is neither reused nor replaced), and, for main, then the tests
+(pytest) in the repository, each timed (--no-run: use the results already there, results/
+or --results DIR, and the times recorded before). It writes the run's folder (FINDINGS.md,
+summary.csv, the charts' SVGs, run.json with the wall time and where it ran; the map's and
+held-out's measurements.csv; the held-out's VALIDATION.md) and the README's block between
+ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py fails when the README's
+block differs from what answer() makes of the committed runs."""
 
 from __future__ import annotations
 
@@ -284,7 +283,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             + "\nFor your own shape, write it in a config and run it ([your own model]"
             "(docs/config.md#your-own-model)).")
     if map is not None:
-        paragraphs.append(map_paragraph(map, validated, where(machines.get("map"))))
+        paragraphs.append(modeldocs.map_paragraph(map, validated, where(machines.get("map"))))
     return (ANSWER_BEGIN + "\n" + "\n\n".join(paragraphs) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
@@ -292,20 +291,6 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "./install.sh && .venv/bin/pytest                 # the tests"
             + (f": {tests_s / 60:.0f} min there" if tests_s else "") + "\n"
             "```\n" + ANSWER_END)
-
-
-def map_paragraph(runs: pd.DataFrame, validated: pd.DataFrame | None, where: str) -> str:
-    """The README's paragraph on why, from the cost model fitted to the map's ``runs``
-    (why.answer_sentences), measured ``where`` ('' or ' (measured on ...)')."""
-    from rnnbench.costmodel import fit_groups
-    from rnnbench.why import answer_sentences
-
-    return (f"Why, from a cost model fitted to a map of {runs['cell_id'].nunique()} shapes"
-            f"{where} ([its FINDINGS](docs/figures/map/FINDINGS.md), "
-            "[the crossover chart](docs/figures/map/crossover.svg)).\n"
-            + "\n".join(answer_sentences(fit_groups(runs)[0], runs, validated))
-            + " For a shape nobody ran: `.venv/bin/rnnbench predict --batch 64 --units 256 "
-            "--max-len 100 --length 40 --steps 10000` (from the map, in about a second).")
 
 
 def readme_answer(readme: str) -> str:
@@ -352,8 +337,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: main)")
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and the run's run.json times")
-    parser.add_argument("--results", type=Path, default=REPO / "results",
-                        help="with --no-run: the results folder to use (default: %(default)s)")
+    parser.add_argument("--results", type=Path, default=None,
+                        help=f"with --no-run: the results folder to use (default: {REPO}/results)")
 
 
 def _timed(command: list[str], **kwargs) -> float:
@@ -363,6 +348,7 @@ def _timed(command: list[str], **kwargs) -> float:
     return time.perf_counter() - start
 
 
+IMPLS = ("static", "dynamic")
 GRID_AXES = ("api", "cell", "batch_size", "max_len", "sequence_length", "num_units",
              "input_dim")
 """The axes a results folder must share with its reference run's config (check_results)."""
@@ -383,6 +369,13 @@ def check_results(results: Path, config: Path) -> None:
     if missing:
         raise ValueError(f"--results {results}: no {', '.join(missing)} there (run the "
                          "workflow in it first, or leave out --no-run)")
+    runs = read_table(results / "measurements.csv")
+    if not {"cell_id", "impl"} <= set(runs):
+        raise ValueError(f"--results {results}: its measurements.csv has no cell_id and impl")
+    both = set.intersection(*(set(runs[runs["impl"] == i]["cell_id"]) for i in IMPLS))
+    if lacking := sorted(set(read_table(results / "summary.csv")["cell_id"]) - both):
+        raise ValueError(f"--results {results}: measurements.csv lacks runs of both "
+                         f"implementations for cell(s) {', '.join(lacking)} of its summary")
     grid = {"api": ["compat_v1"], **yaml.safe_load((REPO / "config.yaml").read_text()),
             **yaml.safe_load(config.read_text())}
     summary = read_table(results / "summary.csv")
@@ -404,7 +397,11 @@ def main(args: argparse.Namespace) -> int:
     status (0)."""
     config, folder = REFERENCE_RUNS[args.which]
     figures = REPO / folder
-    results = args.results
+    if args.results and not args.no_run:
+        print(f"rnnbench reference: --results {args.results} needs --no-run (a run without it "
+              "is a fresh one, in a folder of its own)", file=sys.stderr)
+        return 2
+    results = args.results or REPO / "results"
     if args.which == "heldout" and not (figures / "predicted.csv").exists():
         figures.mkdir(parents=True, exist_ok=True)  # the predictions, before any run
         modeldocs.write_predictions(figures / "predicted.csv")
@@ -422,6 +419,8 @@ def main(args: argparse.Namespace) -> int:
                           cwd=REPO) if args.which == "main" else None)
     try:  # before anything is written: a committed run is never half replaced
         check_results(results, REPO / config)
+        validation = (modeldocs.validation_page(read_table(results / "measurements.csv"))
+                      if args.which == "heldout" else None)
     except ValueError as error:
         print(f"rnnbench reference: {error}", file=sys.stderr)
         return 2
@@ -431,9 +430,8 @@ def main(args: argparse.Namespace) -> int:
     for name in ("FINDINGS.md", "summary.csv") + (
             ("measurements.csv",) if args.which in WITH_RUNS else ()):
         shutil.copy(results / name, figures / name)
-    if args.which == "heldout":
-        (figures / "VALIDATION.md").write_text(modeldocs.validation_page(read_table(
-            figures / "measurements.csv")))
+    if validation:
+        (figures / "VALIDATION.md").write_text(validation)
     for svg in (results / "plots").glob("*.svg"):
         shutil.copy(svg, figures / svg.name)
     first = read_table(results / "measurements.csv").iloc[0]

@@ -148,6 +148,29 @@ def test_leave_one_out_passes_over_a_cell_whose_runs_of_one_implementation_were_
     assert len(table) == 23 and first not in set(table["cell_id"])
 
 
+def test_the_loop_bound_ablation_agrees_with_the_model_or_says_by_how_much_it_does_not():
+    """dynamic_rnn's loop run to max_len: the model, fitted without those runs, predicts the
+    geometric mean of their steps (a cost per loop iteration); runs 1.5x slower than that
+    are said to be 50 % more than it accounts for."""
+    rng = np.random.default_rng(7)
+    runs = simulate(map_design(), rng).assign(loop_bound="batch_max")
+    base = runs[(runs["cell_id"] == "b64u32m40l3") & (runs["impl"] == "dynamic")]
+    ablated = base.assign(cell_id="b64u32m40l3_lbmaxlen", loop_bound="max_len",
+                          time_steps_per_step=40.0,
+                          train_step_flop=step_flop("basic_lstm", 64, 16, 32, 40.0))
+    ablated = ablated.assign(median_step_s=true_step(ablated) * np.exp(
+        rng.normal(0, 0.1, len(ablated))))
+    pair = costmodel.fit_groups(runs)[0]
+    agrees = why.loop_bound_check(pair, pd.concat([runs, ablated]))
+    assert len(agrees) == 1 and agrees[0].endswith(
+        "it agrees with the model's account, a cost per loop iteration."), agrees
+    slower = ablated.assign(median_step_s=ablated["median_step_s"] * 1.5)
+    said = why.loop_bound_check(pair, pd.concat([runs, slower]))[0]
+    assert "more than a cost per loop iteration accounts for" in said
+    share = int(said.split("ms: ")[1].split("%")[0])
+    assert 35 <= share <= 65
+
+
 def test_a_grid_whose_runs_were_all_busy_says_why_it_is_not_explained():
     """The model is fitted to quiet runs only: where the busy flag leaves too few, FINDINGS'
     Why section says so, with the count, instead of vanishing."""

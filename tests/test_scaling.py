@@ -2,6 +2,7 @@
 coverage by simulation, a held-out point, and the FINDINGS section on hand-made runs."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import make_result
@@ -67,3 +68,18 @@ def test_findings_state_each_law_with_its_extrapolation(tmp_path):
     assert "## Scaling laws" in text and "at 3000" in text and "graph construction (s)" in text
     one = scaling.scaling_section(scaling.scaling_table(runs[runs["max_len"] == 10]))
     assert one[0].startswith("No scaling law: the grid varies none of max_len")
+
+
+def test_a_long_scaling_table_is_folded_and_an_untested_law_is_not_said_to_fit(tmp_path):
+    """Over FOLD_ROWS laws go under an HTML <details> (FINDINGS' later sections stay in
+    reach); a law through 2 values of an axis has no lack-of-fit test and says so."""
+    records = [make_result(impl, f"c{max_len}", repeat, max_len=max_len,
+                           setup=(0.5 + 0.1 * max_len + 0.01 * repeat, 0.5, 0.5))
+               for max_len in (10, 20) for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
+    table = scaling.scaling_table(load.load_results(write_results(tmp_path, records)))
+    short = "\n".join(scaling.scaling_section(table))
+    assert "<details>" not in short and "untested (2 values, or no repeats)" in short
+    assert " fits (no test)" not in short
+    long = pd.concat([table] * (scaling.FOLD_ROWS // len(table) + 1))
+    folded = scaling.scaling_section(long)
+    assert folded[2].startswith(f"<details><summary>{len(long)} laws") and folded[-2] == "</details>"

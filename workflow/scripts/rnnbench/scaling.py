@@ -191,6 +191,11 @@ def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) 
     return pd.DataFrame(rows)
 
 
+FOLD_ROWS = 40
+"""A longer scaling table is folded (an HTML <details>) so FINDINGS' later sections stay in
+reach: the reference map's grid gives about 390 laws."""
+
+
 def scaling_section(table: pd.DataFrame) -> list[str]:
     """FINDINGS' 'Scaling laws' from scaling_table: one line when no axis varies."""
     if table.empty:
@@ -210,10 +215,14 @@ def scaling_section(table: pd.DataFrame) -> list[str]:
                + f"{r.slope:.4g} [{r.slope_low:.4g}, {r.slope_high:.4g}]"
                for r in table.itertuples()],
         r2=table["r2"].map("{:.3f}".format),
-        fit=[("poor fit" if r.poor_fit else f"{r.form} fits") + (
-            f" (p {r.lack_of_fit_p:.2g})" if not math.isnan(r.lack_of_fit_p) else " (no test)")
-            for r in table.itertuples()],
+        fit=[f"{r.form}, untested (2 values, or no repeats)" if math.isnan(r.lack_of_fit_p)
+             else ("poor fit" if r.poor_fit else f"{r.form} fits") + f" (p {r.lack_of_fit_p:.2g})"
+             for r in table.itertuples()],
         prediction=[f"{prediction_text(r.predicted, r.predicted_low, r.predicted_high)} at "
                     f"{r.at:g}" if not math.isnan(r.at) else "-" for r in table.itertuples()],
     )[["axis", "group", "impl", "quantity", "values", "slope", "r2", "fit", "prediction"]]
-    return [*out, shown.to_markdown(index=False), ""]
+    if len(shown) <= FOLD_ROWS:
+        return [*out, shown.to_markdown(index=False), ""]
+    return [*out, f"<details><summary>{len(shown)} laws (one per axis, group of the other "
+            "axes, implementation and quantity): show them</summary>", "",
+            shown.to_markdown(index=False), "", "</details>", ""]

@@ -324,7 +324,8 @@ def answer_sentences(pair: dict[str, Fit], runs: pd.DataFrame,
                       "([validation](docs/figures/heldout/VALIDATION.md)): ratios within "
                       f"{validated['ratio_error'].abs().median():.0%} at the median, "
                       f"{validated['ratio_error'].abs().max():.0%} at worst; step times "
-                      f"{abs(steps):.0%} too {'short' if steps < 0 else 'long'}.")
+                      f"{abs(steps):.0%} too {'short' if steps < 0 else 'long'} (a step's time "
+                      "is also its machine's: see the validation).")
     if checks:
         out.append(" ".join(checks))
     return out

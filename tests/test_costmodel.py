@@ -164,11 +164,24 @@ def test_the_loop_bound_ablation_agrees_with_the_model_or_says_by_how_much_it_do
     agrees = why.loop_bound_check(pair, pd.concat([runs, ablated]))
     assert len(agrees) == 1 and agrees[0].endswith(
         "it agrees with the model's account, a cost per loop iteration."), agrees
+    busy = why.loop_bound_check(pair, pd.concat([runs, ablated.assign(busy=True)]))
+    assert busy == ["The loop-bound ablation (`b64u32m40l3_lbmaxlen`) is not compared: none of "
+                    "its runs is quiet and readable (flagged busy, or no positive step time)."]
     slower = ablated.assign(median_step_s=ablated["median_step_s"] * 1.5)
     said = why.loop_bound_check(pair, pd.concat([runs, slower]))[0]
     assert "more than a cost per loop iteration accounts for" in said
     share = int(said.split("ms: ")[1].split("%")[0])
     assert 35 <= share <= 65
+
+
+def test_a_run_the_model_cannot_read_is_left_out_not_fatal():
+    """A NaN input (time steps, FLOP) or an infinite step in one run leaves that run out of
+    the fit (costmodel.finite_runs); before, one NaN failed the whole fit."""
+    runs = simulate(map_design(), np.random.default_rng(8))
+    runs.loc[0, "time_steps_per_step"] = np.nan
+    runs.loc[1, "median_step_s"] = np.inf
+    pair = costmodel.fit_groups(runs)[0]
+    assert pair["static"].n + pair["dynamic"].n == len(runs) - 2
 
 
 def test_a_grid_whose_runs_were_all_busy_says_why_it_is_not_explained():

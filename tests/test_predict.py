@@ -80,14 +80,19 @@ def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tm
 
     for table, words in (
             (runs.drop(columns="setup_s"), "no column setup_s"),
-            (runs.assign(median_step_s="abc"), "median_step_s 'abc' is not a number"),
+            (runs.assign(median_step_s="abc"), "median_step_s 'abc' is not a finite number"),
             (runs.iloc[:0], "no runs in it"),
             (runs.assign(busy=True), f"Of its {len(runs)} runs, {len(runs)} were flagged busy"),
-            (runs[runs["impl"] == "static"], f"the rest: static {len(runs) // 2} runs")):
+            (runs[runs["impl"] == "static"], f"the rest: static {len(runs) // 2} runs"),
+            (runs.assign(median_step_s=float("inf")), "median_step_s 'inf' is not a finite"),
+            (runs.assign(busy="maybe"), "busy 'maybe' is neither True nor False"),
+            (runs.assign(api="nonsense"), "api ['nonsense'] (known:"),
+            (pd.concat([runs, runs.iloc[:1]]), "it holds a run twice")):
         status, out = ask(table)
         assert status == 2 and words in out and "Traceback" not in out, words
     status, out = ask(runs[runs["max_len"] == 20])  # one max_len: no setup law, no break-even
-    assert status == 0 and "- (runs at one max_len)" in out and "break-even: not predicted" in out
+    assert status == 0 and "- (positive values at under 2 max_len)" in out
+    assert "break-even: not predicted" in out
     status, out = ask(runs, "--batch", "16", "--units", "32", "--max-len", "5000")
     dynamic = next(line for line in out.splitlines() if line.startswith("| dynamic_rnn"))
     assert status == 0 and "- (its line falls below 0 here)" in dynamic and " -" not in \

@@ -169,13 +169,21 @@ def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(
     (tmp_path / "FINDINGS.md").write_text("x\n")
     (tmp_path / "measurements.csv").write_text("x\n")
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    with pytest.raises(ValueError, match=r"its measurements.csv has no cell_id and impl"):
+    with pytest.raises(ValueError, match=r"its measurements.csv has no cell_id, impl, repeat"):
         reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
-    runs = pd.DataFrame([{"cell_id": c, "impl": i} for c in summary["cell_id"]
+    runs = pd.DataFrame([{"cell_id": c, "impl": i, "repeat": 1} for c in summary["cell_id"]
                          for i in ("static", "dynamic")])
     runs.iloc[1:].to_csv(tmp_path / "measurements.csv", index=False)  # one cell's static lost
     with pytest.raises(ValueError, match="lacks runs of both implementations for cell.s. "
                                          + summary["cell_id"].iloc[0]):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    runs.to_csv(tmp_path / "measurements.csv", index=False)
+    with pytest.raises(ValueError, match=r"no charts there \(plots/\*.svg\)"):
+        reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "steps_per_s.svg").write_text("<svg/>")
+    pd.concat([runs, runs.iloc[:1]]).to_csv(tmp_path / "measurements.csv", index=False)
+    with pytest.raises(ValueError, match="holds a run twice"):
         reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")
     runs.to_csv(tmp_path / "measurements.csv", index=False)
     reference.check_results(tmp_path, REPO / "presets/reference-apis.yaml")  # its own: fits
@@ -197,3 +205,26 @@ def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(
     assert cli.main(["reference", "--run", "apis", "--results", str(tmp_path)]) == 2
     assert {p: p.read_bytes() for p in (REPO / "docs/figures/apis").iterdir()} == before
     shutil.rmtree(tmp_path)
+
+
+def test_a_run_that_fails_while_it_is_written_leaves_everything_as_it_was(tmp_path):
+    """A results folder that passes check_results but cannot be written through (the map's
+    runs all flagged busy: no fit for docs/presets.md's block) is refused with status 2, and
+    docs/figures/map/, the README and docs/presets.md are as they were (files.all_or_nothing)."""
+    import shutil
+
+    from rnnbench import cli
+    from rnnbench.load import read_table
+
+    for name in ("FINDINGS.md", "summary.csv"):
+        shutil.copy(REPO / "docs/figures/map" / name, tmp_path / name)
+    runs = read_table(REPO / "docs/figures/map/measurements.csv")
+    runs.assign(busy=True).to_csv(tmp_path / "measurements.csv", index=False)
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "new_chart.svg").write_text("<svg/>")
+    watched = [*(REPO / "docs/figures/map").iterdir(), REPO / "README.md",
+               REPO / "docs/presets.md"]
+    before = {p: p.read_bytes() for p in watched}
+    assert cli.main(["reference", "--run", "map", "--no-run", "--results", str(tmp_path)]) == 2
+    assert {p: p.read_bytes() for p in watched} == before
+    assert sorted((REPO / "docs/figures/map").iterdir()) == sorted(watched[:-2])

@@ -199,3 +199,26 @@ def test_set_resources_a_watchdog_cannot_hold_a_job_to_are_refused():
         with pytest.raises(ValueError, match=re.escape(fragment)):
             resources.check_overrides(given, 24 * 1024)
     resources.check_overrides({"train_dynamic": {"mem_mb": 100000}}, None)  # a cluster's nodes
+
+
+def test_all_or_nothing_puts_files_and_folders_back_when_the_block_raises(tmp_path):
+    """files.all_or_nothing: a folder emptied, a file rewritten and a new file made inside a
+    block that raises are as they were after it (the new one gone); without an exception the
+    changes stay."""
+    from rnnbench.files import all_or_nothing
+
+    folder, kept, new = tmp_path / "figures", tmp_path / "README.md", tmp_path / "new.md"
+    folder.mkdir()
+    (folder / "chart.svg").write_text("<svg/>")
+    kept.write_text("before")
+    with pytest.raises(RuntimeError):
+        with all_or_nothing([folder, kept, new]):
+            (folder / "chart.svg").unlink()
+            kept.write_text("half")
+            new.write_text("x")
+            raise RuntimeError("failed half way")
+    assert (folder / "chart.svg").read_text() == "<svg/>" and kept.read_text() == "before"
+    assert not new.exists()
+    with all_or_nothing([folder, kept]):
+        kept.write_text("after")
+    assert kept.read_text() == "after"

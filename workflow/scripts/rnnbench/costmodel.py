@@ -251,14 +251,22 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
 
 def model_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs a model is fitted to: those at their reference ablations (load.at_reference),
-    with a positive median step, and not flagged ``busy`` (other processes took over a tenth
+    that it can read (finite_runs), and not flagged ``busy`` (other processes took over a tenth
     of the run's CPUs, or the hypervisor stole over 2 % of them: load._busy; FINDINGS counts
     those left out)."""
     from rnnbench.load import at_reference
 
     plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs
     quiet = ~plain["busy"].astype(bool) if "busy" in plain else True
-    return plain[(plain["median_step_s"] > 0) & quiet]
+    return plain[finite_runs(plain) & quiet]
+
+
+def finite_runs(runs: pd.DataFrame) -> pd.Series:
+    """Which runs the model can read: a positive, finite median step and finite inputs
+    (time_steps_per_step, train_step_flop; a NaN among them would fail the whole fit)."""
+    columns = runs[["median_step_s", "time_steps_per_step", "train_step_flop"]].apply(
+        pd.to_numeric, errors="coerce")
+    return np.isfinite(columns).all(axis=1) & (columns["median_step_s"] > 0)
 
 
 def fit_groups(runs: pd.DataFrame) -> list[dict[str, Fit]]:

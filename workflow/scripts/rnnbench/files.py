@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 
 def write_if_changed(path: str | Path, text: str) -> bool:
@@ -135,3 +138,26 @@ def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
         if not isinstance(record, dict) or "schema_version" not in record:
             out[path] = "JSON, but no result record (no schema_version)"
     return out
+
+
+@contextmanager
+def all_or_nothing(paths: Iterable[Path]) -> Iterator[None]:
+    """Files and folders ``paths`` put back as they were (a missing one removed again) if the
+    block raises, then the exception raised on: what writes a committed run (rnnbench
+    reference) never leaves it half replaced."""
+    backup = Path(tempfile.mkdtemp(prefix="rnnbench-backup-"))
+    saved = {}
+    for number, path in enumerate(paths):
+        saved[path] = backup / str(number) if path.exists() else None
+        if saved[path]:
+            (shutil.copytree if path.is_dir() else shutil.copy2)(path, saved[path])
+    try:
+        yield
+    except BaseException:
+        for path, copy in saved.items():
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+            if copy:
+                (shutil.copytree if copy.is_dir() else shutil.copy2)(copy, path)
+        raise
+    finally:
+        shutil.rmtree(backup, ignore_errors=True)

@@ -82,10 +82,14 @@ def _held_out_row(fits: dict[str, Fit], held: pd.DataFrame, cell_id: str) -> dic
 
 def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
     """How precise the measured ratios of ``table``'s cells are themselves: the median
-    half-width of their 95 % intervals (summary's, on the log scale), in a sentence."""
+    half-width of their 95 % intervals (summary's, on the log scale; cells without one left
+    out), in a sentence."""
     mine = summary[summary["cell_id"].isin(table["cell_id"])]
-    half = (np.log(mine["ratio_median_step_s_ci_high"])
-            - np.log(mine["ratio_median_step_s_ci_low"])) / 2
+    half = ((np.log(mine["ratio_median_step_s_ci_high"])
+             - np.log(mine["ratio_median_step_s_ci_low"])) / 2).dropna()
+    if half.empty:
+        return ("How uncertain the measured ratios are themselves is not known: no cell has "
+                "the repeats for an interval.")
     return (f"The measured ratios are themselves this uncertain: their 95 % intervals reach "
             f"{np.expm1(half.median()):.0%} either side at the median, so an error of that "
             "size is the measurement's as much as the model's.")

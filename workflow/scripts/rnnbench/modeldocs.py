@@ -159,10 +159,12 @@ def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
              "machine's, and the model is fitted to one; a ratio is measured within one run, "
              "on one machine.")
     page = validation_markdown(table, "The cost model on cells it was not fitted to", intro)
-    if busy.any() and whole.any():
+    if busy.any():
         page += (f"\n{int(busy.sum())} of {len(runs)} runs were flagged busy "
-                 f"({busy_words(runs)}). Without them ({int(whole.sum())} cells keep runs of "
-                 f"both implementations, {int(quiet['cell_id'].isin(whole[whole].index).sum())}"
-                 " runs): " + error_words(validation(
-                     predicted[predicted["cell_id"].isin(whole[whole].index)], quiet)) + ".\n")
+                 f"({busy_words(runs)}). Without them" + (
+                     f" ({int(whole.sum())} cells keep runs of both implementations, "
+                     f"{int(quiet['cell_id'].isin(whole[whole].index).sum())} runs): "
+                     + error_words(validation(predicted[predicted["cell_id"].isin(
+                         whole[whole].index)], quiet)) + ".\n" if whole.any() else
+                     ", no cell keeps runs of both implementations: nothing to check.\n"))
     return page

@@ -65,6 +65,7 @@ def _runs(results: Path) -> pd.DataFrame:
         raise ValueError(f"--results {results}: no such file or folder (a results folder of "
                          "the workflow, docs/figures/map, or rnnbench jax's OUT/runs)")
     from rnnbench.costmodel import GROUP_COLUMNS
+    from rnnbench.vocabulary import API_WORDS
 
     table = results / "measurements.csv"
     runs = read_side(table if table.is_file() else results)
@@ -76,10 +77,21 @@ def _runs(results: Path) -> pd.DataFrame:
         raise ValueError(f"--results {results}: no runs in it")
     for column in NUMBERS:
         numbers = pd.to_numeric(runs[column], errors="coerce")
-        if numbers.isna().any():
-            raise ValueError(f"--results {results}: {column} "
-                             f"{str(runs[column][numbers.isna()].iloc[0])!r} is not a number")
+        if not np.isfinite(numbers).all():
+            odd = str(runs[column][~np.isfinite(numbers)].iloc[0])
+            raise ValueError(f"--results {results}: {column} {odd!r} is not a finite number")
         runs[column] = numbers
+    flags = {True: True, False: False, "True": True, "False": False}
+    if "busy" in runs:
+        odd = runs["busy"][~runs["busy"].isin(list(flags))]
+        if len(odd):
+            raise ValueError(f"--results {results}: busy {str(odd.iloc[0])!r} is neither "
+                             "True nor False")
+        runs["busy"] = runs["busy"].map(flags).astype(bool)
+    if unknown := sorted(set(runs["api"].astype(str)) - set(API_WORDS)):
+        raise ValueError(f"--results {results}: api {unknown} (known: {sorted(API_WORDS)})")
+    if "repeat" in runs and runs.duplicated(["cell_id", "impl", "repeat", "environment"]).any():
+        raise ValueError(f"--results {results}: it holds a run twice (cell_id, impl, repeat)")
     return runs
 
 
@@ -107,8 +119,9 @@ def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tupl
 
     out = {}
     for impl in ("static", "dynamic"):
-        mine = runs[runs["impl"] == impl][["max_len", quantity]].dropna()
-        mine = mine[mine[quantity] > 0]
+        mine = runs[runs["impl"] == impl][["max_len", quantity]].apply(
+            pd.to_numeric, errors="coerce")
+        mine = mine[np.isfinite(mine[quantity]) & (mine[quantity] > 0)]
         if len(mine) < 3 or mine["max_len"].nunique() < 2:
             continue
         law = fit_law(mine["max_len"].to_numpy(float), mine[quantity].to_numpy(float),
@@ -127,7 +140,7 @@ def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, fl
     def draw(estimate, low, high):
         if not (estimate > 0 and low > 0):
             return np.full(DRAWS, estimate)
-        sd = (math.log(high) - math.log(low)) / (2 * 1.959964)
+        sd = abs(math.log(high) - math.log(low)) / (2 * 1.959964)
         return estimate * np.exp(rng.normal(0, sd, DRAWS))
 
     gap = draw(*setup["static"]) - draw(*setup["dynamic"])
@@ -176,7 +189,8 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
         busy = int(mine["busy"].astype(bool).sum()) if "busy" in mine else 0
         raise ValueError(
             f"--results: {len(pairs)} groups of runs (api, environment) can be fitted for "
-            f"{cell} with input_dim {input_dim}; need exactly 1. Of its {len(mine)} runs, "
+            f"{cell} with input_dim {input_dim}; need exactly 1 (give --results the runs of "
+            f"one api and environment). Of its {len(mine)} runs, "
             f"{busy} were flagged busy and {int((mine['median_step_s'] <= 0).sum())} have no "
             "positive step time; the rest: " + (", ".join(
                 f"{impl} {len(g)} runs in {g['cell_id'].nunique()} cells"
@@ -245,7 +259,8 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
         **{f"{words} ({unit or 'count'})": [
             (f"{_number(law[i][0])} [{_number(law[i][1])}, {_number(law[i][2])}]"
              f" ({law[i][3]})") if law.get(i) else
-            "- (runs at one max_len)" if i not in law else "- (its line falls below 0 here)"
+            "- (positive values at under 2 max_len)" if i not in law else
+            "- (its line falls below 0 here)"
             for i in ("static", "dynamic")]
            for q, (words, unit) in LAW_QUANTITIES.items()
            for law in [p["laws"][q]]},
@@ -265,7 +280,7 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
     else:
         at = (f"never at the expected times ({names['static']}'s step is predicted slower)"
               if math.isinf(point) else f"{names['static']}'s total time falls below "
-              f"{names['dynamic']}'s after {point:,.0f} steps ("
+              f"{names['dynamic']}'s after {math.ceil(point):,} steps ("
               f"{p['mean_setup']['static'][0] + point * p['mean_step']['static'][0]:,.0f} s "
               "of training)")
         lines.append(f"break-even: {at}; 95 % interval {b_low:,.0f} to "
@@ -296,10 +311,11 @@ def main(args: argparse.Namespace) -> int:
         runs = _runs(args.results)
         p = prediction(runs, args.cell, args.batch, args.units, args.input_dim, args.max_len,
                        args.length, args.steps)
+        source = (args.results.relative_to(REPO) if args.results.is_relative_to(REPO)
+                  else args.results)
+        text = report(p, args.batch, args.units, args.max_len, args.steps, str(source))
     except ValueError as error:
         print(f"rnnbench predict: {error}", file=sys.stderr)
         return 2
-    source = str(args.results.relative_to(REPO)) if args.results.is_relative_to(REPO) else str(
-        args.results)
-    print(report(p, args.batch, args.units, args.max_len, args.steps, source))
+    print(text)
     return 0

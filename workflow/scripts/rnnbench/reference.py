@@ -1,18 +1,12 @@
-"""The reference runs behind every number of the README and docs/: run the main job (and
-the runs for Keras and JAX, the max_len x length sweep, the cost model's map and its held-out
-cells), copy each one's FINDINGS, summary and charts under docs/figures/, and rewrite the
-README's answer from them.
+"""The reference runs behind every number of the README and docs/: run one (REFERENCE_RUNS)
+by ``snakemake --cores 1`` in a new temporary folder (results/ is neither reused nor
+replaced), and for main the tests, each timed (--no-run: use results/ or --results DIR as
+they are, and the times recorded before); then write its folder under docs/figures/
+(FINDINGS.md, summary.csv, the charts, run.json: wall time and where it ran; the runs of
+WITH_RUNS; the held-out's VALIDATION.md) and the README's answer (answer(), between
+ANSWER_BEGIN and ANSWER_END; tests/test_reference.py holds it to the committed runs).
 
-    rnnbench reference [--run main|apis|sweep|map|heldout] [--no-run [--results DIR]]
-
-A run (REFERENCE_RUNS: its config and folder) is run by ``snakemake --cores 1`` in a new
-temporary folder (so results/ is neither reused nor replaced), and, for main, then the tests
-(pytest) in the repository, each timed (--no-run: use the results already there, results/
-or --results DIR, and the times recorded before). It writes the run's folder (FINDINGS.md,
-summary.csv, the charts' SVGs, run.json with the wall time and where it ran; the map's and
-held-out's measurements.csv; the held-out's VALIDATION.md) and the README's block between
-ANSWER_BEGIN and ANSWER_END (answer()). tests/test_reference.py fails when the README's
-block differs from what answer() makes of the committed runs."""
+    rnnbench reference [--run main|apis|sweep|map|heldout] [--no-run [--results DIR]]"""
 
 from __future__ import annotations
 
@@ -30,6 +24,7 @@ import yaml
 
 from rnnbench import modeldocs
 from rnnbench.configfiles import load_claims
+from rnnbench.files import all_or_nothing
 from rnnbench.formats import breakeven_text, column_interval, shape_words
 from rnnbench.load import read_table
 from rnnbench.tables import axis_words, claim_table, decided_gap_share, verdict
@@ -331,10 +326,9 @@ def expected_answer(repo: Path = REPO) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reference``'s arguments."""
     parser.add_argument("--run", dest="which", choices=list(REFERENCE_RUNS), default="main",
-                        help="which reference run: main (config.yaml, with the tests), apis "
-                             "(Keras and JAX), sweep (max_len x length), map (the cost model's "
-                             "grid) or heldout (cells the model predicts before they run) "
-                             "(default: main)")
+                        help="main (config.yaml, and the tests; the default), apis (Keras, JAX), "
+                             "sweep (max_len x length), map (the cost model's grid), heldout "
+                             "(cells the model predicted before they ran)")
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and the run's run.json times")
     parser.add_argument("--results", type=Path, default=None,
@@ -355,9 +349,10 @@ GRID_AXES = ("api", "cell", "batch_size", "max_len", "sequence_length", "num_uni
 
 
 def check_results(results: Path, config: Path) -> None:
-    """A results folder fit to be a reference run of ``config``: its FINDINGS, summary and
-    measurements are there, and its cells have the config's values of GRID_AXES and its
-    repeats (config.yaml's keys where a preset omits one; the schema's default api).
+    """A results folder fit to be a reference run of ``config``: its FINDINGS, summary, runs
+    (each once, both implementations of every cell) and charts are there, and its cells have
+    the config's values of GRID_AXES and its repeats (config.yaml's keys where a preset omits
+    one; the schema's default api).
 
     Raises:
         ValueError: naming the folder and what is missing or differs.
@@ -370,12 +365,16 @@ def check_results(results: Path, config: Path) -> None:
         raise ValueError(f"--results {results}: no {', '.join(missing)} there (run the "
                          "workflow in it first, or leave out --no-run)")
     runs = read_table(results / "measurements.csv")
-    if not {"cell_id", "impl"} <= set(runs):
-        raise ValueError(f"--results {results}: its measurements.csv has no cell_id and impl")
+    if not {"cell_id", "impl", "repeat"} <= set(runs):
+        raise ValueError(f"--results {results}: its measurements.csv has no cell_id, impl, repeat")
+    if runs.duplicated(["cell_id", "impl", "repeat"]).any():
+        raise ValueError(f"--results {results}: measurements.csv holds a run twice")
     both = set.intersection(*(set(runs[runs["impl"] == i]["cell_id"]) for i in IMPLS))
     if lacking := sorted(set(read_table(results / "summary.csv")["cell_id"]) - both):
         raise ValueError(f"--results {results}: measurements.csv lacks runs of both "
                          f"implementations for cell(s) {', '.join(lacking)} of its summary")
+    if not any((results / "plots").glob("*.svg")):
+        raise ValueError(f"--results {results}: no charts there (plots/*.svg)")
     grid = {"api": ["compat_v1"], **yaml.safe_load((REPO / "config.yaml").read_text()),
             **yaml.safe_load(config.read_text())}
     summary = read_table(results / "summary.csv")
@@ -389,6 +388,34 @@ def check_results(results: Path, config: Path) -> None:
     if set(summary["static_repeats"]) != {grid["repeats"]}:
         raise ValueError(f"--results {results}: {sorted(set(summary['static_repeats']))} "
                          f"repeats, but {config.relative_to(REPO)} asks for {grid['repeats']}")
+
+
+def _write(which: str, results: Path, validation: str | None, run: dict) -> None:
+    """Write reference run ``which`` from ``results`` (checked): its folder (FINDINGS, summary,
+    runs where WITH_RUNS, charts, VALIDATION.md, run.json from ``run`` and where it ran), the
+    map's block of docs/presets.md, and the README's answer."""
+    figures = REPO / REFERENCE_RUNS[which][1]
+    figures.mkdir(parents=True, exist_ok=True)
+    for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
+        old.unlink()
+    for name in ("FINDINGS.md", "summary.csv") + (
+            ("measurements.csv",) if which in WITH_RUNS else ()):
+        shutil.copy(results / name, figures / name)
+    if validation:
+        (figures / "VALIDATION.md").write_text(validation)
+    for svg in (results / "plots").glob("*.svg"):
+        shutil.copy(svg, figures / svg.name)
+    first = read_table(results / "measurements.csv").iloc[0]
+    where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
+             for key in ("device_name", "cpus", "tensorflow_version",
+                         "intra_op_parallelism_threads", "python_version", "hostname")}
+    (figures / "run.json").write_text(json.dumps({**run, "where": where}, indent=1) + "\n")
+    if which == "map":
+        presets = REPO / "docs" / "presets.md"
+        presets.write_text(modeldocs.replace_block(presets.read_text(), modeldocs.block(
+            modeldocs.map_fit(), REPO, where["device_name"])))
+    readme = (REPO / "README.md").read_text()
+    (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -417,36 +444,17 @@ def main(args: argparse.Namespace) -> int:
         results = workdir / "results"
         tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                           cwd=REPO) if args.which == "main" else None)
-    try:  # before anything is written: a committed run is never half replaced
+    try:  # checked before anything is written, then all or nothing: never half replaced
         check_results(results, REPO / config)
         validation = (modeldocs.validation_page(read_table(results / "measurements.csv"))
                       if args.which == "heldout" else None)
-    except ValueError as error:
-        print(f"rnnbench reference: {error}", file=sys.stderr)
+        with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
+            _write(args.which, results, validation, {"config": config, "workflow_s": job_s and
+                   round(job_s, 1), "tests_s": tests_s and round(tests_s, 1)})
+    except (ValueError, KeyError) as error:
+        words = error if isinstance(error, ValueError) else f"--results {results}: no {error}"
+        print(f"rnnbench reference: {words} (nothing written)", file=sys.stderr)
         return 2
-    figures.mkdir(parents=True, exist_ok=True)
-    for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
-        old.unlink()
-    for name in ("FINDINGS.md", "summary.csv") + (
-            ("measurements.csv",) if args.which in WITH_RUNS else ()):
-        shutil.copy(results / name, figures / name)
-    if validation:
-        (figures / "VALIDATION.md").write_text(validation)
-    for svg in (results / "plots").glob("*.svg"):
-        shutil.copy(svg, figures / svg.name)
-    first = read_table(results / "measurements.csv").iloc[0]
-    where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
-             for key in ("device_name", "cpus", "tensorflow_version",
-                         "intra_op_parallelism_threads", "python_version", "hostname")}
-    (figures / "run.json").write_text(json.dumps(
-        {"config": config, "workflow_s": job_s and round(job_s, 1),
-         "tests_s": tests_s and round(tests_s, 1), "where": where}, indent=1) + "\n")
-    if args.which == "map":
-        presets = REPO / "docs" / "presets.md"
-        presets.write_text(modeldocs.replace_block(presets.read_text(), modeldocs.block(
-            modeldocs.map_fit(), REPO, where["device_name"])))
-    readme = (REPO / "README.md").read_text()
-    (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
     print(f"{folder}/ and the README's answer rewritten from the run in {results} "
           f"({job_s or 0:.0f} s; tests {tests_s or 0:.0f} s)")
     return 0

@@ -18,7 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel import Fit, fit_groups, model_rows, model_runs, parts, ratio_prediction
+from rnnbench.costmodel import (Fit, finite_runs, fit_groups, model_rows, model_runs, parts,
+                                ratio_prediction)
 from rnnbench.formats import interval_text
 from rnnbench.modelcheck import (error_words, geometric_means, group_rows, leave_one_out,
                                  noise_floor)
@@ -158,10 +159,11 @@ def loop_bound_check(pair: dict[str, Fit], runs: pd.DataFrame) -> list[str]:
         if axis != "loop_bound" and axis in mine:
             mine = mine[mine[axis].astype(str) == str(default)]
     mine = mine[np.logical_and.reduce([mine[c] == v for c, v in fit.key.items()])]
-    if "busy" in mine:  # as in the fit (costmodel.model_runs)
-        mine = mine[~mine["busy"].astype(bool) & (mine["median_step_s"] > 0)]
-    out = []
-    for cell_id, held in model_rows(mine).groupby("cell_id"):
+    quiet = finite_runs(mine) & (~mine["busy"].astype(bool) if "busy" in mine else True)
+    out = [f"The loop-bound ablation (`{cell_id}`) is not compared: none of its runs is quiet "
+           "and readable (flagged busy, or no positive step time)."
+           for cell_id in sorted(set(mine["cell_id"]) - set(mine[quiet]["cell_id"]))]
+    for cell_id, held in model_rows(mine[quiet]).groupby("cell_id"):  # as in model_runs
         one = fit.predict(held.iloc[[0]]).iloc[0]
         mean = fit.predict(held.iloc[[0]], runs=len(held)).iloc[0]
         took = geometric_means(held)["dynamic"]
@@ -265,7 +267,9 @@ def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str
             out.append(f"- {impl}: {fit.n} runs in {fit.cells} cells, one run's spread about "
                        f"the model {fit.sigma:.0%}; lack of fit "
                        + (f"p {fit.lack_of_fit_p:.2g}" if not math.isnan(fit.lack_of_fit_p)
-                          else "not testable (as many cells as terms)")
+                          else "not testable (" + ("as many cells as terms"
+                                                   if fit.cells <= len(fit.terms) else
+                                                   "no cell has 2 runs") + ")")
                        + ("" if math.isnan(fit.richer_p) else
                           f"; throughput changing with the matmul size: partial F p "
                           f"{fit.richer_p:.2g}, so the "

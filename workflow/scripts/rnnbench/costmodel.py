@@ -257,8 +257,12 @@ def model_runs(runs: pd.DataFrame) -> pd.DataFrame:
     from rnnbench.load import at_reference
 
     plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs
-    quiet = ~plain["busy"].astype(bool) if "busy" in plain else True
-    return plain[finite_runs(plain) & quiet]
+    return plain[finite_runs(plain) & quiet_runs(plain)]
+
+
+def quiet_runs(runs: pd.DataFrame) -> pd.Series:
+    """Which runs are not flagged ``busy`` (all of them where the runs record no flag)."""
+    return ~runs["busy"].astype(bool) if "busy" in runs else pd.Series(True, index=runs.index)
 
 
 def finite_runs(runs: pd.DataFrame) -> pd.Series:

@@ -310,9 +310,9 @@ def _add_related(rows: list[dict], cells: list[dict]) -> None:
 
 
 def environment(meta: dict) -> str:
-    """What a run's timings depend on beyond the cell, in words (its fingerprint): CPU model, its
-    widest vector set (metadata.cpu_simd; older runs lack it), the CPUs it may use, device,
-    TensorFlow release and build, Python, and the Apptainer image (or bare). Runs of one cell with different fingerprints are never pooled (summarize).
+    """A run's fingerprint, in words: CPU model, widest vector set (metadata.cpu_simd; older
+    runs lack it), the CPUs it may use, device, TensorFlow release and build, Python, and the
+    Apptainer image (or bare). Runs of one cell with different ones are never pooled.
     The host name is left out on purpose, unlike pyperf's check: identical nodes of a cluster
     partition may share a grid; a machine of another kind, or other software, may not."""
     build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"

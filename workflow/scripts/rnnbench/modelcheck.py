@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel import (Fit, extrapolates, fit_impl, model_rows, model_runs,
-                                ratio_prediction, shape_rows)
+from rnnbench.costmodel import (Fit, extrapolates, finite_runs, fit_impl, model_rows,
+                                model_runs, ratio_prediction, shape_rows)
 from rnnbench.formats import interval_text
 from rnnbench.intervals import geomean_ci
+from rnnbench.layout import IMPLEMENTATIONS
 
 
 def group_rows(table: pd.DataFrame, pair: dict[str, Fit]) -> pd.DataFrame:
@@ -95,6 +96,12 @@ def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
             "size is the measurement's as much as the model's.")
 
 
+def step_error(table: pd.DataFrame) -> float:
+    """The median of both implementations' step errors (predicted / measured - 1) in a
+    leave_one_out or validation table: below 0, the model's steps are too short."""
+    return float(pd.concat([table["static_error"], table["dynamic_error"]]).median())
+
+
 def error_words(table: pd.DataFrame) -> str:
     """A leave_one_out or validation table in one sentence: the median and worst error of the
     ratio, the interval's coverage of the ratios and of the runs."""
@@ -149,8 +156,8 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         ValueError: naming a predicted cell without runs of both implementations."""
     rows = []
     for _, cell in predicted.iterrows():
-        held = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["median_step_s"] > 0)]
-        if set(held["impl"]) != {"static", "dynamic"}:
+        held = runs[(runs["cell_id"] == cell["cell_id"]) & finite_runs(runs)]
+        if set(held["impl"]) != set(IMPLEMENTATIONS):
             raise ValueError(f"cell {cell['cell_id']}: the runs hold {sorted(set(held['impl']))}"
                              " of it with a positive step, not both implementations")
         medians = geometric_means(held)

@@ -132,7 +132,8 @@ def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
     where each run was measured (environment and the fastest matmul throughput each reached),
     the steps' error beside the ratios', and the same check without the runs flagged busy."""
     from rnnbench.findings_sections import busy_words
-    from rnnbench.modelcheck import validation, validation_markdown, error_words
+    from rnnbench.costmodel import quiet_runs
+    from rnnbench.modelcheck import error_words, step_error, validation, validation_markdown
 
     predicted = read_table(repo / HELDOUT[1] / "predicted.csv")
     table = validation(predicted, runs)
@@ -142,8 +143,8 @@ def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
         return (f"{' / '.join(sorted(set(measured['environment'])))}, its matmuls at up to "
                 f"{measured['achieved_flop_per_s'].max() / 1e9:.0f} GFLOP/s")
 
-    steps = pd.concat([table["static_error"], table["dynamic_error"]]).median()
-    busy = runs["busy"].astype(bool) if "busy" in runs else pd.Series(False, index=runs.index)
+    steps = step_error(table)
+    busy = ~quiet_runs(runs)
     quiet = runs[~busy]
     whole = quiet.groupby("cell_id")["impl"].nunique() == 2
     intro = ("Written by `rnnbench reference --run heldout`: the map's model "

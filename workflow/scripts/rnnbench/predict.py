@@ -166,8 +166,8 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
     Raises:
         ValueError: naming the option, for a shape the runs cannot answer.
     """
-    from rnnbench.costmodel import (extrapolates, fit_groups, model_runs, ratio_prediction,
-                                    shape_rows)
+    from rnnbench.costmodel import (extrapolates, finite_runs, fit_groups, model_runs,
+                                    ratio_prediction, shape_rows)
     from rnnbench.modelcheck import group_rows
     from rnnbench.why import LAW_QUANTITIES
 
@@ -191,7 +191,7 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
             f"--results: {len(pairs)} groups of runs (api, environment) can be fitted for "
             f"{cell} with input_dim {input_dim}; need exactly 1 (give --results the runs of "
             f"one api and environment). Of its {len(mine)} runs, "
-            f"{busy} were flagged busy and {int((mine['median_step_s'] <= 0).sum())} have no "
+            f"{busy} were flagged busy and {int((~finite_runs(mine)).sum())} have no "
             "positive step time; the rest: " + (", ".join(
                 f"{impl} {len(g)} runs in {g['cell_id'].nunique()} cells"
                 for impl, g in kept.groupby("impl")) or "none") + " (the model needs both "

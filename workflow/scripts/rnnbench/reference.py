@@ -25,6 +25,7 @@ import yaml
 from rnnbench import modeldocs
 from rnnbench.configfiles import load_claims
 from rnnbench.files import all_or_nothing
+from rnnbench.layout import IMPLEMENTATIONS
 from rnnbench.formats import breakeven_text, column_interval, shape_words
 from rnnbench.load import read_table
 from rnnbench.tables import axis_words, claim_table, decided_gap_share, verdict
@@ -342,17 +343,16 @@ def _timed(command: list[str], **kwargs) -> float:
     return time.perf_counter() - start
 
 
-IMPLS = ("static", "dynamic")
 GRID_AXES = ("api", "cell", "batch_size", "max_len", "sequence_length", "num_units",
              "input_dim")
 """The axes a results folder must share with its reference run's config (check_results)."""
 
 
-def check_results(results: Path, config: Path) -> None:
+def check_results(results: Path, config: Path) -> pd.DataFrame:
     """A results folder fit to be a reference run of ``config``: its FINDINGS, summary, runs
     (each once, both implementations of every cell) and charts are there, and its cells have
     the config's values of GRID_AXES and its repeats (config.yaml's keys where a preset omits
-    one; the schema's default api).
+    one; the schema's default api). Returns its runs (measurements.csv).
 
     Raises:
         ValueError: naming the folder and what is missing or differs.
@@ -369,15 +369,15 @@ def check_results(results: Path, config: Path) -> None:
         raise ValueError(f"--results {results}: its measurements.csv has no cell_id, impl, repeat")
     if runs.duplicated(["cell_id", "impl", "repeat"]).any():
         raise ValueError(f"--results {results}: measurements.csv holds a run twice")
-    both = set.intersection(*(set(runs[runs["impl"] == i]["cell_id"]) for i in IMPLS))
-    if lacking := sorted(set(read_table(results / "summary.csv")["cell_id"]) - both):
+    summary = read_table(results / "summary.csv")
+    both = set.intersection(*(set(runs[runs["impl"] == i]["cell_id"]) for i in IMPLEMENTATIONS))
+    if lacking := sorted(set(summary["cell_id"]) - both):
         raise ValueError(f"--results {results}: measurements.csv lacks runs of both "
                          f"implementations for cell(s) {', '.join(lacking)} of its summary")
     if not any((results / "plots").glob("*.svg")):
         raise ValueError(f"--results {results}: no charts there (plots/*.svg)")
     grid = {"api": ["compat_v1"], **yaml.safe_load((REPO / "config.yaml").read_text()),
             **yaml.safe_load(config.read_text())}
-    summary = read_table(results / "summary.csv")
     for axis in GRID_AXES:
         want = {sequence_length_id(v) if axis == "sequence_length" else str(v)
                 for v in grid[axis]}
@@ -388,12 +388,13 @@ def check_results(results: Path, config: Path) -> None:
     if set(summary["static_repeats"]) != {grid["repeats"]}:
         raise ValueError(f"--results {results}: {sorted(set(summary['static_repeats']))} "
                          f"repeats, but {config.relative_to(REPO)} asks for {grid['repeats']}")
+    return runs
 
 
-def _write(which: str, results: Path, validation: str | None, run: dict) -> None:
-    """Write reference run ``which`` from ``results`` (checked): its folder (FINDINGS, summary,
-    runs where WITH_RUNS, charts, VALIDATION.md, run.json from ``run`` and where it ran), the
-    map's block of docs/presets.md, and the README's answer."""
+def _write(which: str, results: Path, runs: pd.DataFrame, page: str | None, run: dict) -> None:
+    """Write reference run ``which`` from ``results`` and its ``runs`` (checked): its folder
+    (FINDINGS, summary, runs where WITH_RUNS, charts, ``page`` as VALIDATION.md, run.json:
+    ``run`` and where it ran), the map's block of docs/presets.md, the README's answer."""
     figures = REPO / REFERENCE_RUNS[which][1]
     figures.mkdir(parents=True, exist_ok=True)
     for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
@@ -401,11 +402,11 @@ def _write(which: str, results: Path, validation: str | None, run: dict) -> None
     for name in ("FINDINGS.md", "summary.csv") + (
             ("measurements.csv",) if which in WITH_RUNS else ()):
         shutil.copy(results / name, figures / name)
-    if validation:
-        (figures / "VALIDATION.md").write_text(validation)
+    if page:
+        (figures / "VALIDATION.md").write_text(page)
     for svg in (results / "plots").glob("*.svg"):
         shutil.copy(svg, figures / svg.name)
-    first = read_table(results / "measurements.csv").iloc[0]
+    first = runs.iloc[0]
     where = {key: first[key].item() if hasattr(first[key], "item") else first[key]
              for key in ("device_name", "cpus", "tensorflow_version",
                          "intra_op_parallelism_threads", "python_version", "hostname")}
@@ -445,11 +446,10 @@ def main(args: argparse.Namespace) -> int:
         tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                           cwd=REPO) if args.which == "main" else None)
     try:  # checked before anything is written, then all or nothing: never half replaced
-        check_results(results, REPO / config)
-        validation = (modeldocs.validation_page(read_table(results / "measurements.csv"))
-                      if args.which == "heldout" else None)
+        runs = check_results(results, REPO / config)
+        validation = modeldocs.validation_page(runs) if args.which == "heldout" else None
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
-            _write(args.which, results, validation, {"config": config, "workflow_s": job_s and
+            _write(args.which, results, runs, validation, {"config": config, "workflow_s": job_s and
                    round(job_s, 1), "tests_s": tests_s and round(tests_s, 1)})
     except (ValueError, KeyError) as error:
         words = error if isinstance(error, ValueError) else f"--results {results}: no {error}"

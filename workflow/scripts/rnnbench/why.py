@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.costmodel import (Fit, finite_runs, fit_groups, model_rows, model_runs, parts,
-                                ratio_prediction)
+                                quiet_runs, ratio_prediction)
 from rnnbench.formats import interval_text
 from rnnbench.modelcheck import (error_words, geometric_means, group_rows, leave_one_out,
-                                 noise_floor)
+                                 noise_floor, step_error)
 
 TERM_WORDS = {
     ("static", "fixed"): "fixed, per training step",
@@ -159,7 +159,7 @@ def loop_bound_check(pair: dict[str, Fit], runs: pd.DataFrame) -> list[str]:
         if axis != "loop_bound" and axis in mine:
             mine = mine[mine[axis].astype(str) == str(default)]
     mine = mine[np.logical_and.reduce([mine[c] == v for c, v in fit.key.items()])]
-    quiet = finite_runs(mine) & (~mine["busy"].astype(bool) if "busy" in mine else True)
+    quiet = finite_runs(mine) & quiet_runs(mine)
     out = [f"The loop-bound ablation (`{cell_id}`) is not compared: none of its runs is quiet "
            "and readable (flagged busy, or no positive step time)."
            for cell_id in sorted(set(mine["cell_id"]) - set(mine[quiet]["cell_id"]))]
@@ -299,8 +299,9 @@ def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str
 def answer_sentences(pair: dict[str, Fit], runs: pd.DataFrame,
                      validated: pd.DataFrame | None) -> list[str]:
     """The README's short account of why, from the map's fit ``pair`` and runs: what each
-    implementation pays per time step besides the cell's work, the leave-one-out and held-out errors (``validated``:
-    validation's table, or None). Each sentence under about 35 words."""
+    implementation pays per time step besides the cell's work and per step, the leave-one-out
+    and held-out errors (``validated``: validation's table, or None). Each sentence under
+    about 35 words."""
     static, dynamic = pair["static"], pair["dynamic"]
 
     def us(fit: Fit, term: str) -> str:
@@ -323,7 +324,7 @@ def answer_sentences(pair: dict[str, Fit], runs: pd.DataFrame,
                       f"within {loo['ratio_error'].abs().median():.0%} of its measured ratio at "
                       "the median.")
     if validated is not None and len(validated):
-        steps = pd.concat([validated["static_error"], validated["dynamic_error"]]).median()
+        steps = step_error(validated)
         checks.append(f"On {len(validated)} cells it never saw "
                       "([validation](docs/figures/heldout/VALIDATION.md)): ratios within "
                       f"{validated['ratio_error'].abs().median():.0%} at the median, "

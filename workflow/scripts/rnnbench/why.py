@@ -179,7 +179,7 @@ def loop_bound_check(pair: dict[str, Fit], runs: pd.DataFrame) -> list[str]:
             f"{held['max_len'].iloc[0]:g} for sequences of {held['sequence_length'].iloc[0]} "
             f"steps. The model, not fitted to it, predicts {mean['step_s'] * 1e3:.3g} ms "
             f"[{mean['low'] * 1e3:.3g}, {mean['high'] * 1e3:.3g}] per step for the geometric "
-            f"mean of its {len(held)} runs (one run's interval, [{one['low'] * 1e3:.3g}, "
+            f"mean of its {len(held)} run{'s' * (len(held) > 1)} (one run's interval, [{one['low'] * 1e3:.3g}, "
             f"{one['high'] * 1e3:.3g}], holds {inside} of them); they took {took * 1e3:.3g} "
             f"ms: {verdict}.")
     return out

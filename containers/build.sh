@@ -9,7 +9,7 @@
 #         (Debian 12) or 3.13 (Debian 13; TensorFlow 2.21 only). Default: the Python of the
 #         repository's .venv, else python3's
 # The image goes to a cache folder, named by the hash of rnnbench.def and the image's locks
-# (rnnbench/container.py); containers/images/ gets a link to it, which the workflow's
+# (rnnbench/pipeline/container.py); containers/images/ gets a link to it, which the workflow's
 # container: names. When that image exists, this only makes the link; when a real image file
 # (copied there, say on a cluster) already has that name, it leaves it alone. Needs Apptainer
 # on PATH (on Debian 12: export PATH="$(.ci/install-apptainer.sh):$PATH") and root (debootstrap).
@@ -30,7 +30,7 @@ case $flavor in
     *) echo "build.sh: the flavor must be cpu or cuda, not '$flavor'" >&2; exit 2 ;;
 esac
 # the image's path, Debian release and locks (relative to containers/)
-arguments=$(python3 "$repo/workflow/scripts/rnnbench/container.py" "$repo" "$flavor" "$tf_version" \
+arguments=$(PYTHONPATH="$repo/workflow/scripts" python3 -m rnnbench.pipeline.container "$repo" "$flavor" "$tf_version" \
     "$python_version") || exit 2
 { read -r link; read -r suite; read -r lock; read -r nodeps_lock; } <<< "$arguments"
 if [ -f "$link" ] && [ ! -L "$link" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the hash-pinned locks the images of older TensorFlow versions install (pip install
 # --require-hashes), one set per version (requirements-<flavor>-tf<version>.txt,
-# requirements-nodeps-tf<version>.txt; rnnbench/container.py finds the versions from these
+# requirements-nodeps-tf<version>.txt; rnnbench/pipeline/container.py finds the versions from these
 # names). The image of the venv's TensorFlow (2.21), which runs the whole workflow, installs
 # the venv's own locks for its Python (envs/locks/py<V>.txt, py<V>-cuda.txt, py<V>-nodeps.txt:
 # envs/lock.sh writes them).

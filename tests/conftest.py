@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rnnbench.axes import ABLATION_DEFAULTS
-from rnnbench.container import DEFAULT_TF_VERSION
-from rnnbench.exclusive import LOCK_VARIABLE
-from rnnbench.scale import synthetic_result
+from rnnbench.grid.axes import ABLATION_DEFAULTS
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.jobs.exclusive import LOCK_VARIABLE
+from rnnbench.commands.scale import synthetic_result
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "tiny.yaml").read_text())
@@ -36,7 +36,7 @@ def snakemake(workdir, *args, check=True, path=None, env=None):
 
 def own_lock(workdir):
     """The environment that gives a workflow run in ``workdir`` its own measuring lock
-    (rnnbench.exclusive): the suite's concurrent workflows take turns within each run only."""
+    (rnnbench.jobs.exclusive): the suite's concurrent workflows take turns within each run only."""
     return {LOCK_VARIABLE: str(workdir / "measuring.lock")}
 
 
@@ -101,7 +101,7 @@ def tiny_protocol():
 
 
 def make_result(impl="static", cell_id="c1", repeat=1, **changes):
-    """A schema-valid result record (rnnbench.scale.synthetic_result, with the tiny protocol)
+    """A schema-valid result record (rnnbench.commands.scale.synthetic_result, with the tiny protocol)
     with chosen timings and ablations, for aggregation tests."""
     return synthetic_result(impl, cell_id, repeat, protocol=TINY_PROTOCOL, **changes)
 
@@ -111,8 +111,8 @@ def reference_columns(tmp_path):
     valid results (hand-made ones here), by table name."""
     import json
 
-    from rnnbench.load import load_results
-    from rnnbench.summary import summarize
+    from rnnbench.results.load import load_results
+    from rnnbench.stats.summary import summarize
 
     paths = []
     for i, (impl, repeat) in enumerate((i, r) for i in ("static", "dynamic") for r in (1, 2)):

@@ -1,7 +1,7 @@
 """A test helper: which steps of a training job fetch the hook set (axes.hook_step of each),
 the whole plan at once, for tests that check bench's fetches against it."""
 
-from rnnbench.axes import hook_step
+from rnnbench.grid.axes import hook_step
 
 
 def fetch_plan(fetches: str, hook_every: int, warmup_steps: int, steps: int) -> list[bool]:

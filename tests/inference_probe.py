@@ -7,10 +7,10 @@ fetches, and whether the record validates against the result schema.
 
 import json
 
-from rnnbench import bench, data
-from rnnbench.axes import ABLATION_DEFAULTS
-from rnnbench.container import DEFAULT_TF_VERSION
-from rnnbench.schema import validate_result
+from rnnbench.measure import bench, data
+from rnnbench.grid.axes import ABLATION_DEFAULTS
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.measure.schema import validate_result
 
 CELL = {"cell": "lstm", "batch_size": 4, "max_len": 5, "sequence_length": {"uniform": [1, 5]},
         "num_units": 4, "input_dim": 3, "tf_version": DEFAULT_TF_VERSION,

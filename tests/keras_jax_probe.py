@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from rnnbench import data, frameworks, keras_model
+from rnnbench.measure import data, frameworks, keras_model
 
 LENGTHS = {"mixed": {"uniform": [1, 5]}, "equal": 5}
 
@@ -23,7 +23,7 @@ LENGTHS = {"mixed": {"uniform": [1, 5]}, "equal": 5}
 def main():
     frameworks.import_jax("cpu", 1)  # its flags, before anything imports JAX
     keras = keras_model.import_keras_jax()
-    from rnnbench import jax_model
+    from rnnbench.measure import jax_model
 
     def losses(cell, lengths, unroll, train=True):
         arrays = data.make_dataset(max_len=5, sequence_length=lengths, input_dim=3,

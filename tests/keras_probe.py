@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from rnnbench import data, frameworks, keras_model
+from rnnbench.measure import data, frameworks, keras_model
 
 frameworks.keep_jax_out()  # as a keras job (train.py); run with KERAS_BACKEND=jax (test_keras_model)
 tf, keras = keras_model.import_tf_keras()

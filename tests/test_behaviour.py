@@ -21,10 +21,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rnnbench.findings import findings_markdown
-from rnnbench.load import load_results, read_table, share_runs
-from rnnbench.summary import summarize
-from rnnbench import cells as grid_cells, plan
+from rnnbench.report.findings import findings_markdown
+from rnnbench.results.load import load_results, read_table, share_runs
+from rnnbench.stats.summary import summarize
+from rnnbench.grid import cells as grid_cells, plan
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
 RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}

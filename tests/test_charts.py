@@ -1,12 +1,13 @@
-"""Chart specs: each chart encodes the quantities it promises (rnnbench.charts)."""
+"""Chart specs: each chart encodes the quantities it promises (rnnbench.report.charts)."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from rnnbench import chart_parts, charts, load
-from rnnbench.summary import cumulative_time, summarize
+from rnnbench.report import chart_parts, charts
+from rnnbench.results import load
+from rnnbench.stats.summary import cumulative_time, summarize
 from conftest import make_result
 from test_results import hand_made_runs, write_results
 
@@ -177,7 +178,7 @@ def test_tf_version_chart_puts_the_same_cell_in_each_version(tmp_path):
 
 def test_facets_and_axes_sort_numbers_by_value():
     """Vega-Lite sorts nominal values as strings (bs256 before bs64 before bs8)."""
-    from rnnbench import chart_parts
+    from rnnbench.report import chart_parts
 
     assert chart_parts.natural_order(pd.Series(["cell bs256 nu8", "cell bs8 nu8", "cell bs64 nu8",
                                            "cell bs8 nu8"])) == [
@@ -300,7 +301,7 @@ def test_every_chart_has_its_own_report_caption():
     import jinja2
 
     from conftest import REPO
-    from rnnbench.plan import ABLATION_CHARTS, CHARTS
+    from rnnbench.grid.plan import ABLATION_CHARTS, CHARTS
 
     template = jinja2.Template((REPO / "workflow" / "report" / "plot.rst").read_text())
     captions = {chart: template.render(snakemake=types.SimpleNamespace(

@@ -1,4 +1,4 @@
-"""Claims of more kinds (rnnbench.claims): each at its interval's edges, on hand-made runs,
+"""Claims of more kinds (rnnbench.stats.claims): each at its interval's edges, on hand-made runs,
 checked field by field, and stated in FINDINGS."""
 
 import json
@@ -8,9 +8,12 @@ import re
 import pytest
 
 from conftest import make_result
-from rnnbench import claims, configcheck, findings, load
-from rnnbench.axes import sequence_length_id
-from rnnbench.summary import summarize
+from rnnbench.stats import claims
+from rnnbench.grid import configcheck
+from rnnbench.report import findings
+from rnnbench.results import load
+from rnnbench.grid.axes import sequence_length_id
+from rnnbench.stats.summary import summarize
 from test_results import write_results
 
 BASE = {"id": "c", "seed": "t", "statement": "s"}

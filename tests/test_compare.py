@@ -1,4 +1,4 @@
-"""Comparing two result sets (rnnbench.compare), one of which holds two environments."""
+"""Comparing two result sets (rnnbench.commands.compare), one of which holds two environments."""
 
 import json
 
@@ -6,7 +6,9 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import cli, compare
+from rnnbench import cli
+from rnnbench.commands import compare
+from rnnbench.results import sides
 
 CLAIM = {"id": "steps", "seed": "t", "statement": "static trains faster",
          "quantity": "median_step_s", "direction": "static < dynamic"}
@@ -41,7 +43,7 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     theirs = tmp_path / "theirs"
     _write(theirs / "box", _runs("c1", 0.030, 0.020, cpu="gpu box"))
     _write(theirs / "third", _runs("c1", 0.010, 0.020, cpu="third"))
-    a, b = compare.read_side(ours), compare.read_side(theirs)
+    a, b = sides.read_side(ours), sides.read_side(theirs)
     table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
     assert len(table) == 2  # c1 against each of theirs' two environments; c2 is ours alone
     assert table["side_b"].tolist() == ["theirs #1", "theirs #2"]
@@ -75,7 +77,7 @@ def test_the_command_writes_table_markdown_and_chart(tmp_path, capsys):
 def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells(tmp_path):
     # one folder holding the same cell run with 500 and with 50 measured steps (two protocol
     # folders of results/runs/), and a jax_scan cell that the seeds' ratio claims do not judge
-    from rnnbench.scale import SYNTHETIC_PROTOCOL, synthetic_result
+    from rnnbench.commands.scale import SYNTHETIC_PROTOCOL, synthetic_result
 
     ours = tmp_path / "ours"
     for steps, step in ((500, 0.010), (50, 0.030)):
@@ -87,7 +89,7 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
            for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.010, 0.020) + jax)
     _write(ours / "jax", jax)
-    a, b = compare.read_side(ours), compare.read_side(theirs)
+    a, b = sides.read_side(ours), sides.read_side(theirs)
     table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
     c1 = table[table["cell_id"] == "c1"]
     assert sorted(c1["protocol_a"].str.split("_").str[0]) == ["steps50-1.0s", "steps500-1.0s"]
@@ -108,11 +110,11 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     other.write_text("cell_id,ratio_setup_s\nc1,2.0\n")
     with pytest.raises(ValueError, match=r"summary.csv: not a measurements.csv of this workflow "
                                          r"\(no column impl, repeat, environment, protocol"):
-        compare.read_side(other)
+        sides.read_side(other)
     binary = tmp_path / "x.csv"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ValueError, match="x.csv: not a measurements.csv"):
-        compare.read_side(binary)
+        sides.read_side(binary)
     ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
     assert cli.main(["compare", str(ours), str(tmp_path / "ours/.")]) == 1
     assert "are the same result set" in capsys.readouterr().err

@@ -1,5 +1,5 @@
 """Malformed configs, each rejected before any job by the checks the workflow runs first
-(rnnbench.configcheck.check_config_files, called by common.smk), in a message that names the bad key.
+(rnnbench.grid.configcheck.check_config_files, called by common.smk), in a message that names the bad key.
 A few go through Snakemake itself in test_workflow.test_bad_config_stops_before_any_job."""
 
 import copy
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import TINY
-from rnnbench import configcheck
+from rnnbench.grid import configcheck
 
 CLAIM = TINY["claims"][0]
 # (the key the message must name, what is changed: a dict merged into tests/tiny.yaml, or

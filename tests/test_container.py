@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY, reference_columns, snakemake
-from rnnbench import cells as grid_cells, container
-from rnnbench.configcheck import validate_config
-from rnnbench.schema import validate_result
+from rnnbench.grid import cells as grid_cells
+from rnnbench.pipeline import container
+from rnnbench.grid.configcheck import validate_config
+from rnnbench.measure.schema import validate_result
 
 CONTAINERS = REPO / "containers"
 PYTHON = container.HOST_PYTHON
@@ -140,9 +141,9 @@ def test_snakemake_on_a_python_no_debian_image_has_is_refused():
 
 def test_build_sh_gets_the_release_and_locks_of_the_images_python():
     for python, suite in (("3.11", "bookworm"), ("3.13", "trixie")):
-        proc = subprocess.run(["python3", CONTAINERS.parent / "workflow/scripts/rnnbench/container.py",
-                               REPO, "cuda", "2.21", python], capture_output=True, text=True,
-                              check=True)
+        proc = subprocess.run(["python3", "-m", "rnnbench.pipeline.container", REPO, "cuda",
+                               "2.21", python], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO / "workflow/scripts")})
         assert proc.stdout.split() == [
             str(container.image_path(REPO, "cuda", "2.21", python)), suite,
             f"../envs/locks/py{python}-cuda.txt", f"../envs/locks/py{python}-nodeps.txt"]

@@ -1,4 +1,4 @@
-"""The cost model (rnnbench.costmodel, rnnbench.why): it recovers known parameters from
+"""The cost model (rnnbench.costmodel.fit, rnnbench.report.why): it recovers known parameters from
 synthetic runs, its 95 % intervals cover 95 %, it keeps only the terms a grid identifies, and
 its laws along max_len choose their form by the data and never predict a negative time."""
 
@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnbench import costmodel, modelcheck, scaling, why
-from rnnbench.roofline import step_flop
+from rnnbench.costmodel import check as modelcheck, fit as costmodel
+from rnnbench.stats import scaling
+from rnnbench.report import why
+from rnnbench.grid.flop import step_flop
 
 TRUE = {"static": {"fixed": 2e-4, "per_passed": 3e-5, "per_computed": 5e-5, "per_flop": 1e-10},
         "dynamic": {"fixed": 4e-4, "per_passed": 9e-5, "per_flop": 1.2e-10}}
@@ -234,7 +236,7 @@ def synthetic_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_the_crossover_map_draws_the_model_and_the_measured_cells():
-    from rnnbench.charts_model import FRACTIONS, crossover_chart, crossover_table
+    from rnnbench.report.charts_model import FRACTIONS, crossover_chart, crossover_table
 
     rng = np.random.default_rng(7)
     runs = simulate(map_design(), rng)

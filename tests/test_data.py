@@ -1,11 +1,11 @@
-"""Synthetic data: determinism, shapes, bounds, checksum and pickle refusal (rnnbench.data)."""
+"""Synthetic data: determinism, shapes, bounds, checksum and pickle refusal (rnnbench.measure.data)."""
 
 import json
 
 import numpy as np
 import pytest
 
-from rnnbench import data
+from rnnbench.measure import data
 
 PARAMS = {"max_len": 12, "sequence_length": {"uniform": [3, 12]}, "input_dim": 5,
           "num_classes": 7, "num_samples": 40, "seed": 3}

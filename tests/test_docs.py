@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from conftest import REPO
-from rnnbench import cli, configcheck
+from rnnbench import cli
+from rnnbench.grid import configcheck
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "results/README.md"]
 PRESETS = sorted((REPO / "presets").glob("*.yaml"))
@@ -88,15 +89,14 @@ def test_each_rnnbench_command_the_pages_give_is_a_command():
 
 
 def test_each_script_command_the_pages_give_takes_its_arguments():
-    """A `python3 workflow/scripts/...py ARGS` line runs as given: its argument count is one
-    the script accepts (container.py's build_arguments takes four)."""
-    from rnnbench import container
+    """A `python3 -m rnnbench.pipeline.container ARGS` line runs as given: its argument count
+    is one the module accepts (build_arguments takes four)."""
+    from rnnbench.pipeline import container
 
     for page, line in _commands("python3"):
         words = shlex.split(line.split("#")[0])
-        script = next((w for w in words if w.endswith(".py")), None)
-        if script and script.endswith("rnnbench/container.py"):
-            args = words[words.index(script) + 1:]
+        if "rnnbench.pipeline.container" in words:
+            args = words[words.index("rnnbench.pipeline.container") + 1:]
             assert len(args) == container.build_arguments.__code__.co_argcount, (page, line)
 
 
@@ -133,7 +133,7 @@ def test_example_cell_ids_are_cells_of_the_main_job_or_of_the_preset_named_besid
 
 
 def test_a_preset_said_to_run_the_default_cell_has_config_yamls_shape():
-    from rnnbench.axes import SHAPE_AXES
+    from rnnbench.grid.axes import SHAPE_AXES
 
     main = yaml.safe_load((REPO / "config.yaml").read_text())
     said = {path for path in PRESETS if re.search(r"default (grid's )?cell", TEXTS[path])}

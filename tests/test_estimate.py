@@ -1,11 +1,11 @@
-"""How long a grid will take, said before any job (rnnbench.estimate): the model against the
+"""How long a grid will take, said before any job (rnnbench.pipeline.estimate): the model against the
 committed calibration jobs, this machine's scaling, and the line a run prints."""
 
 import pandas as pd
 import pytest
 
 from conftest import REPO
-from rnnbench import estimate
+from rnnbench.pipeline import estimate
 
 JOBS = pd.read_csv(REPO / "docs/figures/calibration/jobs.csv")
 

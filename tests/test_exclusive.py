@@ -1,4 +1,4 @@
-"""One measuring job at a time on a machine (rnnbench.exclusive), and aggregation's refusal of
+"""One measuring job at a time on a machine (rnnbench.jobs.exclusive), and aggregation's refusal of
 runs that overlapped all the same (load.check_no_overlap)."""
 
 import json
@@ -10,12 +10,13 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, make_result
-from rnnbench import exclusive, load
+from rnnbench.jobs import exclusive
+from rnnbench.results import load
 from test_results import write_results
 
 HOLD = """
 import json, sys, time
-from rnnbench import exclusive
+from rnnbench.jobs import exclusive
 taken = exclusive.measure_alone(lambda line: print(line, file=sys.stderr, flush=True))
 print(json.dumps(taken), flush=True)
 time.sleep(float(sys.argv[1]))

@@ -1,5 +1,5 @@
 """Verdicts at the interval edges, and FINDINGS.md from a fixed set of result files
-(rnnbench.findings)."""
+(rnnbench.report.findings)."""
 
 import math
 import re
@@ -7,8 +7,10 @@ import re
 import pytest
 
 from conftest import make_result
-from rnnbench import findings, formats, load, tables
-from rnnbench.summary import summarize
+from rnnbench.report import findings
+from rnnbench.stats import formats, tables
+from rnnbench.results import load
+from rnnbench.stats.summary import summarize
 from test_results import hand_made_runs, write_results
 
 CLAIM = {"id": "steps", "seed": "000", "statement": "static trains faster",
@@ -264,7 +266,7 @@ def test_a_disturbed_stretch_is_counted_over_the_runs_long_enough_to_show_one():
     counted as undisturbed (a breaker found '0 of the 12 runs' for runs of 20 steps)."""
     import pandas as pd
 
-    from rnnbench.findings_sections import _disturbed_count
+    from rnnbench.report.sections import _disturbed_count
 
     runs = pd.DataFrame({"block_spread": [0.05, 0.30, None, None],
                          "disturbed": [False, True, False, False]})

@@ -1,5 +1,5 @@
-"""Config validation (rnnbench.configcheck), grid expansion (rnnbench.cells) and the plan
-(rnnbench.plan)."""
+"""Config validation (rnnbench.grid.configcheck), grid expansion (rnnbench.grid.cells) and the plan
+(rnnbench.grid.plan)."""
 
 import copy
 import re
@@ -10,8 +10,8 @@ from snakemake.exceptions import WorkflowError
 
 from conftest import REPO, TINY, snakemake
 from fetch_plan import fetch_plan
-from rnnbench import axes, configcheck, configfiles, plan
-from rnnbench import cells as grid_cells
+from rnnbench.grid import axes, configcheck, configfiles, plan
+from rnnbench.grid import cells as grid_cells
 
 
 def shipped_config():
@@ -277,7 +277,7 @@ def test_config_warnings():
     assert configcheck.config_warnings(default_config(fetches=["loss", "hooks"], hook_every=20)) == []
     assert configcheck.config_warnings(default_config(repeats=2)) == [
         "repeats: 2 is below 3, the fewest at which the 95 % intervals cover 95 % "
-        "(rnnbench/intervals.py); verdicts from this grid are not to be trusted: use "
+        "(docs/method.md, Intervals); verdicts from this grid are not to be trusted: use "
         "repeats >= 3"]
 
 

@@ -1,5 +1,5 @@
 """device: gpu on a machine without one is refused before any job, dry runs included, for the
-executor the real run would use (rnnbench.hardware)."""
+executor the real run would use (rnnbench.pipeline.hardware)."""
 
 import os
 import stat
@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY, snakemake
-from rnnbench import hardware
+from rnnbench.pipeline import hardware
 
 
 def test_gpus_are_read_from_the_driver_or_nvidia_smi(tmp_path):

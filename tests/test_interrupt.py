@@ -1,4 +1,4 @@
-"""Resuming after an interruption (rnnbench.interrupt): stale locks of a killed Snakemake are
+"""Resuming after an interruption (rnnbench.jobs.interrupt): stale locks of a killed Snakemake are
 removed, live ones kept; a job dies with its Snakemake; and, end to end, a Snakemake killed
 mid-job leaves no job running and the same command runs again."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO, TINY, snakemake
-from rnnbench import exclusive, interrupt
+from rnnbench.jobs import exclusive, interrupt
 
 SCRIPTS = REPO / "workflow" / "scripts"
 

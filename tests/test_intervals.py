@@ -1,4 +1,4 @@
-"""The intervals' stated confidence is their coverage (rnnbench.intervals), shown by simulation:
+"""The intervals' stated confidence is their coverage (rnnbench.stats.intervals), shown by simulation:
 per-process values drawn from known distributions (log-normal with a 10 % spread between
 processes, 5 % of processes 1.5x slower, and a machine that drifts), at the shipped config's
 repeats, 2000 simulated experiments each; the nominal 95 % interval must cover the true value
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from rnnbench import intervals
+from rnnbench.stats import intervals
 
 REPO = Path(__file__).resolve().parents[1]
 REPEATS = yaml.safe_load((REPO / "config.yaml").read_text())["repeats"]

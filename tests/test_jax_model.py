@@ -1,4 +1,4 @@
-"""The JAX model (rnnbench.jax_model) computes the compat_v1 model's function from the same
+"""The JAX model (rnnbench.measure.jax_model) computes the compat_v1 model's function from the same
 weights, before and after an Adam step; its unroll factor changes nothing; padding is masked;
 and it never imports TensorFlow. Then the api jax_scan end to end: a timed run of each
 mode that imports no TensorFlow, and a tiny grid with api [keras_jax, jax_scan]
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnnbench import data
+from rnnbench.measure import data
 
-from rnnbench import jax_model  # noqa: E402
+from rnnbench.measure import jax_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = {"PYTHONPATH": str(REPO / "workflow" / "scripts")}
@@ -120,10 +120,10 @@ def test_unknown_cells_are_refused():
 
 RUN_BOTH_MODES = """
 import json, sys
-from rnnbench import bench, data
-from rnnbench.axes import ABLATION_DEFAULTS
-from rnnbench.container import DEFAULT_TF_VERSION
-from rnnbench.schema import validate_result
+from rnnbench.measure import bench, data
+from rnnbench.grid.axes import ABLATION_DEFAULTS
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.measure.schema import validate_result
 cell = {"cell": "gru", "batch_size": 4, "max_len": 5, "sequence_length": {"uniform": [1, 5]},
         "num_units": 4, "input_dim": 3, "api": "jax_scan", "tf_version": DEFAULT_TF_VERSION,
         **ABLATION_DEFAULTS, "unroll": 2, "dataset": "tiny"}
@@ -179,7 +179,7 @@ def test_the_training_jobs_imports_hold_no_tensorflow():
     modules, every runner's, jax_model's; keras_jax's Keras on JAX too): no TensorFlow."""
     code = ("import sys\n"
             "from rnnbench import bench, data, frameworks, interrupt, metadata, schema\n"
-            "from rnnbench.runners import runners\n"
+            "from rnnbench.measure.runners import runners\n"
             "runners()  # every runner module, as bench.run imports them\n"
             "frameworks.import_jax('cpu', 1)\n"
             "from rnnbench import jax_model, keras_model\n"
@@ -192,10 +192,10 @@ def test_the_training_jobs_imports_hold_no_tensorflow():
 
 TENSORFLOW_JOB = """
 import sys
-from rnnbench import bench, data, frameworks
-from rnnbench.axes import ABLATION_DEFAULTS
-from rnnbench.container import DEFAULT_TF_VERSION
-from rnnbench.schema import validate_result
+from rnnbench.measure import bench, data, frameworks
+from rnnbench.grid.axes import ABLATION_DEFAULTS
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.measure.schema import validate_result
 frameworks.keep_jax_out()  # as train.py does for every api but axes.JAX_APIS
 cell = {"cell": "basic_lstm", "batch_size": 4, "max_len": 5, "sequence_length": 3,
         "num_units": 4, "input_dim": 3, "api": sys.argv[1],

@@ -1,4 +1,4 @@
-"""The keras apis (rnnbench.keras_model): unroll=True and unroll=False compute the same function
+"""The keras apis (rnnbench.measure.keras_model): unroll=True and unroll=False compute the same function
 as each other and as compat_v1's static_rnn / dynamic_rnn from the same weights (timed keras
 runs are tested end to end, in test_workflow). Keras runs eagerly without the legacy Keras that the compat_v1 tests
 load into this process, so its side runs in a subprocess (tests/keras_probe.py)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from rnnbench import data, keras_model, model
+from rnnbench.measure import data, keras_model, model
 
 tf = model.import_tf()
 tf1 = tf.compat.v1

@@ -1,5 +1,5 @@
-"""static_rnn and dynamic_rnn compute the same function (rnnbench.model), and a timed run
-returns a schema-valid result (rnnbench.bench). Runs TensorFlow in this process."""
+"""static_rnn and dynamic_rnn compute the same function (rnnbench.measure.model), and a timed run
+returns a schema-valid result (rnnbench.measure.bench). Runs TensorFlow in this process."""
 
 import sys
 
@@ -8,8 +8,8 @@ import pytest
 
 from conftest import REPO
 from fetch_plan import fetch_plan
-from rnnbench import bench, data, frameworks, metadata, model, timing
-from rnnbench.schema import validate_result
+from rnnbench.measure import bench, data, frameworks, metadata, model, timing
+from rnnbench.measure.schema import validate_result
 
 tf = model.import_tf()
 WORKFLOW_META = {"git": metadata.git_commit(REPO), "image_sha256": None}
@@ -218,11 +218,12 @@ def test_step_stats():
 
 def test_every_api_has_one_runner():
     """bench.run hands each api of the config schema to exactly one runner module."""
-    from rnnbench import axes, runners
+    from rnnbench.grid import axes
+    from rnnbench.measure import runners
 
     found = runners.runners()
     assert set(found) == set(axes.API_SUFFIXES)
-    assert found["compat_v1"].__name__ == "rnnbench.runners.compat_v1"
+    assert found["compat_v1"].__name__ == "rnnbench.measure.runners.compat_v1"
     with pytest.raises(ValueError, match="'kerass'"):
         runners.runner_for("kerass")
 

@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rnnbench import modelcheck, modeldocs, predict
-from rnnbench.load import read_table
+from rnnbench.costmodel import check as modelcheck
+from rnnbench.report import modelpages as modeldocs
+from rnnbench.commands import predict
+from rnnbench.results.load import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 PROBE = """

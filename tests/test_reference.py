@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from rnnbench import reference
+from rnnbench.commands import reference
 
 
 def test_the_readme_answer_is_the_reference_runs():
@@ -58,10 +58,18 @@ def test_the_layout_page_matches_the_tree():
     for top in {path.split("/")[0] for path in tracked}:
         assert any(name.rstrip("/").split("/")[0] == top for name in named), top
     package = REPO / "workflow/scripts/rnnbench"
-    for module in package.rglob("*.py"):  # each module in the package's table, by its name
-        name = module.relative_to(package).with_suffix("").as_posix()
+    table = text[text.index("## The package"):text.index("## Where a change goes")]
+    rows, layer = {}, "(top)"
+    for line in table.splitlines():  # | `grid/` | `axes`, ... | ...  and  | | `cells`, ... |
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) == 3 and not cells[1].startswith("-"):
+            layer = cells[0].strip("`/") or layer
+            rows.setdefault(layer, set()).update(re.findall(r"`([a-z_0-9/]+)`", cells[1]))
+    for module in package.rglob("*.py"):  # each module in its layer's rows, by its name
+        parts = module.relative_to(package).with_suffix("").parts
         if not module.stem.startswith("__"):  # __init__, __main__
-            assert f"`{name}`" in text, name
+            layer, name = (parts[0], "/".join(parts[1:])) if len(parts) > 1 else ("(top)", parts[0])
+            assert name in rows.get(layer, set()), f"{layer}/{name}"
 
 
 def test_each_reference_run_is_committed_with_its_findings_and_charts():
@@ -70,7 +78,7 @@ def test_each_reference_run_is_committed_with_its_findings_and_charts():
     the apis run measures config.yaml's shape, in each api its preset lists."""
     import yaml
 
-    from rnnbench.load import read_table
+    from rnnbench.results.load import read_table
 
     main = yaml.safe_load((REPO / "config.yaml").read_text())
     for name, (config, folder) in reference.REFERENCE_RUNS.items():
@@ -214,7 +222,7 @@ def test_a_run_that_fails_while_it_is_written_leaves_everything_as_it_was(tmp_pa
     import shutil
 
     from rnnbench import cli
-    from rnnbench.load import read_table
+    from rnnbench.results.load import read_table
 
     for name in ("FINDINGS.md", "summary.csv"):
         shutil.copy(REPO / "docs/figures/map" / name, tmp_path / name)

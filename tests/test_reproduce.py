@@ -1,10 +1,11 @@
-"""The reproducibility benchmark's comparison (rnnbench.reproduce) on hand-made verdicts; the
+"""The reproducibility benchmark's comparison (rnnbench.commands.reproduce) on hand-made verdicts; the
 benchmark itself runs the main job twice (minutes) and is not a test."""
 
 import pandas as pd
 import pytest
 
-from rnnbench import cli, reproduce
+from rnnbench import cli
+from rnnbench.commands import reproduce
 
 
 def claims(rows):

@@ -1,5 +1,5 @@
-"""Cluster resources sized from the cell (rnnbench.resources), and the partial summary written
-after failures (rnnbench.failures.write_partial)."""
+"""Cluster resources sized from the cell (rnnbench.grid.resources), and the partial summary written
+after failures (rnnbench.pipeline.failures.write_partial)."""
 
 import json
 import re
@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, make_result
-from rnnbench import failures, files, load, resources
+from rnnbench.pipeline import failures, files
+from rnnbench.results import load
+from rnnbench.grid import resources
 
 SEED_CELL = {"cell": "basic_lstm", "batch_size": 200, "max_len": 300, "sequence_length": 20,
              "num_units": 200, "input_dim": 16}
@@ -205,7 +207,7 @@ def test_all_or_nothing_puts_files_and_folders_back_when_the_block_raises(tmp_pa
     """files.all_or_nothing: a folder emptied, a file rewritten and a new file made inside a
     block that raises are as they were after it (the new one gone); without an exception the
     changes stay."""
-    from rnnbench.files import all_or_nothing
+    from rnnbench.pipeline.files import all_or_nothing
 
     folder, kept, new = tmp_path / "figures", tmp_path / "README.md", tmp_path / "new.md"
     folder.mkdir()

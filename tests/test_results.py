@@ -1,5 +1,5 @@
-"""Aggregation arithmetic on hand-made results with known answers (rnnbench.load,
-rnnbench.summary, rnnbench.intervals)."""
+"""Aggregation arithmetic on hand-made results with known answers (rnnbench.results.load,
+rnnbench.stats.summary, rnnbench.stats.intervals)."""
 
 import json
 import os
@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import intervals, load
-from rnnbench.metadata import cpu_simd
-from rnnbench.summary import (breakeven_of, cumulative_time, disagreeing_repeats, summarize,
+from rnnbench.stats import intervals
+from rnnbench.results import load
+from rnnbench.measure.metadata import cpu_simd
+from rnnbench.stats.summary import (breakeven_of, cumulative_time, disagreeing_repeats, summarize,
                               whole_steps)
 
 
@@ -292,7 +293,7 @@ def test_fastjsonschema_and_jsonschema_judge_records_alike():
     import jsonschema
     import yaml
 
-    from rnnbench import schema
+    from rnnbench.measure import schema
 
     spec = yaml.safe_load(schema.RESULT_SCHEMA.read_text())
     fast = fastjsonschema.compile({k: v for k, v in spec.items() if k != "$schema"})
@@ -350,7 +351,7 @@ def test_repeats_that_fall_into_groups_are_named_with_their_values():
 
 
 def test_a_cell_with_disagreeing_repeats_is_flagged_in_summary_and_findings(tmp_path):
-    from rnnbench import findings
+    from rnnbench.report import findings
 
     records = [make_result(impl, "c1", repeat, step_s=(step,) * 3)
                for impl in ("static", "dynamic")
@@ -404,7 +405,7 @@ def test_busy_is_judged_on_the_cpus_a_run_may_use(tmp_path):
     """A job pinned to one quiet CPU while the machine's load average (1.4) exceeds that one
     CPU is not busy: other processes took 1 % of its CPU; where they took 30 %, it is. A
     result without the per-CPU record keeps the machine-wide rule (load above the CPUs)."""
-    from rnnbench import metadata
+    from rnnbench.measure import metadata
 
     records = []
     for repeat, others in enumerate((0.01, 0.3, None), start=1):

@@ -1,7 +1,7 @@
-"""The aggregation benchmark (rnnbench.scale) stays runnable; its times are reported in
+"""The aggregation benchmark (rnnbench.commands.scale) stays runnable; its times are reported in
 notes, not asserted."""
 
-from rnnbench import scale
+from rnnbench.commands import scale
 
 
 def test_the_benchmark_runs_small(tmp_path):

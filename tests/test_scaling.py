@@ -1,4 +1,4 @@
-"""Scaling laws (rnnbench.scaling): the line, its lack-of-fit test, the prediction interval's
+"""Scaling laws (rnnbench.stats.scaling): the line, its lack-of-fit test, the prediction interval's
 coverage by simulation, a held-out point, and the FINDINGS section on hand-made runs."""
 
 import numpy as np
@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 
 from conftest import make_result
-from rnnbench import findings, load, scaling
-from rnnbench.summary import summarize
+from rnnbench.report import findings
+from rnnbench.results import load
+from rnnbench.stats import scaling
+from rnnbench.stats.summary import summarize
 from test_results import write_results
 
 

@@ -5,7 +5,10 @@ value added to one and not the other fails here, not in a training job."""
 import pytest
 import yaml
 
-from rnnbench import axes, claims, configcheck, container, model, roofline, tables, vocabulary
+from rnnbench.grid import axes, configcheck, flop, vocabulary
+from rnnbench.stats import claims, tables
+from rnnbench.pipeline import container
+from rnnbench.measure import model, roofline
 
 SCHEMA = yaml.safe_load(configcheck.CONFIG_SCHEMA.read_text())
 
@@ -21,12 +24,12 @@ def enum(*path):
 
 @pytest.mark.parametrize("path, listed", [
     (("cell",), model.CELLS),
-    (("cell",), roofline.GATES),
+    (("cell",), flop.GATES),
     (("api",), axes.API_SUFFIXES),
     (("api",), vocabulary.API_WORDS),
     (("fetches",), vocabulary.FETCHES),
     (("mode",), vocabulary.MODES),
-    (("mode",), roofline.FORWARD_PASSES),
+    (("mode",), flop.FORWARD_PASSES),
     (("device",), container.FLAVOR_OF_DEVICE),
     (("device",), roofline.PEAK_SIZE),
     (("claims", "items", "properties", "quantity"), tables.QUANTITIES),

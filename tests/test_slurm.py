@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY
-from rnnbench import cells as grid_cells, container
-from rnnbench.configcheck import validate_config
-from rnnbench.layout import IMPLEMENTATIONS
+from rnnbench.grid import cells as grid_cells
+from rnnbench.pipeline import container
+from rnnbench.grid.configcheck import validate_config
+from rnnbench.grid.layout import IMPLEMENTATIONS
 from test_container import CPU_IMAGE, needs_image
 
 CI_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks",

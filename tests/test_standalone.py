@@ -47,9 +47,9 @@ def should_run():
 
 
 def test_the_standalone_script_writes_the_workflows_results(scenarios):
-    from rnnbench.compare import read_side
-    from rnnbench.summary import summarize
-    from rnnbench.schema import validate_result
+    from rnnbench.results.sides import read_side
+    from rnnbench.stats.summary import summarize
+    from rnnbench.measure.schema import validate_result
 
     workdir, outcome = scenarios["test_the_standalone_script_writes_the_workflows_results"]
     assert outcome["first"].returncode == 0, outcome["first"].stderr
@@ -94,7 +94,7 @@ def test_the_standalone_script_refuses_a_bad_preset_before_any_run(tmp_path, cha
 
 def test_the_light_defaults_are_the_schemas():
     # a bare GPU machine without PyYAML expands a preset as the venv does
-    from rnnbench import standalone
+    from rnnbench.commands import jax as standalone
 
     preset = json.loads((REPO / "presets/jax-tiny.json").read_text())
     light = {**standalone.LIGHT_DEFAULTS, "api": ["jax_scan"], **preset}
@@ -103,7 +103,7 @@ def test_the_light_defaults_are_the_schemas():
 
 def test_the_standalone_checks_hold_without_jsonschema(monkeypatch):
     # a bare GPU machine may lack jsonschema or PyYAML: the light checks still refuse these
-    from rnnbench import standalone
+    from rnnbench.commands import jax as standalone
 
     monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema raises
     preset = json.loads((REPO / "presets/jax-tiny.json").read_text())
@@ -117,7 +117,7 @@ def test_the_standalone_checks_hold_without_jsonschema(monkeypatch):
 
 
 def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
-    from rnnbench import standalone
+    from rnnbench.commands import jax as standalone
 
     if subprocess.run([sys.executable, "-c", "import jax; assert jax.default_backend() != 'gpu'"],
                       capture_output=True).returncode != 0:

@@ -1,11 +1,11 @@
-"""The warm-up detector (rnnbench.steady.warm_up) on synthetic step times: stationary noise
+"""The warm-up detector (rnnbench.measure.steady.warm_up) on synthetic step times: stationary noise
 (false alarms at most 5 %), a step change, a slow drift; and the disturbed-run measure."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from rnnbench import steady
+from rnnbench.measure import steady
 
 RUNS = 2000
 

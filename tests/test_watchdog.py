@@ -1,6 +1,6 @@
 """A measuring job's bounds (issue 23): Ctrl-C ends it at once, however long the call it is in
 (interrupt.end_at_once_on_ctrl_c), and its watchdog stops it past its memory or time limit,
-naming which in its log (rnnbench.watchdog, rnnbench.jobstart); failures.error_line carries
+naming which in its log (rnnbench.jobs.watchdog, rnnbench.jobs.jobstart); failures.error_line carries
 that line to the terminal."""
 
 import signal
@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from conftest import REPO
-from rnnbench import exclusive, failures, watchdog
+from rnnbench.jobs import exclusive, watchdog
+from rnnbench.pipeline import failures
 
 SCRIPTS = REPO / "workflow" / "scripts"
 
@@ -18,7 +19,7 @@ SCRIPTS = REPO / "workflow" / "scripts"
 # Grappler, Keras tracing or an XLA compilation do): KeyboardInterrupt waits for it to return.
 LONG_C_CALL = """
 import sys
-from rnnbench import interrupt
+from rnnbench.jobs import interrupt
 if sys.argv[1] == "at-once":
     interrupt.end_at_once_on_ctrl_c()
 print("ready", flush=True)
@@ -71,7 +72,7 @@ def test_over_bound_names_the_bound_and_the_fix():
 GROW = """
 import sys, time
 from pathlib import Path
-from rnnbench import jobstart
+from rnnbench.jobs import jobstart
 taken = jobstart.start_measuring_job(print, sys.argv[1], float(sys.argv[2]), float(sys.argv[3]))
 print(taken["mem_limit_mb"], taken["time_limit_s"], flush=True)
 chunks = []
@@ -127,7 +128,7 @@ def _watchdogs_of(pid):
 
 UNBOUNDED = """
 import os, signal, sys, time
-from rnnbench import jobstart
+from rnnbench.jobs import jobstart
 jobstart.start_measuring_job(print, sys.argv[1], 4000, 10, "peak")
 time.sleep(0.5)
 os.kill(jobstart._watchdog[0].pid, signal.SIGKILL)  # someone kills the watchdog

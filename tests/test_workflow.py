@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from conftest import REPO, TINY, reference_columns, snakemake
-from rnnbench import cells as grid_cells
-from rnnbench.configcheck import validate_config
-from rnnbench.layout import IMPLEMENTATIONS
-from rnnbench.schema import validate_result
+from rnnbench.grid import cells as grid_cells
+from rnnbench.grid.configcheck import validate_config
+from rnnbench.grid.layout import IMPLEMENTATIONS
+from rnnbench.measure.schema import validate_result
 
 
 def test_a_successful_run_removes_the_partial_report(finished_run):
@@ -80,7 +80,7 @@ def test_measurements_are_tidy_and_real(finished_run, tmp_path):
 
 def test_training_jobs_never_overlap_whatever_cores_says(finished_run):
     """The tiny grid ran with --cores 4 on this machine: from the spans its results and
-    rule peak recorded (rnnbench.exclusive's lock, held from before the framework's import to
+    rule peak recorded (rnnbench.jobs.exclusive's lock, held from before the framework's import to
     the result), no two measuring jobs ran at the same time, and the jobs that found the lock
     taken waited for it."""
     spans = []
@@ -180,7 +180,7 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     assert "train_static" in proc.stdout  # new measurements are planned ...
     # ... and how long they will take here, scaled by this folder's measured jobs
     assert re.search(r"time: about \d+ min for the 16 training jobs to run and the rest \(the "
-                     r"model of rnnbench/estimate.py scaled by [\d.]+, this machine's measured / "
+                     r"model of rnnbench/pipeline/estimate.py scaled by [\d.]+, this machine's measured / "
                      r"modelled time over 16 earlier jobs \(per api where it has some\)\)",
                      proc.stderr), proc.stderr
     new_protocol = grid_cells.protocol_id({**_validated(TINY), "steps": 6})

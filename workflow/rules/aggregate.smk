@@ -31,7 +31,7 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
-# The run holds its locks: record who holds them (rnnbench/interrupt.py, common.smk).
+# The run holds its locks: record who holds them (rnnbench/jobs/interrupt.py, common.smk).
 onstart:
     interrupt.write_owner(".snakemake")
 

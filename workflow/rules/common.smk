@@ -10,23 +10,24 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
-from rnnbench import container as images  # noqa: E402  (on the path: config.smk)
-from rnnbench import estimate, hardware, interrupt  # noqa: E402
-from rnnbench.axes import CELL_AXES, PROTOCOL_KEYS  # noqa: E402
-from rnnbench.cells import datasets, protocol_id, shared_runs  # noqa: E402
-from rnnbench.configcheck import check_config_files, config_warnings  # noqa: E402
-from rnnbench.layout import peak_path, result_path, result_pattern  # noqa: E402
-from rnnbench.plan import ABLATION_CHARTS, CHARTS, job_priorities, job_threads, plots  # noqa: E402
-from rnnbench.resources import (  # noqa: E402
+from rnnbench.pipeline import container as images  # noqa: E402  (on the path: config.smk)
+from rnnbench.pipeline import estimate, hardware  # noqa: E402
+from rnnbench.jobs import interrupt  # noqa: E402
+from rnnbench.grid.axes import CELL_AXES, PROTOCOL_KEYS  # noqa: E402
+from rnnbench.grid.cells import datasets, protocol_id, shared_runs  # noqa: E402
+from rnnbench.grid.configcheck import check_config_files, config_warnings  # noqa: E402
+from rnnbench.grid.layout import peak_path, result_path, result_pattern  # noqa: E402
+from rnnbench.grid.plan import ABLATION_CHARTS, CHARTS, job_priorities, job_threads, plots  # noqa: E402
+from rnnbench.grid.resources import (  # noqa: E402
     check_overrides,
     dataset_mem_mb,
     machine_mem_mb,
     training_mem_mb,
     training_runtime_min,
 )
-from rnnbench.metadata import git_commit  # noqa: E402
-from rnnbench.files import (  # noqa: E402
-    LATE_COLUMNS,
+from rnnbench.measure.metadata import git_commit  # noqa: E402
+from rnnbench.results.load import LATE_COLUMNS  # noqa: E402
+from rnnbench.pipeline.files import (  # noqa: E402
     changed_results,
     damaged_results,
     listed_results,
@@ -36,13 +37,13 @@ from rnnbench.files import (  # noqa: E402
     write_if_changed,
 )
 
-# Validate once, before any job (rnnbench/configcheck.py): the files' YAML, the schema (which fills
+# Validate once, before any job (rnnbench/grid/configcheck.py): the files' YAML, the schema (which fills
 # in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
 # sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
 # memory (a cluster's nodes are sized by the jobs' mem_mb requests) and that device: gpu finds
 # a GPU here. While the Snakefile is read, Snakemake has not chosen its executor yet
 # (workflow.local_exec is always true, workflow.dryrun always false): LOCAL is the executor the
-# command line or its profile asks for (rnnbench/hardware.py), DRY_RUN a command that runs no
+# command line or its profile asks for (rnnbench/pipeline/hardware.py), DRY_RUN a command that runs no
 # job (-n, --summary, --dag, --report, ...).
 INVOCATION = hardware.invocation(sys.argv)
 LOCAL = INVOCATION.executor in hardware.LOCAL_EXECUTORS
@@ -133,14 +134,14 @@ def dataset_files(name):
     return {"npz": f"results/data/{name}.npz", "sidecar": f"results/data/{name}.json"}
 
 
-# where the runs, their logs and their benchmarks go (rnnbench/layout.py lays out each)
+# where the runs, their logs and their benchmarks go (rnnbench/grid/layout.py lays out each)
 RUNS = f"results/runs/{PROTOCOL}"
 LOGS = f"results/logs/{PROTOCOL}"
 BENCHMARKS = f"results/benchmarks/{PROTOCOL}"
 # the most steps a training job can take: the first, the longest warm-up, the measured ones
 # (and, for short steps, more of them until min_measure_s: resources.training_runtime_min)
 TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
-# The charts of this grid (rnnbench/plan.py): every grid's, and one per thing it varies.
+# The charts of this grid (rnnbench/grid/plan.py): every grid's, and one per thing it varies.
 PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
 PEAKS = expand(
     peak_path(RUNS, "{threads}", "{tf_version}"),
@@ -271,8 +272,8 @@ def targets():
 def stale_tables(changed):
     """Why the tables no longer describe the results on disk ([] while they do): when
     measurements.csv lists a result file that is gone (deleted by hand) or changed since
-    (``changed``: rnnbench.files.changed_results; stale_records), or is itself missing beside
-    other tables (a failed aggregation), or lacks a column of an axis or of files.LATE_COLUMNS
+    (``changed``: rnnbench.pipeline.files.changed_results; stale_records), or is itself missing beside
+    other tables (a failed aggregation), or lacks a column of an axis or of load.LATE_COLUMNS
     (written before it existed). Snakemake alone may then say "Nothing to be done" or leave
     them in place. Tables of another grid are not stale (a run of this grid rewrites them)."""
     why = stale_records(changed)
@@ -287,7 +288,7 @@ def stale_tables(changed):
 
 
 def set_aside_damaged_results(listed, changed, folder="results/stale"):
-    """A result file that holds no result record (rnnbench.files.damaged_results: cut short,
+    """A result file that holds no result record (rnnbench.pipeline.files.damaged_results: cut short,
     overwritten) is handled as a missing one: moved to ``folder`` (same path below it, never
     deleted) so that the run measures it again; a listed one is then ``gone`` in ``changed``
     (the tables that listed it are set aside: stale_tables). A command that runs no job moves
@@ -315,7 +316,7 @@ def set_aside_damaged_results(listed, changed, folder="results/stale"):
 
 def set_aside_stale_tables(changed, folder="results/stale"):
     """The tables must never report a run that is not on disk as it was read: where
-    stale_tables says why (``changed``: rnnbench.files.changed_results), the tables and
+    stale_tables says why (``changed``: rnnbench.pipeline.files.changed_results), the tables and
     charts move to ``folder``, so that the run measures what is missing and aggregates again.
     A dry run moves nothing: it says what a run would set aside (snakemake -n changes nothing
     on disk)."""
@@ -434,7 +435,7 @@ def check_report_grid(partial="results/partial"):
 
 
 if workflow.is_main_process:  # not again in each job's own Snakemake process
-    # every listed result read and hashed once (rnnbench/files.py), for both checks
+    # every listed result read and hashed once (rnnbench/pipeline/files.py), for both checks
     LISTED = listed_results(TABLES["measurements"])
     CHANGED = changed_results(LISTED)
     set_aside_damaged_results(LISTED, CHANGED)
@@ -444,7 +445,7 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
         check_report_grid()
     # One command resumes after any interruption: the locks of a Snakemake that was killed
     # (and so could not remove them) are removed here, before Snakemake checks them; those of
-    # a run that may be alive are kept (rnnbench/interrupt.py). Hooks onerror and onsuccess
+    # a run that may be alive are kept (rnnbench/jobs/interrupt.py). Hooks onerror and onsuccess
     # (aggregate.smk) remove the record when the run ends; onstart writes it.
     if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=lambda line: print(line, file=sys.stderr))
@@ -478,13 +479,13 @@ if workflow.is_main_process:  # not again in each job's own Snakemake process
 
 def report_missing(blocked):
     """After a run that could not measure every result (failed or blocked jobs): write
-    results/partial/ (rnnbench.failures.write_partial) and say on stderr which runs are
+    results/partial/ (rnnbench.pipeline.failures.write_partial) and say on stderr which runs are
     missing and why (the job's error, or what blocked it)."""
     jobs = [
         (*job, result, log)
         for job, result, log in zip(PRIORITIES, result_paths(), result_paths(TRAIN_LOGS))
     ]
-    from rnnbench.failures import NOT_STARTED, write_partial  # pandas: only after a failure
+    from rnnbench.pipeline.failures import NOT_STARTED, write_partial  # pandas: only after a failure
 
     missing = write_partial(jobs, "results/partial", SHARED_RUNS, blocked)
     if len(missing):
@@ -521,9 +522,9 @@ def report_failed_tables():
     """After a failed run: the cause of each dataset, peak, table or chart rule that failed in
     it (its log written since STARTED, its output missing), in one line on the terminal, where
     Snakemake only says there was an error and names the log. The line is
-    rnnbench.failures.error_line's, e.g. runs of two environments, or a result that is not
+    rnnbench.pipeline.failures.error_line's, e.g. runs of two environments, or a result that is not
     valid JSON, with the fix."""
-    from rnnbench.failures import error_line
+    from rnnbench.pipeline.failures import error_line
 
     steps = {
         "aggregate": ("results/logs/aggregate.log", TABLES["measurements"]),
@@ -567,14 +568,14 @@ def priority_of(impl):
 
 
 def mem_mb_of(impl):
-    """mem_mb of a training job, from its cell (see rnnbench/resources.py)."""
+    """mem_mb of a training job, from its cell (see rnnbench/grid/resources.py)."""
     return lambda wildcards: training_mem_mb(
         CELLS[wildcards.cell], impl, config["num_samples"], config["device"]
     )
 
 
 def runtime_of(impl):
-    """runtime (minutes) of a training job, from its cell (see rnnbench/resources.py)."""
+    """runtime (minutes) of a training job, from its cell (see rnnbench/grid/resources.py)."""
     return lambda wildcards: training_runtime_min(
         CELLS[wildcards.cell], impl, TOTAL_STEPS, config["min_measure_s"]
     )

@@ -16,7 +16,7 @@ def refuse(message):
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-from rnnbench.configfiles import base_config, check_config_file  # noqa: E402
+from rnnbench.grid.configfiles import base_config, check_config_file  # noqa: E402
 
 # The grid's base is the working directory's config.yaml; where there is none (Snakemake's
 # --directory elsewhere, with --configfile), the workflow's own, never the schema's defaults

@@ -1,5 +1,5 @@
 # results/FINDINGS.md: a verdict on each claim in the config, per cell, with our ratios and
-# intervals, what the ablations change, stability and break-even (rnnbench/findings.py).
+# intervals, what the ablations change, stability and break-even (rnnbench/report/findings.py).
 rule findings:
     input:
         summary="results/summary.csv",

@@ -4,9 +4,9 @@
 # re-uses its reference's static runs (cells.shared_runs): no job for those.
 # The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
 # inter-op threads; Snakemake lowers it to --cores).
-# mem_mb and runtime (minutes) grow with the cell: see rnnbench/resources.py for the formulas.
+# mem_mb and runtime (minutes) grow with the cell: see rnnbench/grid/resources.py for the formulas.
 # measuring=1: one measuring job (training or peak) at a time on this machine, whatever --cores
-# says (common.smk registers the resource for a local run; the job's lock, rnnbench/exclusive.py,
+# says (common.smk registers the resource for a local run; the job's lock, rnnbench/jobs/exclusive.py,
 # holds it apart from other runs too).
 rule train_static:
     input:

@@ -7,8 +7,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.load import load_results, share_runs  # noqa: E402
-from rnnbench.summary import cumulative_time, summarize  # noqa: E402
+from rnnbench.results.load import load_results, share_runs  # noqa: E402
+from rnnbench.stats.summary import cumulative_time, summarize  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
 # reference's static runs (cells.shared_runs): they were measured once

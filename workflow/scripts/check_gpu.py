@@ -6,8 +6,8 @@ Fails when the config's device is "gpu" and TensorFlow sees no GPU, naming what 
 import json
 import sys
 
-from rnnbench import metadata
-from rnnbench.model import import_tf
+from rnnbench.measure import metadata
+from rnnbench.measure.model import import_tf
 
 tf = import_tf()
 device = snakemake.config["device"]

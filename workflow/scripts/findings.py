@@ -4,8 +4,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.findings import findings_markdown  # noqa: E402
-from rnnbench.load import read_table  # noqa: E402
+from rnnbench.report.findings import findings_markdown  # noqa: E402
+from rnnbench.results.load import read_table  # noqa: E402
 
 text = findings_markdown(read_table(snakemake.input.summary),
                          read_table(snakemake.input.measurements),

@@ -4,7 +4,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.data import make_dataset, write_dataset  # noqa: E402
+from rnnbench.measure.data import make_dataset, write_dataset  # noqa: E402
 
 params = snakemake.params.dataset
 sidecar = write_dataset(make_dataset(**params), params, snakemake.output.npz,

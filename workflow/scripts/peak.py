@@ -1,19 +1,19 @@
-"""Rule peak: the device's float32 matmul rate with TensorFlow (rnnbench.roofline)."""
+"""Rule peak: the device's float32 matmul rate with TensorFlow (rnnbench.measure.roofline)."""
 
 import json
 import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-from rnnbench.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
+from rnnbench.jobs.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
 
 # a timing too: bounded and alone, as train.py
 start_measuring_job(lambda line: print(line, file=sys.stderr), snakemake.log[0],
                     snakemake.resources.mem_mb, snakemake.resources.runtime, snakemake.rule)
 
-from rnnbench import metadata, roofline  # noqa: E402
-from rnnbench.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
-from rnnbench.model import import_tf  # noqa: E402
+from rnnbench.measure import metadata, roofline  # noqa: E402
+from rnnbench.measure.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
+from rnnbench.measure.model import import_tf  # noqa: E402
 
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1

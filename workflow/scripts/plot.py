@@ -4,8 +4,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.charts import build_chart, save_chart  # noqa: E402
-from rnnbench.load import read_table  # noqa: E402
+from rnnbench.report.charts import build_chart, save_chart  # noqa: E402
+from rnnbench.results.load import read_table  # noqa: E402
 
 chart = build_chart(snakemake.wildcards.chart, read_table(snakemake.input.summary),
                     read_table(snakemake.input.cumulative),

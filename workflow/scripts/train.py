@@ -1,5 +1,5 @@
 """Rules train_static / train_dynamic: one timed training run in this fresh process, alone on
-the machine (rnnbench.exclusive)."""
+the machine (rnnbench.jobs.exclusive)."""
 
 import json
 import logging
@@ -10,7 +10,7 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
-from rnnbench.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
+from rnnbench.jobs.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
 
 # before the framework's import: Ctrl-C or a dead Snakemake ends this job at once, no other
 # measuring job runs beside it (whatever --cores), and it stays within mem_mb and runtime
@@ -18,11 +18,11 @@ alone = start_measuring_job(logging.getLogger("rnnbench").warning, snakemake.log
                             snakemake.resources.mem_mb, snakemake.resources.runtime,
                             snakemake.rule)
 
-from rnnbench import bench  # noqa: E402
-from rnnbench.axes import JAX_APIS  # noqa: E402
-from rnnbench.frameworks import keep_jax_out  # noqa: E402
-from rnnbench.data import load_dataset  # noqa: E402
-from rnnbench.schema import validate_result  # noqa: E402
+from rnnbench.measure import bench  # noqa: E402
+from rnnbench.grid.axes import JAX_APIS  # noqa: E402
+from rnnbench.measure.frameworks import keep_jax_out  # noqa: E402
+from rnnbench.measure.data import load_dataset  # noqa: E402
+from rnnbench.measure.schema import validate_result  # noqa: E402
 
 if snakemake.params.cell["api"] not in JAX_APIS:
     keep_jax_out()  # TensorFlow would import it, unused (see its docstring)

@@ -1,0 +1,35 @@
+"""Check config files as the workflow does before any job, without Snakemake:
+
+    rnnbench check [my-grid.yaml ...]
+
+The files are read over config.yaml (the working directory's, else the workflow's), later
+files overriding earlier ones' keys, as the workflow reads --configfile files over it.
+Use it on a file meant for --configfile: Snakemake reads those before the workflow is read, and
+itself reports a missing one with a traceback and a YAML syntax error without its line.
+Reads the files; writes nothing. Exit status 0 and a line of what the grid holds, or 1 and the
+error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rnnbench.grid.configcheck import check_files
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench check``'s arguments."""
+    parser.add_argument("configs", nargs="*", default=[], metavar="CONFIG",
+                        help="config files, over config.yaml, later ones overriding earlier "
+                             "ones' keys (none: config.yaml alone)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rnnbench check``; returns the exit status (0, or 1 with the error printed)."""
+    try:
+        _, _, line = check_files(args.configs)
+    except ValueError as error:
+        print(f"config: {error}", file=sys.stderr)
+        return 1
+    print(line)
+    return 0

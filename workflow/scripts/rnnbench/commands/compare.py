@@ -1,0 +1,240 @@
+"""Compare two result sets: two machines, bare against an image, two TensorFlow versions, CPU
+against GPU.
+
+    rnnbench compare A B [--names ours theirs] [--configfile config.yaml]
+        [--out results/compare]
+
+A and B are each a folder of result JSONs (searched recursively: ``results/runs/`` or any
+folder a user sent back, ``rnnbench jax``'s OUT/runs) or a measurements.csv. Each side is
+summarised on its own (summary.summarize), per environment and protocol (load.environment,
+cells.protocol_label: a side holding runs of two machines, or of two protocols, gives two
+rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
+(setup, step) with their 95 % intervals, the verdict of each ratio claim of the config on
+each side (in every api's cells, as FINDINGS judges them), and the ratio of the two sides'
+geometric means (B / A, per implementation, setup and median step) with Welch's interval on
+the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
+``OUT/compare.csv``, ``compare.md`` (also printed) and the chart ``compare.svg`` /
+``.html``. Exit status 1, with a one-line message, when A and B are not two result sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from rnnbench.stats import intervals
+from rnnbench.grid.configfiles import load_claims
+from rnnbench.report.sections import jax_lines
+from rnnbench.stats.formats import column_interval
+from rnnbench.grid.layout import IMPLEMENTATIONS
+from rnnbench.results.sides import read_side
+from rnnbench.stats.summary import summarize
+from rnnbench.stats.tables import cell_labels, verdict
+from rnnbench.grid.layout import REPO
+
+SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
+"""What each side's static / dynamic ratio and the two sides' ratio are given for."""
+
+
+def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """summarize() of one side's runs, per environment and protocol (a folder holding runs of
+    two machines, or of two protocols such as ``steps500`` and ``steps50``, gives two groups,
+    never pooled); columns ``side`` (``name``, with the group's number when the side has
+    several), ``environment`` and ``protocol`` (cells.protocol_label) added."""
+    groups = runs.groupby(["environment", "protocol"])  # sorted by both
+    parts = []
+    for number, ((environment, protocol), mine) in enumerate(groups, 1):
+        summary = summarize(mine)
+        summary.insert(0, "side", name if groups.ngroups == 1 else f"{name} #{number}")
+        summary.insert(1, "environment", environment)
+        summary.insert(2, "protocol", protocol)
+        parts.append(summary)
+    return pd.concat(parts, ignore_index=True)
+
+
+def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
+            names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
+    """One row per cell both sides measured and pair of their groups (summarize_side:
+    environment and protocol).
+
+    Args:
+        a, b: the runs of each side (read_side).
+        claims: the ratio claims to judge on each side (config ``claims``), in every api's
+            cells as FINDINGS judges them (tables.claim_table: the unrolled variant in
+            static's part).
+        names: the sides' names.
+
+    Returns:
+        Columns cell_id, label (tables.cell_labels), side_a, side_b, environment_a,
+        environment_b, protocol_a, protocol_b; per side and SIDE_METRICS metric
+        ``<side>_ratio_<metric>`` (static / dynamic) with ``_ci_low`` / ``_ci_high``; per
+        claim ``<side>_<claim id>`` (verdict);
+        per implementation and metric ``b_over_a_<impl>_<metric>`` (geometric mean of side B
+        over side A's, Welch's 95 % interval) with ``_ci_low`` / ``_ci_high``.
+    """
+    sides = {"a": summarize_side(a, names[0]), "b": summarize_side(b, names[1])}
+    runs = {"a": a, "b": b}
+    labels = cell_labels(pd.concat(sides.values(), ignore_index=True).drop_duplicates("cell_id"))
+    rows = []
+    for _, left in sides["a"].iterrows():
+        for _, right in sides["b"][sides["b"]["cell_id"] == left["cell_id"]].iterrows():
+            row = {"cell_id": left["cell_id"], "label": labels[left["cell_id"]],
+                   "side_a": left["side"], "side_b": right["side"],
+                   "environment_a": left["environment"], "environment_b": right["environment"],
+                   "protocol_a": left["protocol"], "protocol_b": right["protocol"]}
+            for key, cell in (("a", left), ("b", right)):
+                for metric in SIDE_METRICS:
+                    for suffix in ("", "_ci_low", "_ci_high"):
+                        row[f"{key}_ratio_{metric}{suffix}"] = cell[f"ratio_{metric}{suffix}"]
+                for claim in claims:
+                    quantity = claim["quantity"]
+                    row[f"{key}_{claim['id']}"] = verdict(
+                        claim["direction"], cell[f"ratio_{quantity}_ci_low"],
+                        cell[f"ratio_{quantity}_ci_high"])
+            for impl in IMPLEMENTATIONS:
+                mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
+                                       & (runs[key]["impl"] == impl)
+                                       & (runs[key]["environment"] == cell["environment"])
+                                       & (runs[key]["protocol"] == cell["protocol"])]
+                        for key, cell in (("a", left), ("b", right))}
+                for metric in SIDE_METRICS:
+                    ratio, low, high = intervals.ratio_ci(
+                        mine["b"][metric].to_numpy(dtype=float),
+                        mine["a"][metric].to_numpy(dtype=float), paired=False)
+                    name = f"b_over_a_{impl}_{metric}"
+                    row.update({name: ratio, f"{name}_ci_low": low, f"{name}_ci_high": high})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
+    """compare()'s table as a Markdown section: which environment each side is, then per
+    cell each side's ratios and verdicts, and B / A per implementation."""
+    if table.empty:
+        return "## Comparison\n\nThe two result sets have no cell in common.\n"
+    sides = pd.concat([table[[f"side_{key}", f"environment_{key}", f"protocol_{key}"]]
+                       .set_axis(["side", "environment", "protocol"], axis=1)
+                       for key in ("a", "b")])
+    shown = pd.DataFrame({
+        "cell": table["label"], "sides": table["side_a"] + " / " + table["side_b"],
+        **{f"{side} static / dynamic {word}": [column_interval(r, f"{key}_ratio_{metric}")
+                                               for _, r in table.iterrows()]
+           for key, side in (("a", "A"), ("b", "B"))
+           for metric, word in SIDE_METRICS.items()},
+        **{f"B / A {impl} {word}": [column_interval(r, f"b_over_a_{impl}_{metric}")
+                                    for _, r in table.iterrows()]
+           for impl in IMPLEMENTATIONS for metric, word in SIDE_METRICS.items()},
+    })
+    verdicts = pd.DataFrame({"cell": table["label"],
+                             "sides": table["side_a"] + " / " + table["side_b"],
+                             **{claim["id"]: table[f"a_{claim['id']}"] + " / "
+                                + table[f"b_{claim['id']}"] for claim in claims}})
+    return "\n".join([
+        "## Comparison", "",
+        "Each side is summarised on its own, per environment and protocol (never pooled); "
+        "ratios are "
+        "geometric means with 95 % intervals: static / dynamic within a side (paired by "
+        "repeat), and B / A between the sides (Welch's interval: different processes).", "",
+        sides.drop_duplicates().to_markdown(index=False), "",
+        shown.to_markdown(index=False), "",
+        *(["Verdicts on each side (A / B):", "", verdicts.to_markdown(index=False), ""]
+          if claims else []),
+    ])
+
+
+def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
+    """'For JAX users' (findings_sections.jax_lines) of each side's jax_scan runs, per environment
+    and protocol (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
+    time to N steps is lowest. Empty without jax_scan runs."""
+    out = []
+    for name, side in runs.items():
+        jax = side[side["api"] == "jax_scan"]
+        if jax.empty:
+            continue
+        for _, summary in summarize_side(jax, name).groupby("side", sort=False):
+            lines = jax_lines(summary)
+            out += [f"## For JAX users: {summary['side'].iloc[0]}", "",
+                    f"Environment: {summary['environment'].iloc[0]}; protocol "
+                    f"{summary['protocol'].iloc[0]}.", ""] + lines
+    return out
+
+
+def compare_chart(table: pd.DataFrame):
+    """Each side's static / dynamic step ratio per cell, with its 95 % interval: an
+    alt.Chart, points for the estimates, rules for the intervals, 1 marked."""
+    import altair as alt
+
+    long = pd.concat([pd.DataFrame({
+        "cell": table["label"], "side": table[f"side_{key}"],
+        "ratio": table[f"{key}_ratio_median_step_s"],
+        "low": table[f"{key}_ratio_median_step_s_ci_low"],
+        "high": table[f"{key}_ratio_median_step_s_ci_high"]}) for key in ("a", "b")]
+    ).drop_duplicates(["cell", "side"])  # side A appears once per environment of side B
+    base = alt.Chart(long).encode(
+        y=alt.Y("cell:N", title=None),
+        yOffset="side:N", color=alt.Color("side:N", title="result set"))
+    scale = alt.Scale(type="log")
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("ratio:Q", scale=scale,
+                title="static_rnn / dynamic_rnn step time (below 1: static faster)"))
+    rules = base.mark_rule().encode(x=alt.X("low:Q", scale=scale), x2="high:Q")
+    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4],
+                                                          color="gray").encode(x="x:Q")
+    return (rules + points + one).properties(
+        width=480, title="Step-time ratio on each side, with 95 % intervals")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench compare``'s arguments."""
+    parser.add_argument("a", help="side A: a runs folder (e.g. results/runs) or a "
+                                  "measurements.csv")
+    parser.add_argument("b", help="side B: the same")
+    parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
+                        help="the sides' names in the tables (default: A B)")
+    parser.add_argument("--configfile", default=str(REPO / "config.yaml"),
+                        help="the claims to judge (default: the shipped config's)")
+    parser.add_argument("--out", default="results/compare",
+                        help="the folder written (default: %(default)s)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench compare``: read both sides, compare them, write OUT's files and print the
+    Markdown; returns the exit status (1 with a one-line message for bad input)."""
+    if Path(args.a).resolve() == Path(args.b).resolve():
+        return _refuse(f"{args.a} and {args.b} are the same result set: give two")
+    if args.names[0] == args.names[1]:
+        return _refuse(f"--names {args.names[0]} {args.names[1]}: give two different names")
+    try:
+        a, b = read_side(args.a), read_side(args.b)
+    except ValueError as error:
+        return _refuse(error)
+    config = yaml.safe_load(Path(args.configfile).read_text())
+    config.setdefault("claims", [])
+    try:
+        load_claims(config, REPO)  # claims_from: the shipped config names the seeds' claims
+    except ValueError as error:
+        return _refuse(error)
+    claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
+    table = compare(a, b, claims, tuple(args.names))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "compare.csv", index=False)
+    text = "\n".join([compare_markdown(table, claims),
+                      *jax_sections(dict(zip(args.names, (a, b))))])
+    (out / "compare.md").write_text(text)
+    if not table.empty:
+        from rnnbench.report.charts import save_chart
+
+        save_chart(compare_chart(table), str(out / "compare.html"), str(out / "compare.svg"))
+    print(text)
+    return 0
+
+
+def _refuse(error) -> int:
+    """Print ``compare: <error>`` to stderr; exit status 1."""
+    print(f"compare: {error}", file=sys.stderr)
+    return 1

@@ -1,0 +1,358 @@
+"""The JAX apis' measurement without Snakemake or TensorFlow, for a machine that has JAX and
+numpy only (a GPU machine without TensorFlow; Keras 3 too for api keras_jax): it expands a
+preset into cells as the workflow does (rnnbench.grid.cells), makes the same datasets
+(rnnbench.measure.data), runs each (cell, implementation, repeat) in a fresh Python with bench.run,
+repeat by repeat, and writes the workflow's result JSONs, which ``rnnbench compare`` and the
+workflow's aggregation read beside any other results.
+
+    rnnbench jax PRESET.json OUT
+    PYTHONPATH=workflow/scripts python3 -m rnnbench jax PRESET.json OUT   (no install: numpy
+                                                                           and JAX alone)
+
+PRESET.json holds config keys (config.yaml's names: cell, batch_size, max_len,
+sequence_length, num_units, input_dim, unroll, mode, api, repeats, steps, min_measure_s,
+warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan unless the
+preset lists keras_jax too (axes.JAX_APIS: no TensorFlow), every other key at the schema's
+default (config.schema.yaml's, as config.yaml's). It writes
+OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json (rnnbench.grid.layout), OUT/data/
+(the datasets, with their sha256 sidecars) and OUT/standalone.json (what ran: the preset,
+each run's wall time, the versions). Results are checked against the result schema where
+jsonschema and PyYAML are installed (the venv; they are not needed). A second call measures
+only the runs still missing. Exit status 1 if a run failed (its error in standalone.json; the
+others still run) or the preset is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rnnbench.measure import data, metadata  # numpy only: no TensorFlow, no JAX
+from rnnbench.grid import layout
+from rnnbench.grid.axes import ABLATION_DEFAULTS, JAX_APIS, PROTOCOL_KEYS
+from rnnbench.grid.cells import cells as grid_cells, datasets, protocol_id, shared_runs
+from rnnbench.grid.configcheck import (check_cross_fields, config_warnings, schema_defaults,
+                                  schema_error)
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.pipeline.files import write_if_changed
+from rnnbench.grid.layout import REPO
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+"""The folder holding the package (workflow/scripts): each run's fresh Python gets it on
+PYTHONPATH, so it imports this same rnnbench, installed or not."""
+SETTINGS = ("repeats", "steps", "min_measure_s", "warmup_steps", "max_warmup_steps",
+            "num_samples", "seed", "device")
+"""The protocol keys a preset may set; each defaults to config.schema.yaml's default."""
+AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "unroll",
+        "mode", "api")
+"""The preset's grid axes; each a list, as in config.yaml (the first six required)."""
+LOG_EVERY = 100
+"""The runs' loss-logging interval, steps (bench.run's protocol log_every)."""
+
+LIGHT_DEFAULTS = {
+    "repeats": 6, "steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
+    "max_warmup_steps": 500, "num_samples": 1000, "seed": 0, "device": "cpu",
+    "hook_every": 100, "grappler_alone": False, "ablation_design": "product", "claims": [],
+    "claims_from": [], "extrapolate": {}, "log_every": 25, "tf_version": [DEFAULT_TF_VERSION],
+    "unroll": [ABLATION_DEFAULTS["unroll"]], "mode": [ABLATION_DEFAULTS["mode"]],
+    **{axis: [value] for axis, value in ABLATION_DEFAULTS.items()},
+}
+"""ONLY for a machine without PyYAML, where config.schema.yaml cannot be read: a copy of the
+schema's defaults of the keys a preset leaves out (tests/test_standalone.py checks that it
+agrees with the schema)."""
+LIGHT_MINIMUMS = {"repeats": 1, "steps": 2, "warmup_steps": 0, "max_warmup_steps": 0,
+                  "num_samples": 1, "seed": 0}
+"""The least value of each integer protocol key (config.schema.yaml's minimum), checked
+where jsonschema or PyYAML is missing and the schema cannot be read."""
+
+
+def preset_defaults() -> dict:
+    """Every config key's default: config.schema.yaml's (configcheck.schema_defaults) where
+    PyYAML is installed, else LIGHT_DEFAULTS."""
+    try:
+        import yaml  # noqa: F401
+    except ImportError:  # a bare GPU machine: numpy and JAX only
+        return json.loads(json.dumps(LIGHT_DEFAULTS))  # a deep copy
+    return schema_defaults()
+
+
+def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
+    """The full config (api jax_scan unless the preset lists JAX apis, every other key at
+    its default: preset_defaults) and its cells (cells.cells) of a preset, checked as the
+    workflow checks a config before any run: by config.schema.yaml (with jsonschema and
+    PyYAML, as in the venv; otherwise LIGHT_MINIMUMS, min_measure_s a number, mode and
+    device by name) and by configcheck.check_cross_fields (no dependencies: min_measure_s finite,
+    batch_size <= num_samples, sequence_length <= max_len, integers, a grid with cells).
+
+    Raises:
+        ValueError: ``preset: <key>: <value> ...``, naming a key the preset may not set, an
+            axis that is not a list, a missing axis, an api with TensorFlow, or a value the
+            checks refuse.
+    """
+    unknown = set(preset) - set(SETTINGS) - set(AXES)
+    if unknown:
+        raise ValueError(f"preset: unknown keys {sorted(unknown)}; allowed: "
+                         f"{sorted(set(SETTINGS) | set(AXES))}")
+    for axis in AXES[:6]:
+        if axis not in preset:
+            raise ValueError(f"preset: {axis} is missing (a list, e.g. [64])")
+    for axis in AXES:
+        if axis in preset and not isinstance(preset[axis], list):
+            raise ValueError(f"preset: {axis}: {preset[axis]!r} is not a list")
+    for api in preset.get("api", []):
+        if api not in JAX_APIS:
+            raise ValueError(f"preset: api: {api!r} is not one of {list(JAX_APIS)} (this "
+                             "command runs no TensorFlow)")
+    config = {**preset_defaults(), "api": ["jax_scan"], **preset}
+    check_schema(config)
+    try:
+        check_cross_fields(config)
+    except ValueError as error:
+        raise ValueError(f"preset: {error}") from None
+    return config, grid_cells(config)
+
+
+def check_schema(config: dict) -> None:
+    """config.schema.yaml's checks of an expanded preset (configcheck.schema_error: jsonschema and
+    PyYAML), or, where either is missing (a bare GPU machine), the few that keep a run from
+    measuring nothing: LIGHT_MINIMUMS, min_measure_s a number >= 0, every mode train or
+    inference, device cpu or gpu.
+
+    Raises:
+        ValueError: ``preset: <key path>: <the schema's message>``.
+    """
+    try:
+        import jsonschema  # noqa: F401  (schema_error's)
+        import yaml  # noqa: F401
+    except ImportError:
+        for key, least in LIGHT_MINIMUMS.items():
+            value = config[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"preset: {key}: {value!r} is not an integer >= {least}")
+        value = config["min_measure_s"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"preset: min_measure_s: {value!r} is not a number >= 0 (seconds)")
+        for key, allowed in (("mode", ("train", "inference")), ("device", ("cpu", "gpu"))):
+            for value in config[key] if key == "mode" else [config[key]]:
+                if value not in allowed:
+                    raise ValueError(f"preset: {key}: {value!r} is not one of {allowed}")
+        return
+    try:
+        schema_error(config)
+    except ValueError as error:
+        raise ValueError(f"preset: {error}") from None
+
+
+def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
+    """The runs, (cell_id, impl, repeat), repeat by repeat through the grid with static and
+    dynamic side by side (as plan.job_priorities orders the workflow's jobs), leaving out the
+    runs a cell takes from another (cells.shared_runs: dynamic is the same at every unroll)."""
+    shared = shared_runs(cells)
+    return [(name, impl, repeat) for repeat in range(1, config["repeats"] + 1)
+            for name in cells for impl in layout.IMPLEMENTATIONS if (name, impl) not in shared]
+
+
+def one_run(job: dict) -> None:
+    """Measure one run in this process (``job``: cell, impl, repeat, protocol, dataset
+    paths, output path) and write its result JSON."""
+    from rnnbench.measure import bench
+
+    arrays, sidecar = data.load_dataset(job["npz"], job["sidecar"])
+    result = bench.run(job["impl"], job["cell"], arrays, job["protocol"],
+                       {"git": metadata.git_commit(REPO), "image_sha256": None})
+    result.update(cell_id=job["cell_id"], repeat=job["repeat"], job_threads=1,
+                  data={"path": job["npz"], "sha256": sidecar["sha256"]})
+    try:
+        from rnnbench.measure.schema import validate_result
+    except ImportError:  # no jsonschema or PyYAML here: the aggregation validates it later
+        pass
+    else:
+        validate_result(result)
+    out = Path(job["out"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(out)
+
+
+def _python(code: str, *args: str, **options) -> subprocess.CompletedProcess:
+    """Run ``code`` with ``args`` in a fresh Python (this one's interpreter) that imports this
+    rnnbench: PACKAGE_ROOT first on its PYTHONPATH; its output captured as text."""
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT) + (os.pathsep + path if path else "")}
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, **options)
+
+
+def check_jax(device: str, keras: bool = False) -> None:
+    """Import JAX for ``device`` in a fresh Python, as each run does (frameworks.import_jax),
+    and with ``keras`` Keras on it (keras_model.import_keras_jax), once before any dataset or
+    run: a machine without JAX or Keras, or a device: gpu where JAX sees no GPU, stops here
+    with their own words instead of failing every run.
+
+    Raises:
+        ValueError: naming device (and api keras_jax) and the import's last error lines.
+    """
+    code = ("import sys; from rnnbench import frameworks; "
+            "jax = frameworks.import_jax(sys.argv[1], 1); print(jax.__version__, jax.devices())"
+            + ("; from rnnbench import keras_model; print('Keras', "
+               "keras_model.import_keras_jax().__version__)" if keras else ""))
+    proc = _python(code, device)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        what = "JAX and Keras on it (api keras_jax)" if keras else "JAX"
+        raise ValueError(f"device: {device!r}: {what} does not start in {sys.executable}:"
+                         f"\n{last}")
+    print(f"rnnbench jax: JAX {' '.join(proc.stdout.split())}", flush=True)
+
+
+def _die_with_parent() -> None:
+    """In a run's process before it starts (Linux): SIGKILL it when this command dies, so a
+    killed command leaves no run measuring, or holding the GPU, on its own."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the run ends with its steps
+        pass
+
+
+def read_preset(path: str | Path) -> dict:
+    """The preset in the JSON file ``path``.
+
+    Raises:
+        ValueError: for a file that does not read, is not JSON, holds a key twice or is not
+            an object."""
+    def no_repeats(pairs: list) -> dict:
+        keys = [key for key, _ in pairs]
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        if twice:
+            raise ValueError(f"preset: {', '.join(twice)}: the key appears twice (JSON would "
+                             "keep the last): keep one")
+        return dict(pairs)
+
+    try:
+        preset = json.loads(Path(path).read_text(), object_pairs_hook=no_repeats)
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: {error}") from None
+    if not isinstance(preset, dict):
+        raise ValueError(f"{path}: a JSON object of config keys, not {preset!r:.60}")
+    return preset
+
+
+def lock_output(out: Path):
+    """Make OUT and hold OUT/standalone.lock (one command per OUT) until this process ends,
+    even killed; returns the open lock file (keep it).
+
+    Raises:
+        ValueError: OUT locked by another running command."""
+    out.mkdir(parents=True, exist_ok=True)
+    lock = (out / "standalone.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ValueError(f"{out}: another rnnbench jax is writing into this folder "
+                         "(standalone.lock): wait for it, or give another OUT") from None
+    return lock
+
+
+def make_datasets(config: dict, out: Path) -> dict[str, tuple[str, str]]:
+    """Each dataset of the grid (cells.datasets) in OUT/data/, made as rule make_data does
+    unless there already; dataset -> (npz path, sidecar path)."""
+    paths = {}
+    for dataset, spec in datasets(config).items():
+        npz = out / "data" / f"{dataset}.npz"
+        if not (npz.exists() and npz.with_suffix(".json").exists()):  # a kill between the two
+            npz.parent.mkdir(parents=True, exist_ok=True)
+            data.write_dataset(data.make_dataset(**spec), spec, npz, npz.with_suffix(".json"))
+        paths[dataset] = (str(npz), str(npz.with_suffix(".json")))
+    return paths
+
+
+def run_all(preset: dict, config: dict, cells: dict[str, dict],
+            targets: dict[tuple[str, str, int], Path], out: Path) -> int:
+    """Run every run of ``targets`` (run -> result path) whose result is missing, each in a
+    fresh Python (one_run), recording each in OUT/standalone.json; returns the exit status
+    (1 if a run failed)."""
+    pending = [run for run, target in targets.items() if not target.exists()]
+    protocol = {**{key: config[key] for key in PROTOCOL_KEYS}, "log_every": LOG_EVERY}
+    log = out / "standalone.json"  # every run so far, across resumed invocations
+    record = {"preset": preset, "python": sys.version,
+              "runs": json.loads(log.read_text())["runs"] if log.exists() else []}
+    paths = make_datasets(config, out)
+    code = ("import json, sys; from rnnbench.commands.jax import one_run; "
+            "one_run(json.loads(sys.argv[1]))")
+    failed = 0
+    for cell_id, impl, repeat in pending:
+        cell = cells[cell_id]
+        job = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "cell": cell,
+               "protocol": protocol, "npz": paths[cell["dataset"]][0],
+               "sidecar": paths[cell["dataset"]][1], "out": str(targets[(cell_id, impl, repeat)])}
+        start = time.perf_counter()
+        proc = _python(code, json.dumps(job), preexec_fn=_die_with_parent)
+        wall_s = time.perf_counter() - start
+        entry = {"cell_id": cell_id, "impl": impl, "repeat": repeat, "wall_s": round(wall_s, 2),
+                 "rc": proc.returncode}
+        if proc.returncode != 0:
+            failed += 1
+            entry["error"] = proc.stderr[-2000:]
+        print(f"rnnbench jax: {cell_id} {impl} repeat {repeat}: {wall_s:.1f} s"
+              + ("" if proc.returncode == 0 else f", failed:\n{proc.stderr[-2000:]}"),
+              flush=True)
+        record["runs"].append(entry)
+        write_if_changed(log, json.dumps(record, indent=1))  # atomic: a kill leaves it whole
+    write_if_changed(log, json.dumps(record, indent=1))  # also when nothing was left to run
+    return 1 if failed else 0
+
+
+def measure(preset_path: str | Path, out_dir: str | Path) -> int:
+    """Check the preset (read_preset, expand) and JAX (check_jax), print the grid's warnings
+    (configcheck.config_warnings, e.g. unroll values left out), take OUT/standalone.lock, then run
+    every planned run still missing (run_all); returns the exit status.
+
+    Raises:
+        ValueError: for a preset the checks refuse, OUT a file, or OUT locked by another
+            running command."""
+    preset = read_preset(preset_path)
+    config, cells = expand(preset)
+    for warning in config_warnings(config, cells):  # as the workflow prints them
+        print(f"rnnbench jax: {warning}", file=sys.stderr, flush=True)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: a file where the output folder goes: give another OUT")
+    runs_dir = out / "runs" / protocol_id(config)
+    targets = {run: Path(layout.result_path(runs_dir, *run)) for run in plan(config, cells)}
+    if any(not target.exists() for target in targets.values()):  # else nothing to check
+        check_jax(config["device"], "keras_jax" in config["api"])
+    lock = lock_output(out)  # noqa: F841  (held until this process ends)
+    return run_all(preset, config, cells, targets, out)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench jax``'s arguments."""
+    parser.add_argument("preset", metavar="PRESET",
+                        help="a JSON preset of config keys (e.g. presets/jax-gpu.json)")
+    parser.add_argument("out", metavar="OUT",
+                        help="the output folder (runs/, data/, standalone.json); a second "
+                             "call with the same OUT measures only the runs still missing")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench jax``: measure (the exit status), with a one-line message for what the
+    checks refuse and for an interrupt."""
+    try:
+        return measure(args.preset, args.out)
+    except ValueError as error:
+        print(f"rnnbench jax: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # the running run's Python dies with it (_die_with_parent)
+        print("rnnbench jax: interrupted; the same command measures the runs still missing",
+              file=sys.stderr)
+        return 1

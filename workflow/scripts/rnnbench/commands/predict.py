@@ -1,0 +1,321 @@
+"""``rnnbench predict``: ask the cost model (rnnbench/costmodel/fit.py) for a shape nobody ran.
+
+    rnnbench predict --batch 64 --units 256 --max-len 100 --length 40 --steps 10000
+
+Fits the model to a results folder's runs (its measurements.csv; the reference map,
+docs/figures/map/, by default) and prints, for static_rnn and dynamic_rnn at that shape: the
+setup (s) and one step (ms) each, with 95 % prediction intervals for one run; the step ratio;
+the break-even in steps and seconds; which to choose for --steps steps; peak memory and
+graph nodes; and, said plainly, where the shape lies outside the fitted range (an
+extrapolation: the model's form is assumed to hold there). Setup, memory and nodes follow
+the law along max_len that the runs choose (scaling.fit_law: a line or a power law).
+
+Reads the results folder; writes nothing. Needs numpy, pandas and scipy, not TensorFlow.
+Exit status 0, or 2 with the error (a folder without runs, a shape the model cannot take).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rnnbench.grid.layout import REPO
+
+MAP = REPO / "docs" / "figures" / "map"
+DRAWS = 20000
+NUMBERS = ("batch_size", "num_units", "input_dim", "max_len", "time_steps_per_step",
+           "train_step_flop", "median_step_s", "setup_s")
+"""The numeric columns of measurements.csv the fit reads (with costmodel.GROUP_COLUMNS,
+cell_id and impl)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench predict``'s arguments."""
+    parser.add_argument("--results", type=Path, default=MAP,
+                        help="a results folder, a measurements.csv or a folder of result "
+                             "JSONs (rnnbench jax's OUT/runs) to fit the model to (default: "
+                             "the reference map, %(default)s)")
+    parser.add_argument("--cell", default=None, help="cell type (default: the runs' only one)")
+    parser.add_argument("--batch", type=int, required=True, help="batch_size")
+    parser.add_argument("--units", type=int, required=True, help="num_units")
+    parser.add_argument("--input-dim", type=int, default=None,
+                        help="input_dim (default: the runs' only one)")
+    parser.add_argument("--max-len", type=int, required=True, help="max_len (padded length)")
+    parser.add_argument("--length", type=int, default=None,
+                        help="the batch's longest sequence_length (default: max_len)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="training steps you will run: which implementation is faster "
+                             "in total")
+
+
+def _runs(results: Path) -> pd.DataFrame:
+    """The runs of a results folder (its measurements.csv), a measurements.csv, or a folder
+    of result JSONs (``rnnbench jax``'s OUT/runs: rnnbench.results.sides.read_side).
+
+    Raises:
+        ValueError: naming the path, where it holds no runs.
+    """
+    from rnnbench.results.sides import read_side
+
+    if not results.exists():
+        raise ValueError(f"--results {results}: no such file or folder (a results folder of "
+                         "the workflow, docs/figures/map, or rnnbench jax's OUT/runs)")
+    from rnnbench.costmodel.fit import GROUP_COLUMNS
+    from rnnbench.grid.vocabulary import API_WORDS
+
+    table = results / "measurements.csv"
+    runs = read_side(table if table.is_file() else results)
+    missing = [c for c in (*GROUP_COLUMNS, "cell_id", "impl", *NUMBERS) if c not in runs]
+    if missing:
+        raise ValueError(f"--results {results}: no column {', '.join(missing)} (not the "
+                         "workflow's measurements.csv)")
+    if runs.empty:
+        raise ValueError(f"--results {results}: no runs in it")
+    for column in NUMBERS:
+        numbers = pd.to_numeric(runs[column], errors="coerce")
+        if not np.isfinite(numbers).all():
+            odd = str(runs[column][~np.isfinite(numbers)].iloc[0])
+            raise ValueError(f"--results {results}: {column} {odd!r} is not a finite number")
+        runs[column] = numbers
+    flags = {True: True, False: False, "True": True, "False": False}
+    if "busy" in runs:
+        odd = runs["busy"][~runs["busy"].isin(list(flags))]
+        if len(odd):
+            raise ValueError(f"--results {results}: busy {str(odd.iloc[0])!r} is neither "
+                             "True nor False")
+        runs["busy"] = runs["busy"].map(flags).astype(bool)
+    if unknown := sorted(set(runs["api"].astype(str)) - set(API_WORDS)):
+        raise ValueError(f"--results {results}: api {unknown} (known: {sorted(API_WORDS)})")
+    if "repeat" in runs and runs.duplicated(["cell_id", "impl", "repeat", "environment"]).any():
+        raise ValueError(f"--results {results}: it holds a run twice (cell_id, impl, repeat)")
+    return runs
+
+
+def _only(runs: pd.DataFrame, column: str, value, option: str):
+    """The value of ``column`` to use: ``value`` if given (and in the runs), else the runs'
+    only one.
+
+    Raises:
+        ValueError: naming the option and the values the runs hold.
+    """
+    held = sorted(set(runs[column]))
+    if value is None and len(held) == 1:
+        return held[0]
+    if value is None or value not in held:
+        raise ValueError(f"{option} {value}: the runs hold {column} {held} (choose one)")
+    return value
+
+
+def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tuple | None]:
+    """Each implementation's ``quantity`` at ``max_len``: (estimate, low, high, form), from
+    scaling.fit_law over its runs with a positive value along max_len; None where the law
+    (a line) falls to 0 or below there, which no setup, memory or node count can; absent
+    where the runs hold fewer than 2 max_len values."""
+    from rnnbench.stats.scaling import fit_law
+
+    out = {}
+    for impl in ("static", "dynamic"):
+        mine = runs[runs["impl"] == impl][["max_len", quantity]].apply(
+            pd.to_numeric, errors="coerce")
+        mine = mine[np.isfinite(mine[quantity]) & (mine[quantity] > 0)]
+        if len(mine) < 3 or mine["max_len"].nunique() < 2:
+            continue
+        law = fit_law(mine["max_len"].to_numpy(float), mine[quantity].to_numpy(float),
+                      [float(max_len)])
+        _, estimate, low, high = law["predictions"][0]
+        out[impl] = (estimate, max(low, 0.0), high, law["form"]) if estimate > 0 else None
+    return out
+
+
+def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, float]:
+    """Steps after which static's total (setup + steps x step) falls below dynamic's, with a
+    95 % interval simulated from the estimates' log-normal intervals (DRAWS draws; inf:
+    never). ``setup``/``steps``: impl -> (estimate, low, high) of the expected value."""
+    rng = np.random.default_rng(seed)
+
+    def draw(estimate, low, high):
+        if not (estimate > 0 and low > 0):
+            return np.full(DRAWS, estimate)
+        sd = abs(math.log(high) - math.log(low)) / (2 * 1.959964)
+        return estimate * np.exp(rng.normal(0, sd, DRAWS))
+
+    gap = draw(*setup["static"]) - draw(*setup["dynamic"])
+    gain = draw(*steps["dynamic"]) - draw(*steps["static"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(gain > 0, np.maximum(gap, 0) / gain, np.inf)
+    point_gain = steps["dynamic"][0] - steps["static"][0]
+    point = (max(setup["static"][0] - setup["dynamic"][0], 0) / point_gain
+             if point_gain > 0 else math.inf)
+    # (order statistics: interpolating between two 'never' draws gives NaN)
+    return (point, float(np.quantile(n, 0.025, method="lower")),
+            float(np.quantile(n, 0.975, method="higher")))
+
+
+def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
+               input_dim: int | None, max_len: int, length: int | None,
+               steps: int | None = None) -> dict:
+    """Everything predict prints, as numbers: ``step`` and ``setup`` (impl -> (estimate,
+    low, high) for one run), ``mean_step``/``mean_setup`` (the expected values, for the
+    break-even), ``ratio`` (estimate, low, high), ``laws`` (quantity -> impl -> (estimate,
+    low, high, form)), ``extrapolates`` (words), ``fit`` (the pair of costmodel.Fit).
+
+    Raises:
+        ValueError: naming the option, for a shape the runs cannot answer.
+    """
+    from rnnbench.costmodel.fit import (extrapolates, finite_runs, fit_groups, model_runs,
+                                    ratio_prediction, shape_rows)
+    from rnnbench.costmodel.check import group_rows
+    from rnnbench.report.why import LAW_QUANTITIES
+
+    for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
+                          ("--steps", 1 if steps is None else steps)):
+        if value < 1:
+            raise ValueError(f"{option} {value}: must be 1 or more")
+    if length is not None and not 1 <= length <= max_len:
+        raise ValueError(f"--length {length:g}: must lie in 1..--max-len ({max_len})")
+    cell = _only(runs, "cell", cell, "--cell")
+    input_dim = _only(runs, "input_dim", input_dim, "--input-dim")
+    length = float(max_len if length is None else length)
+    rows = shape_rows(cell, batch, units, input_dim, max_len, length)
+    pairs = [p for p in fit_groups(runs[runs["cell"] == cell])
+             if p["static"].key["input_dim"] == input_dim]
+    if len(pairs) != 1:
+        mine = runs[(runs["cell"] == cell) & (runs["input_dim"] == input_dim)]
+        kept = model_runs(mine)
+        busy = int(mine["busy"].astype(bool).sum()) if "busy" in mine else 0
+        raise ValueError(
+            f"--results: {len(pairs)} groups of runs (api, environment) can be fitted for "
+            f"{cell} with input_dim {input_dim}; need exactly 1 (give --results the runs of "
+            f"one api and environment). Of its {len(mine)} runs, "
+            f"{busy} were flagged busy and {int((~finite_runs(mine)).sum())} have no "
+            "positive step time; the rest: " + (", ".join(
+                f"{impl} {len(g)} runs in {g['cell_id'].nunique()} cells"
+                for impl, g in kept.groupby("impl")) or "none") + " (the model needs both "
+            "implementations, in cells that vary the time steps computed)")
+    pair = pairs[0]
+    step = {impl: tuple(fit.predict(rows)[["step_s", "low", "high"]].iloc[0])
+            for impl, fit in pair.items()}
+    mean = {impl: tuple(fit.predict(rows, runs=10 ** 9)[["step_s", "low", "high"]].iloc[0])
+            for impl, fit in pair.items()}
+    group = group_rows(model_runs(runs), pair)
+    laws = {q: _law_line(group, q, max_len) for q in LAW_QUANTITIES}
+    mean_setup = {impl: _law_line_mean(group, impl, max_len) for impl in pair}
+    words = list(dict.fromkeys(extrapolates(pair["static"], rows)
+                               + extrapolates(pair["dynamic"], rows)))
+    return {"step": step, "mean_step": mean, "laws": laws, "mean_setup": mean_setup,
+            "ratio": tuple(ratio_prediction(pair, rows).iloc[0]), "extrapolates": words,
+            "fit": pair, "cell": cell, "input_dim": input_dim, "length": length,
+            "left_out": len(group_rows(runs[runs["cell"] == cell], pair)) - len(group)}
+
+
+def _law_line_mean(runs: pd.DataFrame, impl: str, max_len: int) -> tuple | None:
+    """An implementation's expected setup at max_len with its confidence interval (the
+    law's, without one run's noise): fit_law on the log scale of the per-max_len medians;
+    with fewer than 3 max_len values, _law_line's interval for one run. None where neither
+    gives a positive setup (fewer than 2 max_len values, or a line below 0 there)."""
+    from rnnbench.stats.scaling import fit_law
+
+    mine = runs[(runs["impl"] == impl) & (runs["setup_s"] > 0)].groupby("max_len")[
+        "setup_s"].median()
+    if len(mine) < 3:
+        law = _law_line(runs, "setup_s", max_len).get(impl)
+        return law[:3] if law else None
+    law = fit_law(mine.index.to_numpy(float), mine.to_numpy(float), [float(max_len)])
+    _, estimate, low, high = law["predictions"][0]
+    return (estimate, max(low, 1e-9), high) if estimate > 0 else None
+
+
+def _number(value: float) -> str:
+    """Three significant digits, without an exponent: '0.366', '18.4', '1,210', '19,200'."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
+           source: str) -> str:
+    """The text predict prints for ``p`` (prediction's dict)."""
+    from rnnbench.grid.vocabulary import API_WORDS
+    from rnnbench.report.why import LAW_QUANTITIES
+
+    key = p["fit"]["static"].key
+    names = API_WORDS[key["api"]]
+    lines = [f"{key['api']}: a {p['cell']} of {units} units, batch {batch}, {p['input_dim']} "
+             f"inputs, max_len {max_len}, the batch's longest sequence {p['length']:g} steps",
+             f"model fitted to {source}: {p['fit']['static'].n + p['fit']['dynamic'].n} runs "
+             + (f"({p['left_out']} left out: busy, or no positive step time) "
+                if p["left_out"] else "")
+             + f"on {key['environment']} (the times are that machine's; for yours, fit your own "
+             "run: --results)", ""]
+    table = pd.DataFrame({
+        "": [names["static"], names["dynamic"]],
+        "step (ms) [95 % for one run]": [
+            " ".join(f"{v * 1e3:.3g}" for v in p["step"][i][:1])
+            + f" [{p['step'][i][1] * 1e3:.3g}, {p['step'][i][2] * 1e3:.3g}]"
+            if p["step"][i][0] > 0 else "none (the model predicts no positive time)"
+            for i in ("static", "dynamic")],
+        **{f"{words} ({unit or 'count'})": [
+            (f"{_number(law[i][0])} [{_number(law[i][1])}, {_number(law[i][2])}]"
+             f" ({law[i][3]})") if law.get(i) else
+            "- (positive values at under 2 max_len)" if i not in law else
+            "- (its line falls below 0 here)"
+            for i in ("static", "dynamic")]
+           for q, (words, unit) in LAW_QUANTITIES.items()
+           for law in [p["laws"][q]]},
+    })
+    lines += [table.to_markdown(index=False), ""]
+    ratio, low, high = p["ratio"]
+    lines.append(f"step ratio {names['static']} / {names['dynamic']}: {ratio:.2f} "
+                 f"[{low:.2f}, {high:.2f}] (95 % for one run of each)")
+    if not all(p["mean_setup"].values()):
+        lines.append("break-even: not predicted (no law for the setup at this max_len: "
+                     "positive setups at fewer than 2 max_len, or its line falls below 0 here)")
+        return "\n".join(lines + [_extrapolation_words(p)])
+    point, b_low, b_high = breakeven(p["mean_setup"], p["mean_step"])
+    if math.isinf(b_low):
+        lines.append(f"break-even: never ({names['static']}'s expected step is slower, "
+                     "at 95 %)")
+    else:
+        at = (f"never at the expected times ({names['static']}'s step is predicted slower)"
+              if math.isinf(point) else f"{names['static']}'s total time falls below "
+              f"{names['dynamic']}'s after {math.ceil(point):,} steps ("
+              f"{p['mean_setup']['static'][0] + point * p['mean_step']['static'][0]:,.0f} s "
+              "of training)")
+        lines.append(f"break-even: {at}; 95 % interval {b_low:,.0f} to "
+                     + ("never" if math.isinf(b_high) else f"{b_high:,.0f}")
+                     + " steps (expected times)")
+    if steps is not None:
+        total = {i: p["mean_setup"][i][0] + steps * p["mean_step"][i][0]
+                 for i in ("static", "dynamic")}
+        best = min(total, key=total.get)
+        sure = ("" if b_high <= steps or b_low > steps else
+                " (but the break-even's interval holds that many steps: it may go either way)")
+        lines.append(f"for {steps:,} steps: {names[best]} (in all, {names['static']} "
+                     f"{total['static']:,.1f} s, {names['dynamic']} {total['dynamic']:,.1f} s)"
+                     f"{sure}")
+    return "\n".join(lines + [_extrapolation_words(p)])
+
+
+def _extrapolation_words(p: dict) -> str:
+    """Where the shape lies outside the fitted range, or that it does not."""
+    return ("extrapolates: " + "; ".join(p["extrapolates"])
+            + ": the model's form is assumed to hold there" if p["extrapolates"]
+            else "within the fitted range on every axis")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench predict``: print the prediction; the exit status."""
+    try:
+        runs = _runs(args.results)
+        p = prediction(runs, args.cell, args.batch, args.units, args.input_dim, args.max_len,
+                       args.length, args.steps)
+        source = (args.results.relative_to(REPO) if args.results.is_relative_to(REPO)
+                  else args.results)
+        text = report(p, args.batch, args.units, args.max_len, args.steps, str(source))
+    except ValueError as error:
+        print(f"rnnbench predict: {error}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0

@@ -1,0 +1,199 @@
+"""The reproducibility benchmark: run the main job twice on this machine, into two folders,
+and compare the verdicts.
+
+    rnnbench reproduce [--configfile F] [--cores N] OUTDIR
+
+Each run is the workflow (Snakefile) in a folder of its own (``OUTDIR/run1``, ``OUTDIR/run2``,
+with copies of the repository's config.yaml and of the given config, which replaces its keys
+one by one, as ``snakemake --configfile F`` does), so nothing is shared between them but the
+machine; the config must list claims. Afterwards it
+prints, per cell and claim, both verdicts, both ratios with their 95 % intervals, whether each
+interval covers the other run's estimate, and the totals, and checks the targets: no
+contradictory verdict (holds in one run, does not hold in the other), at least 90 % of the
+(cell, claim) verdicts identical, every setup and memory verdict identical. The table also
+goes to ``OUTDIR/reproducibility.md`` and ``.csv``. Exit status 0 when the targets are met,
+1 when not, 2 when a run fails or the input is wrong (a one-line message says why). A folder
+whose run finished with the same configs is not run again (delete it to re-measure); one that
+holds another config's run is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from rnnbench.grid.configfiles import load_claims, own_claims
+from rnnbench.stats.formats import interval_text
+from rnnbench.results.load import read_table
+from rnnbench.stats.tables import claim_table
+from rnnbench.grid.layout import REPO
+
+SETUP_AND_MEMORY = ("graph_construction_s", "setup_s", "first_100_steps_s", "peak_rss_mb")
+"""Claim quantities whose verdicts must agree in every cell."""
+AGREEMENT_TARGET = 0.9
+
+
+def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Per (claim, cell_id) of two tables.claim_table results: both verdicts, ratios and
+    intervals (suffixes ``_1``, ``_2``), ``same`` (identical verdicts), ``contradictory``
+    (holds in one, does not hold in the other), and ``covers_1`` / ``covers_2``: whether run
+    1's interval covers run 2's estimate, and the other way round.
+
+    Raises:
+        ValueError: if the two tables do not hold the same (claim, cell_id) pairs (names
+            those that differ).
+    """
+    keys = ["claim", "cell_id", "quantity"]
+    columns = keys + ["ratio", "ci_low", "ci_high", "verdict"]
+    pairs = [set(map(tuple, t[["claim", "cell_id"]].to_numpy().tolist())) for t in (first, second)]
+    if pairs[0] != pairs[1]:
+        raise ValueError(f"the runs judged different (claim, cell) pairs: "
+                         f"{sorted(pairs[0] ^ pairs[1])}")
+    both = first[columns].merge(second[columns], on=keys, suffixes=("_1", "_2"))
+    verdicts = both[["verdict_1", "verdict_2"]]
+    both["same"] = both["verdict_1"] == both["verdict_2"]
+    both["contradictory"] = verdicts.isin(["holds"]).any(axis=1) & verdicts.isin(
+        ["does not hold"]).any(axis=1)
+    for run, other in ((1, 2), (2, 1)):
+        both[f"covers_{run}"] = both[f"ratio_{other}"].between(both[f"ci_low_{run}"],
+                                                               both[f"ci_high_{run}"])
+    return both
+
+
+def targets(table: pd.DataFrame) -> dict[str, bool]:
+    """Whether compare's table meets each target (module docstring)."""
+    fixed = table[table["quantity"].isin(SETUP_AND_MEMORY)]
+    return {
+        "no contradictory verdict": not table["contradictory"].any(),
+        f"at least {AGREEMENT_TARGET:.0%} of verdicts identical":
+            table["same"].mean() >= AGREEMENT_TARGET,
+        "every setup and memory verdict identical": bool(fixed["same"].all()),
+    }
+
+
+def report(table: pd.DataFrame, wall_s: list[float]) -> str:
+    """compare's table and its totals as Markdown (DataFrame.to_markdown)."""
+    def interval(run: int) -> pd.Series:
+        return table.apply(lambda r: interval_text(r[f"ratio_{run}"], r[f"ci_low_{run}"],
+                                                   r[f"ci_high_{run}"]), axis=1)
+
+    shown = pd.DataFrame({
+        "claim": table["claim"], "cell": table["cell_id"],
+        "verdict, run 1": table["verdict_1"], "verdict, run 2": table["verdict_2"],
+        "ratio, run 1": interval(1), "ratio, run 2": interval(2),
+        "run 1 covers run 2's": table["covers_1"].map({True: "yes", False: "no"}),
+        "run 2 covers run 1's": table["covers_2"].map({True: "yes", False: "no"}),
+    })
+    met = targets(table)
+    lines = [shown.to_markdown(index=False), "",
+             f"Identical verdicts: {int(table['same'].sum())} of {len(table)}; contradictory: "
+             f"{int(table['contradictory'].sum())}; intervals covering the other run's "
+             f"estimate: {int(table['covers_1'].sum() + table['covers_2'].sum())} of "
+             f"{2 * len(table)}. Wall time of the runs: "
+             + ", ".join("not recorded" if s != s else f"{s:.0f} s" for s in wall_s) + ".", ""]
+    lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in met.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_once(folder: Path, configfile: Path, cores: int) -> float:
+    """Run the workflow in ``folder`` with copies of the repository's config.yaml and of
+    ``configfile`` (``--configfile``: its keys replace config.yaml's); return its wall seconds,
+    kept in ``folder/wall_s`` (when the folder holds a finished run of the same configs, that
+    run's, or NaN if it was not recorded).
+
+    Raises:
+        RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
+            its log file).
+    """
+    configs = {"config.yaml": (REPO / "config.yaml").read_bytes(),
+               "grid.yaml": configfile.read_bytes()}
+    if (folder / "results" / "FINDINGS.md").exists():
+        if all((folder / name).is_file() and (folder / name).read_bytes() == content
+               for name, content in configs.items()):
+            kept = folder / "wall_s"
+            return float(kept.read_text()) if kept.is_file() else float("nan")
+        raise RuntimeError(f"{folder} holds a run of another config: give another OUTDIR, or "
+                           "delete it to measure again")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in configs.items():
+        (folder / name).write_bytes(content)
+    log = folder / "snakemake.log"
+    start = time.perf_counter()
+    with open(log, "w") as handle:
+        proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                               "--directory", str(folder), "--cores", str(cores),
+                               "--configfile", str(folder / "grid.yaml")],
+                              stdout=handle, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the run in {folder} failed: see {log}")
+    wall_s = time.perf_counter() - start
+    (folder / "wall_s").write_text(f"{wall_s:.1f}\n")
+    return wall_s
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench reproduce``'s arguments."""
+    parser.add_argument("outdir", type=Path,
+                        help="folder for the two runs (run1/, run2/) and reproducibility.md/.csv")
+    parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml",
+                        help="the grid to run twice, with its claims (default: %(default)s, the "
+                             "main job: about 4 minutes a run on 2 cores)")
+    parser.add_argument("--cores", type=int, default=1,
+                        help="Snakemake's --cores for each run (default: %(default)s)")
+
+
+def claims_of(configfile: Path) -> list[dict]:
+    """The claims the runs of ``configfile`` (over config.yaml) will judge.
+
+    Raises:
+        ValueError: naming --configfile when it is not a file, not valid YAML, its claims do
+            not load, or it lists none (no verdicts to compare).
+    """
+    if not configfile.is_file():
+        raise ValueError(f"--configfile: {str(configfile)!r} is not a file")
+    try:
+        config = {**yaml.safe_load((REPO / "config.yaml").read_text()),
+                  **(yaml.safe_load(configfile.read_text()) or {})}
+    except yaml.YAMLError as error:
+        raise ValueError(f"--configfile: {configfile} is not valid YAML: {error}") from None
+    own_claims([configfile], config, REPO / "config.yaml")  # as the runs will judge
+    try:
+        load_claims(config, REPO)
+    except ValueError as error:
+        raise ValueError(f"--configfile: {error}") from None
+    claims = config.get("claims")
+    if not claims or not isinstance(claims, list):
+        raise ValueError(f"--configfile: {configfile} (with config.yaml) lists no claims "
+                         f"({claims!r}): there are no verdicts to compare")
+    return claims
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench reproduce``: check the config's claims, run the workflow twice (run_once),
+    write and print the comparison; returns the exit status (module docstring)."""
+    try:
+        claims = claims_of(args.configfile)
+    except ValueError as error:
+        print(f"reproduce: {error}", file=sys.stderr)
+        return 2
+    tables, wall = [], []
+    for run in ("run1", "run2"):
+        folder = args.outdir / run
+        try:
+            wall.append(run_once(folder, args.configfile.resolve(), args.cores))
+        except RuntimeError as error:
+            print(f"reproduce: {error}", file=sys.stderr)
+            return 2
+        tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims))
+    table = compare(*tables)
+    text = report(table, wall)
+    (args.outdir / "reproducibility.md").write_text(text)
+    table.to_csv(args.outdir / "reproducibility.csv", index=False)
+    print(text)
+    return 0 if all(targets(table).values()) else 1

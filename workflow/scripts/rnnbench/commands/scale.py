@@ -1,0 +1,190 @@
+"""Aggregation at scale: how long reading, summarising and writing FINDINGS takes for many
+results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes.
+
+    rnnbench scale [--results 100000] [--cells 1000] [--repeats 6]
+
+Writes the results into a temporary folder (not timed), then times, each in this process:
+load_results, share_runs, summarize, cumulative_time, writing the three tables, and
+findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
+num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts
+nothing (tests/test_scale.py runs it small, to keep it working). Writes nothing outside its
+temporary folders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rnnbench.grid.axes import ABLATION_DEFAULTS
+from rnnbench.grid.cells import cell_id
+from rnnbench.grid.axes import DEFAULT_TF_VERSION
+from rnnbench.measure.record import SCHEMA_VERSION
+from rnnbench.grid.layout import REPO
+
+SYNTHETIC_PROTOCOL = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
+                      "max_warmup_steps": 500, "hook_every": 100, "device": "cpu", "seed": 0,
+                      "log_every": 100, "grappler_alone": False}
+"""The protocol a synthetic result records by default (the shipped config's)."""
+
+
+def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
+                     max_len: int = 10, sequence_length=5, setup=(1.0, 0.5, 2.0),
+                     step_s=(0.01, 0.01, 0.01), api: str = "compat_v1",
+                     tf_version: str = DEFAULT_TF_VERSION, protocol: dict | None = None,
+                     **ablations) -> dict:
+    """A schema-valid result record (result.schema.yaml) with chosen timings: ``setup`` =
+    (graph construction, initialisation, first step) seconds, ``step_s`` the measured steps'
+    seconds; the cell [batch 4, max_len, input_dim 3] basic_lstm(8) with ``ablations``
+    (grid axes away from axes.ABLATION_DEFAULTS); ``protocol`` (default
+    SYNTHETIC_PROTOCOL) as a run's. Every other field holds a plausible constant. For tests
+    of the aggregation, and for this module's benchmark."""
+    construction, init, first = setup
+    step_s = list(step_s)
+    median = sorted(step_s)[len(step_s) // 2]
+    threads = {key: ablations.get(key, ABLATION_DEFAULTS[key])
+               for key in ("intra_op_parallelism_threads", "inter_op_parallelism_threads")}
+    return {
+        "schema_version": SCHEMA_VERSION, "impl": impl, "cell_id": cell_id, "repeat": repeat,
+        "job_threads": max(threads.values()),
+        "cell": {"cell": "basic_lstm", "batch_size": 4, "max_len": max_len,
+                 "sequence_length": sequence_length, "num_units": 8, "input_dim": 3,
+                 "api": api, "tf_version": tf_version, **ABLATION_DEFAULTS, **ablations,
+                 "dataset": "d"},
+        "protocol": {**(protocol or SYNTHETIC_PROTOCOL), "fetches": ["train_op", "loss"],
+                     "hook_fetches": ["train_op", "loss"], "parallel_iterations": 4},
+        "timings": {"graph_construction_s": construction, "init_s": init,
+                    "first_step_s": first, "optimisation_s": 0.75 * first,
+                    "warmup_step_s": [0.02], "warmup_settled": None, "step_s": step_s,
+                    "hook_steps": [],
+                    "median_step_s": median, "mean_step_s": sum(step_s) / len(step_s),
+                    "steps_per_s": 1 / median,
+                    "step_iqr_over_median": 0.0, "block_spread": None},
+        "noise": {"load_average_before": [0.5, 0.4, 0.3], "load_average_after": [1.0, 0.5, 0.3],
+                  "steal_share": 0.0, "cpu_governor": None, "cpu_mhz_before": 2600.0,
+                  "cpu_mhz_after": 2600.0},
+        "graph": {"node_count": 100, "function_node_count": 10, "graphdef_bytes": 1000,
+                  "optimised_node_count": 120},
+        "work": {"time_steps_per_step": float(sequence_length if isinstance(sequence_length, int)
+                                              else max_len),
+                 "train_step_flop": 1e6},
+        "memory": {"peak_rss_mb": 500.0},
+        "loss": {"first": 2.0, "last": 1.9},
+        "initial_weights_sha256": "0" * 64,
+        "data": {"path": "d.npz", "sha256": "1" * 64},
+        "metadata": {
+            "tf_version": f"{tf_version}.0", "keras_version": None, "tf_git_version": "v",
+            "is_cuda_build": False,
+            "cuda_version": None, "cudnn_version": None, "gpus_visible": [], "device": "cpu",
+            "device_name": "cpu", "python_version": "3.11", "python_prefix": "/venv",
+            "numpy_version": "2", "cpu_model": "cpu", "cpu_count": 2, "hostname": "h",
+            "utc_time": "2026-01-01T00:00:00+00:00", "git": {"commit": None, "dirty": None},
+            **threads,
+            "slurm_job_id": None, "slurm_job_partition": None, "cuda_visible_devices": None,
+            "apptainer_container": None, "tensorflow_path": "/venv/tensorflow",
+            "gpu_driver": None, "image_sha256": None,
+        },
+    }
+
+
+def write_synthetic(folder: Path, results: int, repeats: int = 6) -> list[Path]:
+    """About ``results`` synthetic result files in ``folder`` (whole cells: the multiple of
+    2 x repeats nearest below): results // (2 x repeats) cells (max_len 10, 11, ...), each with ``repeats`` static and dynamic runs whose steps differ by repeat
+    (so that intervals are not points). Returns their paths."""
+    paths = []
+    for cell in range(results // (2 * repeats)):
+        for impl in ("static", "dynamic"):
+            for repeat in range(1, repeats + 1):
+                step = (0.010 if impl == "static" else 0.012) * (1 + 0.01 * repeat)
+                record = synthetic_result(impl, "", repeat, max_len=10 + cell, step_s=(step,) * 3)
+                record["cell_id"] = cell_id(record["cell"])
+                paths.append(folder / f"{cell}_{impl}_{repeat}.json")
+                paths[-1].write_text(json.dumps(record))
+    return paths
+
+
+def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
+    """Seconds spent on each step of rules aggregate and findings for ``paths``."""
+    from rnnbench.report.findings import findings_markdown
+    from rnnbench.results.load import load_results, share_runs
+    from rnnbench.stats.summary import cumulative_time, summarize
+
+    times, start = {}, time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal start
+        times[name] = time.perf_counter() - start
+        start = time.perf_counter()
+
+    runs = load_results(paths)
+    lap("load_results")
+    runs = share_runs(runs, {})
+    lap("share_runs")
+    summary = summarize(runs)
+    lap("summarize")
+    cumulative = cumulative_time(summary)
+    lap("cumulative_time")
+    for name, table in (("measurements", runs), ("summary", summary),
+                        ("cumulative_time", cumulative)):
+        table.to_csv(out / f"{name}.csv", index=False)
+    lap("to_csv")
+    claims = [{"id": "steps", "seed": "synthetic", "statement": "static steps are faster",
+               "quantity": "median_step_s", "direction": "static < dynamic", "figure": 0.27}]
+    (out / "FINDINGS.md").write_text(findings_markdown(summary, runs, claims, {
+        "repeats": 6, **SYNTHETIC_PROTOCOL}))
+    lap("findings_markdown")
+    times["total"] = sum(times.values())
+    return times
+
+
+def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
+    """Seconds of ``snakemake -n --cores 1`` of a grid of about ``cells`` cells (batch_size x
+    max_len x num_units, cube-rooted), ``repeats`` repeats (config.yaml's 6: 2 x 6 training
+    jobs a cell), in ``folder``."""
+    side = round(cells ** (1 / 3))
+    config = {"cell": ["basic_lstm"], "batch_size": list(range(1, side + 1)),
+              "max_len": list(range(2, side + 2)), "sequence_length": [2],
+              "num_units": list(range(1, side + 1)), "input_dim": [4], "repeats": repeats,
+              "num_samples": 32}
+    (folder / "config.yaml").write_text(json.dumps(config))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                    "--directory", str(folder), "-n", "--cores", "1", "--quiet"], check=True,
+                   capture_output=True)
+    return time.perf_counter() - start
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench scale``'s arguments."""
+    parser.add_argument("--results", type=int, default=100_000,
+                        help="synthetic results to aggregate (default: %(default)s)")
+    parser.add_argument("--cells", type=int, default=1000,
+                        help="the dry run's cells (0: no dry run; default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=6,
+                        help="the dry run's repeats (2 x repeats training jobs a cell)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``rnnbench scale``: time the aggregation and the dry run, print the times; returns the
+    exit status (0)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "runs").mkdir()
+        paths = write_synthetic(folder / "runs", args.results)
+        times = time_aggregation(paths, folder)
+        print(f"{len(paths)} results, {len(paths) // 12} cells:")
+        for name, seconds in times.items():
+            print(f"  {name}: {seconds:.1f} s")
+        if args.cells:
+            (folder / "dry").mkdir()
+            cells = round(args.cells ** (1 / 3)) ** 3
+            print(f"dry run of {cells} cells, {args.repeats} repeats ({2 * cells * args.repeats}"
+                  f" training jobs): "
+                  f"{time_dry_run(args.cells, folder / 'dry', args.repeats):.1f} s")
+    return 0

@@ -1,0 +1,115 @@
+"""The workflow's plan for a grid: the order and threads of its training jobs and the charts
+it gets. common.smk reads it; the cells themselves come from rnnbench.grid.cells."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rnnbench.grid.axes import ABLATION_DEFAULTS, COMPAT_V1_ONLY, NUMERIC_AXES
+from rnnbench.grid.cells import ablated_axes, varied_axes
+
+CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline",
+          "setup_split")
+"""The charts every grid gets (rnnbench.report.charts draws them)."""
+ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
+                   + tuple(f"ratio_{axis}" for axis in NUMERIC_AXES) + ("jax_unroll", "crossover"))
+"""The charts a grid gets for what it varies (rnnbench.report.charts_varied draws them): one per
+ablation axis (ablation_chart), one comparing the apis when the grid has more than one
+(api_chart), one comparing the TensorFlow versions when it has more than one
+(tf_version_chart), one per numeric axis of axes.NUMERIC_AXES it varies (ratio_chart), and
+the unroll spectrum of its jax_scan cells (jax_unroll_chart), and the cost model's crossover
+map where it varies max_len and the length (charts_model.crossover_chart)."""
+
+
+def ratio_axes(cells: Iterable) -> list[str]:
+    """The axes.NUMERIC_AXES that take two values or more among ``cells`` (dicts or table
+    rows): each gets a chart of the static/dynamic ratios against it (charts_varied.ratio_chart)."""
+    cells = list(cells)
+    return [axis for axis in NUMERIC_AXES if len({int(cell[axis]) for cell in cells}) > 1]
+
+
+def charted_ablation_axes(cells: list) -> list[str]:
+    """The ablation axes that get a chart (charts_varied.ablation_chart): the varied ones that take
+    at least two values among the ``cells`` (dicts or table rows) that differ from their
+    reference in that axis alone (compat_v1 cells only, for COMPAT_V1_ONLY axes)."""
+    varied = varied_axes(cells)
+    return [axis for axis in ABLATION_DEFAULTS
+            if len({str(cell[axis]) for cell in cells if on_axis(cell, axis, varied)}) > 1]
+
+
+def on_axis(cell: Any, axis: str, varied: Iterable[str]) -> bool:
+    """Whether ``cell`` belongs on ``axis``'s ablation chart: it differs from its reference in
+    that axis alone, or not at all (among ``varied``), and has the axis (a keras cell has no
+    COMPAT_V1_ONLY axis)."""
+    return (set(ablated_axes(cell, varied)) <= {axis}
+            and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1"))
+
+
+def charts_apis(cells: list) -> bool:
+    """Whether the grid gets an api chart (charts_varied.api_chart): its cells without ablations
+    (among the grid's varied axes, as the summary's ``ablations``) are in two apis or more."""
+    varied = varied_axes(cells)
+    return len({cell.get("api", "compat_v1") for cell in cells
+                if not ablated_axes(cell, varied)}) > 1
+
+
+def plots(cells: Iterable[dict], tf_versions: Iterable[str], apis: Iterable[str]) -> list[str]:
+    """The charts of a grid, in the order the workflow makes them: CHARTS, then one per
+    charted ablation axis (charted_ablation_axes), ``api`` where charts_apis, ``tf_version``
+    for more than one of ``tf_versions`` (those its cells run at), one per ratio_axes, and
+    ``jax_unroll`` where ``apis`` (the config's) hold jax_scan, and ``crossover`` where the
+    cells vary max_len and sequence_length (the cost model can then part static_rnn's conds
+    from its computed steps).
+
+    Args:
+        cells: the grid's cells (cells.cells' values).
+        tf_versions: the TensorFlow versions the cells run at.
+        apis: the config's ``api`` list.
+    """
+    cells = list(cells)
+    return (
+        list(CHARTS)
+        + [f"ablation_{axis}" for axis in charted_ablation_axes(cells)]
+        + (["api"] if charts_apis(cells) else [])
+        + (["tf_version"] if len(set(tf_versions)) > 1 else [])
+        + [f"ratio_{axis}" for axis in ratio_axes(cells)]
+        + (["jax_unroll"] if "jax_scan" in apis else [])
+        + (["crossover"] if "max_len" in ratio_axes(cells)
+           and len({str(cell["sequence_length"]) for cell in cells}) > 1 else [])
+    )
+
+
+def job_threads(cell: dict) -> int:
+    """Snakemake threads of a cell's training job: the most TensorFlow threads it asks for."""
+    return max(cell.get("intra_op_parallelism_threads", 1),
+               cell.get("inter_op_parallelism_threads", 1))
+
+
+def job_priorities(cells: dict[str, dict], repeats: int,
+                   shared: dict[tuple[str, str], str]) -> dict[tuple[str, str, int], int]:
+    """Snakemake priorities of the training jobs (higher runs first), (cell_id, impl, repeat)
+    -> priority, for the jobs that run (not the ``shared`` runs: cells.shared_runs of
+    ``cells``).
+
+    Jobs run repeat by repeat through the grid (repeat 1 of every cell, then repeat 2, ...),
+    so a slow spell of the machine spreads over cells instead of spoiling one; within a
+    repeat, the static and dynamic runs of a cell, and the dynamic runs of the cells that
+    share its static run (or its dynamic run: jax_scan's unroll), are next to each other in
+    time (the pair that intervals.ratio_ci analyses paired). Static runs first in odd repeats
+    and dynamic first in even ones, so neither side always follows the other. All priorities
+    are >= 1 (other rules: 0)."""
+    def group_of(name: str) -> str:  # the cell whose runs this one shares, or itself
+        return shared.get((name, "static"), shared.get((name, "dynamic"), name))
+
+    groups = {g: i for i, g in enumerate(dict.fromkeys(group_of(name) for name in cells))}
+    out = {}
+    for repeat in range(1, repeats + 1):
+        for name in cells:
+            group = group_of(name)
+            top = 3 * (len(groups) * (repeats - repeat + 1) - groups[group])
+            odd = repeat % 2 == 1
+            for impl, first in (("static", odd), ("dynamic", not odd)):
+                if (name, impl) not in shared:
+                    out[(name, impl, repeat)] = ((top if first else top - 1) if group == name
+                                                 else top - 2)
+    return out

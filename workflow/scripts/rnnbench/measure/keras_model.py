@@ -1,0 +1,261 @@
+"""The seed's model for today's TensorFlow: a Keras RNN layer trained in a ``tf.function``.
+
+api ``keras``: ``keras.layers.LSTM`` (cells basic_lstm and lstm) or ``keras.layers.GRU``
+(gru) with ``unroll=True`` as static (the loop unrolled into the traced graph, max_len cell
+copies) and ``unroll=False`` as dynamic (one cell in a ``tf.while_loop``); logits are the
+layer's last output (the final ``h``, so classes = num_units), the loss the mean sparse
+softmax cross-entropy, the optimizer Adam with TF1's ``AdamOptimizer`` defaults (learning
+rate 0.001, epsilon 1e-8; Keras's own default epsilon is 1e-7), in one
+``tf.function``-compiled train step. api ``keras_xla``: the same train step with
+``jit_compile=True`` (XLA). api ``keras_jax``: the same layer, loss and optimizer on Keras's
+JAX backend (``KERAS_BACKEND=jax``), in one ``jax.jit``-compiled train step written with
+Keras 3's stateless API (``Layer.stateless_call``, ``Optimizer.stateless_apply``, after
+Keras's guide "Writing a training loop from scratch in JAX"); TensorFlow is never imported.
+
+Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)``
+(keras_jax: the same mask from ``keras.ops``). Keras runs the full padded length either way
+(its JAX backend, ``keras/src/backend/jax/rnn.py``, likewise: a ``jax.lax.scan`` over
+max_len, or a Python loop for unroll=True, keeping each ended sample's state): its
+TensorFlow backend (``keras/src/backend/tensorflow/rnn.py``) passes no ``input_length`` with
+a mask, so the ``tf.while_loop``'s ``maximum_iterations`` is the padded length, and it keeps
+each sample's state with ``tf.where(mask_t, new, old)`` once its sequence has ended. The
+loop-bound saving of ``tf.compat.v1.nn.dynamic_rnn`` (which stops at the batch's longest
+sequence_length since TF 1.6) does not apply; the workflow measures what that costs.
+
+Same function: ``lstm_weights_from_compat_v1`` maps a TF1 ``BasicLSTMCell`` / ``LSTMCell``
+kernel and bias (gates i, j, f, o; input and recurrent rows stacked; forget_bias 1.0 added
+in the cell) to Keras's LSTM (kernel, recurrent_kernel, bias; gates i, f, c, o; the forget
+bias in the bias vector), so the three apis start from identical weights and compute the same
+loss. The GRU layer keeps Keras's default ``reset_after=True`` (what a Keras user runs, and
+what cuDNN needs), which is a different function from TF1's ``GRUCell``: its weights are
+drawn in Keras's own shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from rnnbench.measure.model import CELLS, initial_weights
+
+FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forget gate
+
+
+def import_tf_keras() -> tuple[ModuleType, ModuleType]:
+    """Import TensorFlow (eager, as TF2 runs by default) and the Keras it ships with (Keras 3
+    from TF 2.16, tf.keras 2 before), on Keras's TensorFlow backend whatever the user's
+    ``KERAS_BACKEND`` or ``~/.keras/keras.json`` says (the api, not the machine, chooses the
+    backend: keras_jax's is import_keras_jax). Returns (tensorflow, keras).
+
+    Raises:
+        RuntimeError: if TensorFlow was imported with TF_USE_LEGACY_KERAS=1 (the compat_v1
+            path's legacy Keras) in this process, or Keras was imported already on another
+            backend.
+    """
+    if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") == "1":
+        raise RuntimeError("tensorflow was imported with TF_USE_LEGACY_KERAS=1: run the keras "
+                           "api in a process of its own")
+    os.environ.pop("TF_USE_LEGACY_KERAS", None)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ["KERAS_BACKEND"] = "tensorflow"  # read by Keras 3 when it is first imported
+    import tensorflow as tf
+
+    import keras
+
+    backend = getattr(keras.backend, "backend", lambda: "tensorflow")()  # tf.keras 2: none
+    if backend != "tensorflow":
+        raise RuntimeError(f"keras {keras.__version__} was imported on backend {backend!r} "
+                           "before KERAS_BACKEND=tensorflow was set: run the keras apis in a "
+                           "process of their own")
+    tf.get_logger().setLevel("ERROR")
+    return tf, keras
+
+
+def import_keras_jax() -> ModuleType:
+    """Import Keras 3 on its JAX backend (``KERAS_BACKEND=jax``, set before the import), for
+    api keras_jax; import JAX first with frameworks.import_jax (its device and thread flags).
+    Returns the ``keras`` module.
+
+    Raises:
+        RuntimeError: if Keras was imported already on another backend, or Keras imported
+            TensorFlow (a keras_jax job never imports it).
+    """
+    if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != "jax":
+        raise RuntimeError("keras was imported before KERAS_BACKEND=jax was set: run api "
+                           "keras_jax in a process of its own")
+    os.environ["KERAS_BACKEND"] = "jax"
+    import keras
+
+    if keras.backend.backend() != "jax" or "tensorflow" in sys.modules:
+        raise RuntimeError(f"keras {keras.__version__} runs on backend "
+                           f"{keras.backend.backend()!r} with tensorflow "
+                           f"{'imported' if 'tensorflow' in sys.modules else 'not imported'}: "
+                           "api keras_jax needs backend 'jax' and no TensorFlow")
+    return keras
+
+
+def configure(tf: ModuleType, device: str, intra_op: int, inter_op: int,
+              grappler: bool = True) -> None:
+    """Set eager TensorFlow up as model.session_config does a Session: intra/inter-op threads,
+    GPUs hidden for device "cpu", GPU memory grown as needed for "gpu", and Grappler's
+    meta-optimizer off when ``grappler`` is False. Call before TensorFlow runs any op.
+
+    Raises:
+        RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
+    """
+    gpus = tf.config.list_physical_devices("GPU")
+    if device == "gpu" and not gpus:
+        raise RuntimeError("device: 'gpu' was asked for, but TensorFlow sees no GPU")
+    tf.config.threading.set_intra_op_parallelism_threads(intra_op)
+    tf.config.threading.set_inter_op_parallelism_threads(inter_op)
+    if device == "cpu":
+        tf.config.set_visible_devices([], "GPU")
+    else:
+        for gpu in gpus:
+            tf.config.experimental.set_memory_growth(gpu, True)
+    if not grappler:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+
+
+def make_layer(keras: ModuleType, cell: str, num_units: int, unroll: bool) -> Any:
+    """The Keras RNN layer for ``cell``: LSTM for basic_lstm and lstm, GRU for gru, returning
+    its last output [batch, num_units]; ``unroll`` True for static, False for dynamic.
+
+    Raises:
+        ValueError: for an unknown cell name.
+    """
+    if cell in ("basic_lstm", "lstm"):
+        return keras.layers.LSTM(num_units, unroll=unroll)
+    if cell == "gru":
+        return keras.layers.GRU(num_units, unroll=unroll)
+    raise ValueError(f"cell: unknown cell {cell!r}; expected one of {CELLS}")
+
+
+def lstm_weights_from_compat_v1(kernel: np.ndarray, bias: np.ndarray, input_dim: int,
+                                forget_bias: float = FORGET_BIAS) -> list[np.ndarray]:
+    """Keras LSTM weights [kernel [input_dim, 4 u], recurrent_kernel [u, 4 u], bias [4 u]] that
+    compute what a TF1 LSTM cell with ``kernel`` [input_dim + u, 4 u] and ``bias`` [4 u]
+    computes.
+
+    TF1 (``rnn_cell_impl.BasicLSTMCell.call``): gates ``[x, h] @ kernel + bias`` split as
+    i, j, f, o, and ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``. Keras
+    (``keras.layers.LSTMCell``): gates ``x @ kernel + h @ recurrent_kernel + bias`` split as
+    i, f, c, o, with no separate forget bias. So the gate blocks are reordered (j moves to
+    the third block, f to the second), the rows split at input_dim, and forget_bias is added
+    to the f block of the bias.
+
+    Raises:
+        ValueError: if the shapes do not fit together.
+    """
+    units = bias.shape[0] // 4
+    if kernel.shape != (input_dim + units, 4 * units) or bias.shape != (4 * units,):
+        raise ValueError(f"kernel {kernel.shape} and bias {bias.shape} are not a TF1 LSTM "
+                         f"cell's for input_dim {input_dim}")
+
+    def reorder(blocks: np.ndarray) -> np.ndarray:
+        i, j, f, o = np.split(blocks, 4, axis=-1)
+        return np.concatenate([i, f, j, o], axis=-1)
+
+    keras_bias = reorder(bias).copy()
+    keras_bias[units:2 * units] += forget_bias
+    keras_kernel = reorder(kernel)
+    return [keras_kernel[:input_dim], keras_kernel[input_dim:], keras_bias]
+
+
+def initial_layer_weights(layer: Any, cell: str, input_dim: int, num_units: int,
+                          seed: int) -> list[np.ndarray]:
+    """The weights a built ``layer`` starts from, in ``layer.get_weights()`` order.
+
+    LSTM (basic_lstm, lstm): the compat_v1 path's initial kernel (model.initial_weights:
+    Glorot-uniform from ``seed``) and zero bias, mapped by lstm_weights_from_compat_v1, so
+    every api starts from the same function. GRU: Glorot-uniform kernels drawn by
+    model.initial_weights in the layer's own shapes, biases zero.
+    """
+    if cell in ("basic_lstm", "lstm"):
+        name = "rnn/lstm_cell/kernel:0"
+        kernel = initial_weights({name: (input_dim + num_units, 4 * num_units)}, seed)[name]
+        return lstm_weights_from_compat_v1(kernel, np.zeros(4 * num_units, np.float32),
+                                           input_dim)
+    shapes = {f"{i}_{'kernel' if w.ndim == 2 else 'bias'}:0": tuple(w.shape)
+              for i, w in enumerate(layer.get_weights())}
+    drawn = initial_weights(shapes, seed)
+    return [drawn.get(name, np.zeros(shape, np.float32)) for name, shape in shapes.items()]
+
+
+def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int,
+                     xla: bool, pass_sequence_length: bool = True,
+                     train: bool = True) -> tuple[Any, Any]:
+    """The compiled train step and the optimizer it updates.
+
+    Returns ``(train_step, optimizer)``; ``train_step(inputs, sequence_length, labels)``
+    takes float32 [batch, max_len, input_dim], int32 [batch], int32 [batch] and returns the
+    scalar loss (computed before the update) after one Adam update of ``layer``'s weights;
+    with ``train`` False (mode inference) the forward pass and loss alone, no gradient and
+    no update (the optimizer is then unused). Wrapped in ``tf.function``
+    (``jit_compile=xla``); its first call traces and compiles it.
+    """
+    optimizer = keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-8)
+
+    def loss_of(inputs: Any, sequence_length: Any, labels: Any) -> Any:
+        mask = tf.sequence_mask(sequence_length, max_len) if pass_sequence_length else None
+        logits = layer(inputs, mask=mask)
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+
+    def train_step(inputs: Any, sequence_length: Any, labels: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_of(inputs, sequence_length, labels)
+        grads = tape.gradient(loss, layer.trainable_variables)
+        optimizer.apply_gradients(zip(grads, layer.trainable_variables))
+        return loss
+
+    return tf.function(train_step if train else loss_of, jit_compile=xla), optimizer
+
+
+def jax_train_step(keras: ModuleType, layer: Any, max_len: int,
+                   pass_sequence_length: bool = True, train: bool = True
+                   ) -> tuple[Any, tuple[list, list], list]:
+    """api keras_jax's step: build_train_step's loss and Adam update on Keras's JAX backend,
+    as a pure function for ``jax.jit`` (jax_model.compile_step builds and times it).
+
+    Returns ``(step, params, opt_state)``: ``step(params, opt_state, inputs,
+    sequence_length, labels)`` takes float32 [batch, max_len, input_dim], int32 [batch],
+    int32 [batch] and returns ``(params, opt_state, loss)`` (the scalar loss computed before
+    the update), as jax_model.train_step does; ``params`` is (trainable, non-trainable)
+    variable values of ``layer`` (a built keras_jax layer, its weights set), ``opt_state``
+    the optimizer's variable values. With ``train`` False (mode inference) the step computes
+    the forward pass and loss alone and returns params and opt_state unchanged.
+    """
+    import jax
+
+    optimizer = keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-8)
+    optimizer.build(layer.trainable_variables)
+    ops = keras.ops
+
+    def loss_of(trainable: list, non_trainable: list, inputs: Any, sequence_length: Any,
+                labels: Any) -> Any:
+        mask = (ops.expand_dims(ops.arange(max_len), 0) < ops.expand_dims(sequence_length, 1)
+                if pass_sequence_length else None)
+        logits, _ = layer.stateless_call(trainable, non_trainable, inputs, mask=mask)
+        return ops.mean(ops.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+
+    def train_step(params: tuple, opt_state: list, inputs: Any, sequence_length: Any,
+                   labels: Any) -> tuple[tuple, list, Any]:
+        trainable, non_trainable = params
+        value, grads = jax.value_and_grad(loss_of)(trainable, non_trainable, inputs,
+                                                   sequence_length, labels)
+        trainable, opt_state = optimizer.stateless_apply(opt_state, grads, trainable)
+        return (trainable, non_trainable), opt_state, value
+
+    def inference_step(params: tuple, opt_state: list, inputs: Any, sequence_length: Any,
+                       labels: Any) -> tuple[tuple, list, Any]:
+        return params, opt_state, loss_of(*params, inputs, sequence_length, labels)
+
+    params = ([v.value for v in layer.trainable_variables],
+              [v.value for v in layer.non_trainable_variables])
+    return (train_step if train else inference_step), params, [v.value for v in
+                                                                optimizer.variables]

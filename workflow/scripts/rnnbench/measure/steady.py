@@ -1,0 +1,109 @@
+"""The steady state of a training run: when its warm-up has ended, and whether its measured
+steps were disturbed (the numbers behind the defaults: docs/method.md, Warm-up)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+SETTLE_BLOCK = 20
+"""Steps per block of the settle test: the last two blocks are compared."""
+SETTLE_ALPHA = 0.05
+"""The settle test's level: on stationary step times it extends a warm-up that had already
+ended in at most this share of runs (its false-alarm rate; tests/test_steady.py)."""
+SETTLE_TOLERANCE = 0.02
+"""A slowdown of the earlier block below this share of the later block's median counts as
+settled however significant: 2 % is about the error of a 500-step median."""
+STABILITY_BLOCK = 50
+"""Measured steps per block of block_spread."""
+DISTURBED_BLOCK_SPREAD = 0.15
+"""A run whose 50-step block medians differ by more than this (max / min - 1) was disturbed:
+above the 2-7 % of undisturbed processes, below the 44 % of the disturbed one (module
+docstring)."""
+
+
+def still_warming(earlier: np.ndarray, later: np.ndarray, alpha: float = SETTLE_ALPHA,
+                  tolerance: float = SETTLE_TOLERANCE) -> bool:
+    """Whether the step times (seconds) of block ``earlier`` are still slower than those of
+    the block that followed it, ``later``: the one-sided Mann-Whitney U test (ranks, so a few
+    slow outlier steps do not decide it; mann_whitney_greater) rejects "no slower" at
+    ``alpha``, and the earlier block's median exceeds the later one's by more than
+    ``tolerance``.
+    """
+    if np.median(earlier) <= (1 + tolerance) * np.median(later):
+        return False
+    return mann_whitney_greater(earlier, later) < alpha
+
+
+def mann_whitney_greater(x: np.ndarray, y: np.ndarray) -> float:
+    """One-sided p-value of the Mann-Whitney U test that ``x`` tends to be greater than
+    ``y``, by the normal approximation with tie and continuity corrections (H. B. Mann and
+    D. R. Whitney, Ann. Math. Statist. 18, 1947; as scipy.stats.mannwhitneyu with
+    method="asymptotic", which tests/test_steady.py checks it against). Written out here
+    because a training job runs where scipy may be missing (the TF 2.16 image has none);
+    meant for blocks of 20 or more values, where the approximation is good."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n1, n2 = len(x), len(y)
+    combined = np.concatenate([x, y])
+    n = n1 + n2
+    ranks = np.empty(n)
+    ranks[combined.argsort(kind="mergesort")] = np.arange(1, n + 1)
+    _, inverse, counts = np.unique(combined, return_inverse=True, return_counts=True)
+    ranks = (np.bincount(inverse, weights=ranks) / counts)[inverse]  # ties: average ranks
+    u = ranks[:n1].sum() - n1 * (n1 + 1) / 2
+    ties = float((counts ** 3 - counts).sum())
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    if sigma == 0:
+        return 1.0
+    z = (u - n1 * n2 / 2 - 0.5) / sigma
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def warm_up(step: Callable[[int], float], min_steps: int, max_steps: int,
+            block: int = SETTLE_BLOCK) -> tuple[list[float], bool | None]:
+    """Run warm-up steps until the step times have settled, at least ``min_steps`` and at most
+    ``max_steps`` of them.
+
+    ``step(k)`` runs warm-up step k (0-based) and returns its seconds. After ``min_steps``
+    steps, and then after every further ``block`` steps, the recent steps are split in an
+    earlier and a later half and compared (still_warming); the warm-up ends at the first
+    comparison that finds them settled, or at ``max_steps``. The recent steps are the second
+    half of the warm-up so far, at least two blocks: a slow drift shows over a window that
+    grows with it. A warm-up that looks steady for two blocks and then speeds up is not
+    foreseen here; block_spread flags it in the measured steps.
+
+    Returns the warm-up's step seconds and whether it settled: True, False (the cap was
+    reached while still warming), or None when ``max_steps`` < 2 x ``block`` left nothing to
+    test (the warm-up then runs ``min_steps`` steps, a fixed warm-up).
+
+    Raises:
+        ValueError: if max_steps < min_steps or min_steps < 0.
+    """
+    if not 0 <= min_steps <= max_steps:
+        raise ValueError(f"warm-up: need 0 <= warmup_steps ({min_steps}) <= max_warmup_steps "
+                         f"({max_steps})")
+    seconds = [step(k) for k in range(min_steps)]
+    if max_steps < 2 * block:
+        return seconds, None
+    while True:
+        if len(seconds) >= 2 * block:
+            half = max(block, len(seconds) // 4)
+            recent = np.asarray(seconds[-2 * half:])
+            warming = still_warming(recent[:half], recent[half:])
+            if not warming or len(seconds) >= max_steps:
+                return seconds, not warming
+        for k in range(len(seconds), min(len(seconds) + block, max_steps)):
+            seconds.append(step(k))
+
+
+def block_spread(step_s: list[float], block: int = STABILITY_BLOCK) -> float | None:
+    """max / min - 1 of the medians of consecutive blocks of ``block`` measured steps (a
+    trailing part block is dropped); None with fewer than two blocks."""
+    count = len(step_s) // block
+    if count < 2:
+        return None
+    medians = np.median(np.asarray(step_s[:count * block], dtype=float).reshape(count, block),
+                        axis=1)
+    return float(medians.max() / medians.min() - 1)

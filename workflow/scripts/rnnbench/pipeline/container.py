@@ -1,0 +1,319 @@
+"""Which Apptainer image a run uses and where it lives (containers/build.sh builds it).
+
+Standard library only: containers/build.sh runs this file with the host's python3 to learn
+the image's path, Debian release and locks (``python3 -m rnnbench.pipeline.container REPO FLAVOR TF_VERSION
+PYTHON``), before any venv exists.
+
+An image's Python is the Python of the Snakemake that runs it (a job in an image imports
+Snakemake from the host's venv, which only the same Python can load): Debian 12 (bookworm)
+for Python 3.11, Debian 13 (trixie) for 3.13. The image of the venv's TensorFlow installs the
+venv's own locks (``envs/locks/py<python>.txt``); the older TensorFlow versions have locks
+for Python 3.11 only (containers/lock.sh), as their wheels stop before 3.13.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Mapping
+
+from rnnbench.grid.axes import DEFAULT_TF_VERSION, tf_version_key
+
+FLAVOR_OF_DEVICE = {"cpu": "cpu", "gpu": "cuda"}
+"""The image a config's ``device`` runs in: TensorFlow CPU-only, or with CUDA and cuDNN."""
+
+
+
+DEBIAN_OF_PYTHON = {"3.11": "bookworm", "3.13": "trixie"}
+"""The Debian release whose python3 is each image Python (major.minor): the images there are."""
+
+OLDER_VERSIONS_PYTHON = "3.11"
+"""The Python of the images of TensorFlow versions other than the venv's (containers/lock.sh:
+TensorFlow 2.12 has wheels up to Python 3.11, 2.16 up to 3.12)."""
+
+HOST_PYTHON = "%d.%d" % sys.version_info[:2]
+"""This interpreter's major.minor: the image Python a Snakemake run here needs."""
+
+
+def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str,
+               python: str = HOST_PYTHON) -> tuple[Path, Path]:
+    """The two hash-pinned locks an image installs, the second with --no-deps (may list
+    nothing). The venv's TensorFlow (DEFAULT_TF_VERSION): the venv's locks for that Python,
+    ``envs/locks/py<python>.txt`` (``py<python>-cuda.txt`` for cuda) and
+    ``py<python>-nodeps.txt``, beside ``containers_dir``. Other versions:
+    ``requirements-<flavor>-tf<version>.txt`` and ``requirements-nodeps-tf<version>.txt`` in
+    ``containers_dir``, for OLDER_VERSIONS_PYTHON.
+    """
+    folder = Path(containers_dir)
+    if tf_version == DEFAULT_TF_VERSION:
+        locks = folder.parent / "envs" / "locks"
+        return (locks / f"py{python}{'-cuda' if flavor == 'cuda' else ''}.txt",
+                locks / f"py{python}-nodeps.txt")
+    return (folder / f"requirements-{flavor}-tf{tf_version}.txt",
+            folder / f"requirements-nodeps-tf{tf_version}.txt")
+
+
+def shipped_tf_versions(containers_dir: str | Path, flavor: str,
+                        python: str = HOST_PYTHON) -> list[str]:
+    """TensorFlow versions ("2.12", ...) with an image of ``flavor`` for ``python``, oldest
+    first: the versions containers/build.sh can build (a Debian release with that Python, and
+    the locks, which envs/lock.sh and containers/lock.sh write)."""
+    if python not in DEBIAN_OF_PYTHON:
+        return []
+    found = []
+    if python == OLDER_VERSIONS_PYTHON:
+        found = [path.name[len(f"requirements-{flavor}-tf"):-len(".txt")]
+                 for path in Path(containers_dir).glob(f"requirements-{flavor}-tf*.txt")]
+    if lock_paths(containers_dir, flavor, DEFAULT_TF_VERSION, python)[0].exists():
+        found.append(DEFAULT_TF_VERSION)
+    return sorted(set(found), key=tf_version_key)
+
+
+def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str,
+                     python: str = HOST_PYTHON) -> None:
+    """Raises ValueError, naming the versions there are images of, if there is no image of
+    ``tf_version`` in ``flavor`` for ``python``: no Debian release has that Python (say which
+    do), the version's wheels stop before it, or cuda 2.12 (no CUDA wheels before 2.14)."""
+    if flavor not in FLAVOR_OF_DEVICE.values():
+        raise ValueError(f"image flavor must be one of {sorted(set(FLAVOR_OF_DEVICE.values()))}, "
+                         f"not {flavor!r}")
+    if python not in DEBIAN_OF_PYTHON:
+        have = " and ".join(f"{v} (Debian {DEBIAN_OF_PYTHON[v]})" for v in DEBIAN_OF_PYTHON)
+        raise ValueError(
+            f"no image runs Python {python}, this Snakemake's: a job in an image imports "
+            f"Snakemake from the venv, which only the same Python can load. The images run "
+            f"Python {have}: make a venv with one of them (PYTHON=python3.11 ./install.sh) "
+            "to run in images, or run without --sdm apptainer")
+    shipped = shipped_tf_versions(containers_dir, flavor, python)
+    if tf_version not in shipped:
+        why = ""
+        if flavor == "cuda" and tf_version in shipped_tf_versions(containers_dir, "cpu", python):
+            why = (" (TensorFlow's pip package brings CUDA and cuDNN, as tensorflow[and-cuda], "
+                   "only from 2.14 on; the cpu image has it)")
+        elif tf_version in shipped_tf_versions(containers_dir, flavor, OLDER_VERSIONS_PYTHON):
+            why = (f" for Python {python} (its images are for Python {OLDER_VERSIONS_PYTHON}, "
+                   f"Debian {DEBIAN_OF_PYTHON[OLDER_VERSIONS_PYTHON]}: run it from a venv of "
+                   f"that Python, PYTHON=python{OLDER_VERSIONS_PYTHON} ./install.sh)")
+        raise ValueError(f"tf_version {tf_version!r} has no {flavor} image{why}; the {flavor} "
+                         f"images for Python {python} are for TensorFlow {', '.join(shipped)}")
+
+
+def installed_tf_version() -> str | None:
+    """Version of the TensorFlow this Python would import (e.g. "2.21.0"), read from its
+    distribution's metadata without importing it (seconds saved on every snakemake call);
+    None if none is installed."""
+    from importlib import metadata
+
+    for dist in metadata.packages_distributions().get("tensorflow", []):
+        return metadata.version(dist)
+    return None
+
+
+def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
+                           containers_dir: str | Path, flavor: str = "cpu",
+                           runner: str = "without containers, the installed",
+                           python: str = HOST_PYTHON) -> None:
+    """Without containers every job runs one TensorFlow (``installed``, e.g. "2.21.0"; with
+    --use-conda, envs/environment.yaml's, said by ``runner``): the config's tf_version must
+    list its major.minor alone. Versions with an image of ``flavor`` in ``containers_dir``
+    need --use-singularity; the others cannot run at all.
+
+    Raises:
+        ValueError: naming every version that cannot run here, and how to run each.
+    """
+    if installed is None:
+        raise ValueError(f"tf_version {tf_versions}: no TensorFlow is installed in this Python "
+                         f"({sys.executable}); run ./install.sh, or --use-singularity")
+    ours = ".".join(installed.split(".")[:2])
+    shipped = shipped_tf_versions(containers_dir, flavor, python)
+    imaged = [v for v in tf_versions if v != ours and v in shipped]
+    unknown = [v for v in tf_versions if v != ours and v not in shipped]
+    problems = []
+    if unknown:
+        older = [v for v in unknown if python != OLDER_VERSIONS_PYTHON
+                 and v in shipped_tf_versions(containers_dir, flavor, OLDER_VERSIONS_PYTHON)]
+        problems.append(f"tf_version {unknown}: no {flavor} image"
+                        + (f" for Python {python}" if python != OLDER_VERSIONS_PYTHON else "")
+                        + f" (the {flavor} images are of TensorFlow {', '.join(shipped) or 'none'}"
+                        + (f"; those of {', '.join(older)} run Python {OLDER_VERSIONS_PYTHON}: "
+                           f"run them from a venv of that Python" if older else "") + ")")
+    if imaged:
+        problems.append(f"tf_version {imaged}: {runner} TensorFlow {installed} runs every job; "
+                        "run them with --use-singularity, after "
+                        + "; ".join(f"containers/build.sh {flavor} {v}" for v in imaged))
+    if problems:
+        raise ValueError("; ".join(problems) + f"; or set tf_version: [\"{ours}\"]")
+
+
+def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
+              python: str = HOST_PYTHON) -> str:
+    """First 16 hex digits of the sha256 over everything that defines an image.
+
+    Hashes the flavor, TensorFlow version and Python, ``rnnbench.def`` and the image's two
+    locks (lock_paths; each length-prefixed), so a change to any of them names a new image.
+    Raises ValueError for an unknown flavor or a version without an image (check_tf_version).
+    """
+    check_tf_version(containers_dir, flavor, tf_version, python)
+    digest = hashlib.sha256(f"{flavor} {tf_version} {python}".encode())
+    for path in (Path(containers_dir) / "rnnbench.def",
+                 *lock_paths(containers_dir, flavor, tf_version, python)):
+        data = path.read_bytes()
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()[:16]
+
+
+def images_key(containers_dir: str | Path, flavor: str, python: str = HOST_PYTHON) -> str:
+    """First 16 hex digits of the sha256 over the image_key of every shipped version of
+    ``flavor`` for ``python``: names the set of images a run with --use-singularity may use,
+    so that its results go to a folder of their own and a changed definition or lock
+    re-measures."""
+    keys = [f"{v}:{image_key(containers_dir, flavor, v, python)}"
+            for v in shipped_tf_versions(containers_dir, flavor, python)]
+    return hashlib.sha256(" ".join(keys).encode()).hexdigest()[:16]
+
+
+def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
+               python: str = HOST_PYTHON) -> Path:
+    """Absolute path the workflow's ``container:`` names for a flavor, TensorFlow version
+    and Python.
+
+    ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-py<python>-<key>.sif``, a link
+    that build.sh makes to the image it keeps in its cache folder. Absolute, so that
+    ``--directory`` cannot break it. Raises ValueError as image_key.
+    """
+    repo = Path(repo_dir).resolve()
+    key = image_key(repo / "containers", flavor, tf_version, python)
+    name = f"rnnbench-{flavor}-tf{tf_version}-py{python}-{key}.sif"
+    return repo / "containers" / "images" / name
+
+
+def build_arguments(repo_dir: str | Path, flavor: str, tf_version: str,
+                    python: str) -> list[str]:
+    """What containers/build.sh needs, one per line of this file's command-line output: the
+    image's path (image_path), its Debian release (DEBIAN_OF_PYTHON) and its two locks,
+    relative to ``containers/`` (where build.sh runs apptainer build). Raises ValueError as
+    image_key."""
+    repo = Path(repo_dir).resolve()
+    locks = lock_paths(repo / "containers", flavor, tf_version, python)
+    return [str(image_path(repo, flavor, tf_version, python)), DEBIAN_OF_PYTHON[python],
+            *(os.path.relpath(lock, repo / "containers") for lock in locks)]
+
+
+def image_sha256(path: str | Path) -> str:
+    """sha256 of the image file (following links), as it is now.
+
+    Hashing a 3.6 GB image takes seconds, so the digest is kept beside the file in
+    ``<image>.sha256`` with the file's size and mtime (ns) and reused only while both still
+    match; otherwise the file is hashed again and the record rewritten (skipped where the
+    folder is read-only). Raises OSError if the image cannot be read.
+    """
+    image = Path(path).resolve()
+    stat = image.stat()
+    sidecar = Path(f"{image}.sha256")
+    try:
+        digest, size, mtime_ns = sidecar.read_text().split()
+        if (int(size), int(mtime_ns)) == (stat.st_size, stat.st_mtime_ns):
+            return digest
+    except (OSError, ValueError):
+        pass
+    sha = hashlib.sha256()
+    with open(image, "rb") as handle:
+        for chunk in iter(lambda: handle.read(2**24), b""):
+            sha.update(chunk)
+    digest = sha.hexdigest()
+    try:
+        tmp = sidecar.with_name(f"{sidecar.name}.{os.getpid()}.tmp")
+        tmp.write_text(f"{digest} {stat.st_size} {stat.st_mtime_ns}\n")
+        tmp.replace(sidecar)
+    except OSError:
+        pass
+    return digest
+
+
+def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
+    """Start the image once before any job relies on it, and return its labels (reading
+    ``/.singularity.d/labels.json`` inside it: ``org.rnnbench.flavor``, ``.tf_version``, ...).
+
+    Raises:
+        RuntimeError: naming the image and quoting Apptainer's error, if it does not start
+            (e.g. a truncated file: "bad superblock ... or the image is corrupted").
+    """
+    binary = shutil.which("apptainer") or shutil.which("singularity") or "apptainer"
+    command = [binary, "exec", str(path), "cat", "/.singularity.d/labels.json"]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(f"image {path} does not start: {error}") from error
+    if proc.returncode != 0:
+        raise RuntimeError(f"image {path} does not start ({binary} exec ... exited "
+                           f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as error:
+        raise RuntimeError(f"image {path}: its labels are not JSON: {error}") from error
+
+
+def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
+                     repo_dir: str | Path, environ: Mapping[str, str],
+                     host_python: str = HOST_PYTHON) -> None:
+    """Everything --use-singularity needs, checked before any job: each image
+    (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
+    PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
+    (Apptainer passes the host's variables in and %environment cannot unset them; the image's
+    Python would load the host's packages), and each image starts and is what its name says
+    (image_labels: its flavor, TensorFlow version and Python, which must be Snakemake's,
+    ``host_python``, major.minor: a job in an image imports Snakemake from the host's venv,
+    which another Python cannot load; image_path names the image of that Python).
+
+    Raises:
+        ValueError: naming the problem and what to do.
+    """
+    repo = Path(repo_dir)
+    spaced = sorted({str(image) for image in images.values()
+                     if any(c.isspace() for c in str(image))})
+    if spaced:
+        raise ValueError(f"--use-singularity: Apptainer cannot take an image path with whitespace "
+                         f"({spaced[0]!r}): clone the repository to a path without spaces, or run "
+                         "without --use-singularity")
+    missing = []
+    for tf_version, image in images.items():
+        if not image.exists():
+            gone = f" (a link to {os.readlink(image)}, which is gone)" if image.is_symlink() else ""
+            missing.append(f"no {flavor} image of TensorFlow {tf_version} at {image}{gone}; build "
+                           f"it with: {repo / 'containers' / 'build.sh'} {flavor} {tf_version}")
+    if missing:
+        raise ValueError(f"--use-singularity (device: {device}): " + "; ".join(missing))
+    path = environ.get("PATH", "")
+    if not (shutil.which("apptainer", path=path) or shutil.which("singularity", path=path)):
+        raise ValueError("--use-singularity needs apptainer on PATH; on Debian 12, which has no "
+                         f'package: export PATH="$({repo / ".ci" / "install-apptainer.sh"}):$PATH"')
+    for variable in ("PYTHONPATH", "PYTHONHOME"):
+        if environ.get(variable):
+            raise ValueError(f"{variable}={environ[variable]} would reach the image's Python and "
+                             f"load packages from the host: unset {variable} before snakemake "
+                             "--use-singularity")
+    for tf_version, image in images.items():
+        try:
+            labels = image_labels(image)
+        except RuntimeError as error:
+            raise ValueError(str(error)) from error
+        found = tuple(labels.get(f"org.rnnbench.{key}") for key in ("flavor", "tf_version",
+                                                                    "python"))
+        if found != (flavor, tf_version, host_python):
+            raise ValueError(
+                f"{image} holds the {found[0]} image of TensorFlow {found[1]} with Python "
+                f"{found[2]} (its labels), not the {flavor} image of {tf_version} with Python "
+                f"{host_python}: a link or copy of another image; make it again with "
+                f"{repo / 'containers' / 'build.sh'} {flavor} {tf_version} {host_python}")
+
+
+if __name__ == "__main__":
+    try:
+        print("\n".join(build_arguments(*sys.argv[1:5])))
+    except ValueError as error:
+        sys.exit(f"{Path(sys.argv[0]).name}: {error}")

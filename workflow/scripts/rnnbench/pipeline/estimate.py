@@ -1,0 +1,179 @@
+"""How long a grid will take on this machine, said before any job (issue 24).
+
+A training job's wall time is modelled as
+
+    start (process, imports, metadata, writing: START_S[api])
+    + setup (SETUP_S[api]: fixed, and per unrolled step for static; the compiled apis' static
+      setup from resources.COMPILED_FIT, the same fit that bounds their jobs, without margin)
+    + (1 + warm-up + measured steps) x step,
+    step = FIXED_STEP_S + computed time steps x PER_TIME_STEP_S[api] + step FLOP / FLOP_PER_S,
+
+with constants read off presets/calibrate-resources.yaml's run (docs/figures/calibration/
+jobs.csv: every api, max_len 10 to 60) and the reference runs of docs/ (step times at batch 8
+to 256 give FLOP_PER_S). Where this machine has measured jobs before (a measurements.csv with
+``job_wall_s``), the model is scaled by their median measured / modelled time (machine_factor):
+machines differ up to 3x. The rest of a run (Snakemake, datasets, peak, aggregation, charts)
+adds a fixed cost per job (OTHER_JOB_S). An estimate, not a bound: the jobs' bounds are
+rnnbench.grid.resources'.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+
+from rnnbench.grid import resources
+from rnnbench.grid import flop
+from rnnbench.grid.axes import sequence_length_bounds, sequence_length_spec
+
+START_S = {"compat_v1": 4.4, "keras": 4.5, "keras_xla": 4.9, "keras_jax": 2.4, "jax_scan": 1.2}
+"""Seconds a training job spends outside setup and steps: Python, the framework's import,
+the dataset, metadata, the result (median of the calibration jobs, per api)."""
+SETUP_S = {"compat_v1": (0.5, 0.2), "keras": (0.9, 0.07), "keras_xla": (1.9, 0.0),
+           "keras_jax": (2.3, 0.0), "jax_scan": (1.3, 0.0)}
+"""(fixed seconds, seconds per unrolled time step) of setup, per api; the compiled apis' static
+setup adds resources.COMPILED_FIT's seconds."""
+PER_TIME_STEP_S = {"compat_v1": 0.16e-3, "keras": 0.16e-3, "keras_xla": 0.10e-3,
+                   "keras_jax": 0.05e-3, "jax_scan": 0.04e-3}
+"""Seconds of overhead per computed time step beyond its FLOP (calibration jobs: batch 32, 32
+units; median of (step - FLOP / FLOP_PER_S) / time steps)."""
+FIXED_STEP_S = 0.5e-3
+"""Seconds per training step whatever its length (compat_v1's sequence_length 2 cell: 0.95 ms
+for 2 time steps)."""
+FLOP_PER_S = 40e9
+"""float32 FLOP/s of a large step here (case-batch-trend: batch 8 to 256 add 49 GFLOP/s)."""
+OTHER_JOB_S = {"snakemake": 8.0, "dataset": 3.0, "peak": 10.0, "aggregate": 8.0, "chart": 4.0,
+               "findings": 5.0}
+"""Seconds of the rest of a run: Snakemake's start, and each non-training job."""
+WARN_S = 3600.0
+"""A grid expected to take longer than this (seconds) is warned about."""
+
+
+def step_seconds(cell: dict, impl: str) -> float:
+    """Modelled seconds of one training step of ``impl`` in ``cell`` (see the module)."""
+    _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
+    steps = flop.computed_time_steps(cell, impl, longest)
+    api = cell.get("api", "compat_v1")
+    return (FIXED_STEP_S + steps * PER_TIME_STEP_S[api]
+            + resources.step_flop(cell, impl) / FLOP_PER_S)
+
+
+def setup_seconds(cell: dict, impl: str) -> float:
+    """Modelled setup seconds (graph, tracing or compilation, first step) of ``impl``."""
+    api = cell.get("api", "compat_v1")
+    fixed, per_step = SETUP_S[api]
+    return (fixed + per_step * resources.unrolled_steps(cell, impl)
+            + resources.compiled_cost(cell, impl)[1])
+
+
+def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None = None) -> float:
+    """Modelled wall seconds of one training job.
+
+    Args:
+        cell: the grid cell (cells.cells' values).
+        impl: "static" or "dynamic".
+        protocol: steps, min_measure_s (s), warmup_steps, max_warmup_steps, grappler_alone.
+        steps_run: the steps the job ran, where known (a measured job: warm-up + measured);
+            else from the protocol: the measured steps (steps, or more until min_measure_s)
+            and a warm-up of twice warmup_steps, at most max_warmup_steps.
+    """
+    step = step_seconds(cell, impl)
+    if steps_run is None:
+        measured = max(protocol["steps"], protocol.get("min_measure_s", 0.0) / step)
+        steps_run = measured + min(2 * protocol["warmup_steps"], protocol["max_warmup_steps"])
+    setup = setup_seconds(cell, impl)
+    if protocol.get("grappler_alone") and cell.get("api", "compat_v1") == "compat_v1":
+        setup *= 2  # Grappler timed again, alone, after the measurement
+    return START_S[cell.get("api", "compat_v1")] + setup + (1 + steps_run) * step
+
+
+def _cell_of(row: dict) -> dict:
+    """The cell a measurements.csv row (as csv.DictReader reads it: text) was measured in, as
+    far as the model reads it."""
+    cell = {key: value for key, value in row.items() if value not in ("", None)}
+    for axis in ("batch_size", "max_len", "num_units", "input_dim"):
+        cell[axis] = int(float(cell[axis]))
+    cell["sequence_length"] = sequence_length_spec(cell["sequence_length"])
+    unroll = cell.get("unroll", "max_len")
+    cell["unroll"] = unroll if unroll == "max_len" else int(float(unroll))
+    cell["pass_sequence_length"] = cell.get("pass_sequence_length", "True") == "True"
+    return cell
+
+
+def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
+    """This machine's measured / modelled job time: (median ratio, jobs it is read from) over
+    all of ``rows``' jobs (key None) and over each api's (key: the api), read in one pass;
+    ``rows``: measurements.csv rows of this host as csv.DictReader reads them, with
+    job_wall_s, n_steps, warmup_steps_run and the cell's axes. The model's constants fit the
+    apis unevenly: on the reference machine 0.78 for compat_v1's jobs, 0.53 for the Keras and
+    JAX apis'."""
+    ratios: dict[str | None, list[float]] = {None: []}
+    for row in rows:
+        if not row.get("job_wall_s") or row.get("api") not in START_S:
+            continue
+        steps_run = float(row["n_steps"]) + float(row["warmup_steps_run"] or 0)
+        modelled = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
+                               steps_run)
+        ratio = float(row["job_wall_s"]) / modelled
+        ratios[None].append(ratio)
+        ratios.setdefault(row["api"], []).append(ratio)
+    return {key: (statistics.median(found), len(found)) for key, found in ratios.items()
+            if found}
+
+
+def machine_factor(rows: list[dict], api: str | None = None) -> tuple[float, int]:
+    """machine_factors' (median ratio, jobs) over all jobs, or ``api``'s alone where given;
+    (1.0, 0) where there are none."""
+    return machine_factors(rows).get(api, (1.0, 0))
+
+
+def other_seconds(others: dict[str, int]) -> float:
+    """Modelled wall seconds of a run beside its training jobs: Snakemake's start and
+    OTHER_JOB_S per job of ``others`` (kind -> count)."""
+    return OTHER_JOB_S["snakemake"] + sum(OTHER_JOB_S[kind] * count
+                                          for kind, count in others.items())
+
+
+def say(seconds: float, jobs: int, factor: float, measured: int) -> str:
+    """The line a run and a dry run print before any job; a warning above WARN_S."""
+    source = (f"the model of rnnbench/pipeline/estimate.py scaled by {factor:.2f}, this machine's "
+              f"measured / modelled time over {measured} earlier jobs (per api where it has "
+              "some)" if measured else
+              "the model of rnnbench/pipeline/estimate.py, calibrated on a 2-core Xeon (machines differ "
+              "up to 3x)")
+    minutes = max(1, math.ceil(seconds / 60))
+    line = (f"time: about {minutes} min for the {jobs} training jobs to run and the rest "
+            f"({source})")
+    if seconds > WARN_S:
+        line += (f"; WARNING: over {WARN_S / 3600:.0f} hour: a smaller grid, fewer repeats, or a "
+                 "cluster profile (profiles/slurm) may serve better")
+    return line
+
+
+def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dict,
+             others: dict[str, int], measurements: str, hostname: str) -> str | None:
+    """What a run (or a dry run) prints before any job: say() for the ``pending`` training
+    jobs ((cell_id, impl) pairs whose result is missing) and ``others`` (kind -> count of the
+    other jobs), scaled by machine_factor over ``measurements`` (a measurements.csv; its rows
+    of ``hostname``) where it exists; None when nothing is to run."""
+    from pathlib import Path
+
+    if not pending and not any(others.values()):
+        return None
+    factors: dict[str | None, tuple[float, int]] = {}
+    if Path(measurements).is_file():
+        try:
+            with open(measurements, newline="") as handle:
+                rows = [row for row in csv.DictReader(handle) if row.get("hostname") == hostname]
+            factors = machine_factors(rows)
+        except (ValueError, KeyError, OSError):  # an older or damaged table: the model alone
+            factors = {}
+    factor, measured = factors.get(None, (1.0, 0))
+    # each api scaled by this machine's jobs of that api, where it has some, else of all
+    per_job = {job: job_seconds(cells[job[0]], job[1], config)
+               * factors.get(cells[job[0]].get("api", "compat_v1"), (factor, 0))[0]
+               for job in set(pending)}
+    training = sum(per_job[job] for job in pending)
+    seconds = training + other_seconds(others)
+    return say(seconds, len(pending), factor, measured)

@@ -1,0 +1,103 @@
+"""After a failed run: what each failed job's log says went wrong (error_line) and the tables
+of the runs that exist (write_partial)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.results.load import load_results, share_runs
+from rnnbench.stats.summary import summarize
+
+ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
+"""The first line of a Python exception message in a log: ``ValueError: ...``,
+``tensorflow.python.framework.errors_impl.ResourceExhaustedError: ...``."""
+
+
+ROOT_CAUSE = re.compile(r"OOM when allocating tensor[^\n]*|\bMemoryError\b[^\n]*|std::bad_alloc")
+"""A log line that names why a job failed more plainly than its exception: TensorFlow reports an
+allocation that failed as ``InvalidArgumentError: Graph execution error:`` and names the out
+of memory ('OOM when allocating tensor ...') only lines above."""
+
+BOUND = re.compile(r"^(?:out of memory|over its time limit): ")
+"""The line rnnbench's watchdog writes when it stops a job past its memory or time limit
+(watchdog.over_bound)."""
+
+STOPPED_FROM_OUTSIDE = "stopped without an error of its own (Ctrl-C, or killed), after: "
+"""Why a job failed whose log names no error: it was ended from outside, after its last line."""
+
+NOT_STARTED = "not run: the run stopped before this job started"
+"""Why a result is missing whose job left no log."""
+
+STOPPED_EARLY = ("stopped before its first log line (Ctrl-C, or killed, while Python and the "
+                 "framework started)")
+"""Why a result is missing whose job left an empty log."""
+
+
+def error_line(lines: list[str]) -> str:
+    """What a failed job's log says went wrong, in one line.
+
+    The watchdog's line where it stopped the job (BOUND); else the last exception message line
+    (a TensorFlow error is followed by more stack frames, so the last line is no message), or,
+    where another line names a ROOT_CAUSE the exception does not, 'out of memory: ' and that
+    cause; a log with no exception ends where the job was stopped from outside (Ctrl-C, a
+    kill): 'stopped without an error of its own (Ctrl-C, or killed), after: ' its last line.
+    '' for an empty log.
+    """
+    lines = [line.strip() for line in lines if line.strip()]
+    bound = [line for line in lines if BOUND.match(line)]
+    if bound:
+        return bound[-1]
+    if not lines:
+        return ""
+    errors = [line for line in lines if ERROR_LINE.match(line)]
+    last = errors[-1] if errors else lines[-1]
+    if ROOT_CAUSE.search(last):
+        return last
+    cause = next((found for found in map(ROOT_CAUSE.search, lines) if found), None)
+    if cause:
+        return f"out of memory: {cause.group().strip()[:300]}"
+    return last if errors else f"{STOPPED_FROM_OUTSIDE}{last}"
+
+
+def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,
+                  shared: dict[tuple[str, str], str] | None = None,
+                  blocked: dict[str, str] | None = None) -> pd.DataFrame:
+    """After a failed run: list the missing results and summarise the runs that exist.
+
+    Args:
+        expected: every training job of the grid: (cell_id, impl, repeat, result path, log
+            path), as planned (plan.job_priorities); nothing is read from the paths' names.
+        outdir: where to write ``missing.csv`` (cell_id, impl, repeat, path, log, and the
+            log's error_line) and, when some results exist,
+            ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
+        shared: cells.shared_runs of the grid (runs a cell takes from another).
+        blocked: why a result could not be written, for results whose job did not run
+            (obstacles); it is their error_line. A job that left no log: NOT_STARTED.
+
+    Returns the missing rows.
+    """
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    rows, present = [], []
+    for cell_id, impl, repeat, path, log in expected:
+        if Path(path).exists():
+            present.append(path)
+        else:
+            lines = Path(log).read_text().splitlines() if Path(log).is_file() else None
+            why = ((blocked or {}).get(str(path))
+                   or (NOT_STARTED if lines is None else error_line(lines) or STOPPED_EARLY))
+            rows.append({"cell_id": cell_id, "impl": impl, "repeat": repeat, "path": str(path),
+                         "log": str(log), "error_line": why})
+    missing = pd.DataFrame(rows, columns=["cell_id", "impl", "repeat", "path", "log",
+                                          "error_line"])
+    missing.to_csv(outdir / "missing.csv", index=False)
+    if present:
+        runs = share_runs(load_results(present), shared or {})
+        runs.to_csv(outdir / "measurements.csv", index=False)
+        complete = runs.groupby("cell_id")["impl"].transform("nunique") == 2
+        if complete.any():
+            summarize(runs[complete]).to_csv(outdir / "summary.csv", index=False)
+    return missing

@@ -1,0 +1,154 @@
+"""The files a run writes, looked at before any job (common.smk): what stops a job from
+writing its outputs, and whether the tables still describe the result files on disk. Kept
+apart from rnnbench.results.load so that reading the Snakefile does not import pandas and scipy."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+def write_if_changed(path: str | Path, text: str) -> bool:
+    """Write ``text`` to ``path`` (its folder made) only when the file does not already hold
+    it, so that its mtime says when the content last changed (a rule's input that changes
+    only when a setting does). Returns whether it wrote."""
+    path = Path(path)
+    try:
+        if path.read_text() == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return True
+
+
+def obstacles(paths: list[str]) -> dict[str, str]:
+    """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
+    where one of its folders must be, or a folder where the file must be. Snakemake itself
+    stops with a traceback on such a path, even with --keep-going. Returns {path: "X is a
+    file where a folder must be"} for the blocked paths only; folders are looked at once."""
+    blocked, seen = {}, {}
+
+    def why(folder: str) -> str | None:  # once per folder
+        if folder not in seen:
+            seen[folder] = (
+                f"{folder} is a link to {os.readlink(folder)}, which does not exist"
+                if os.path.islink(folder) and not os.path.exists(folder)
+                else f"{folder} is a file where a folder must be"
+                if os.path.exists(folder) and not os.path.isdir(folder) else None)
+        return seen[folder]
+
+    for path in map(str, paths):
+        parts = path.split(os.sep)
+        for depth in range(1, len(parts)):  # from the top: results, results/runs, ...
+            folder = os.sep.join(parts[:depth]) or os.sep
+            if why(folder):
+                blocked[path] = why(folder)
+                break
+        else:
+            if os.path.isdir(path):
+                blocked[path] = f"{path} is a folder where a file must be"
+    return blocked
+
+
+def listed_results(measurements: str | Path) -> dict[str, str | None]:
+    """The result files a measurements.csv was built from (its ``path`` column), each with
+    its bytes' sha256 when read (its ``sha256`` column; None where absent); empty when the
+    table does not exist."""
+    import csv
+
+    if not Path(measurements).exists():
+        return {}
+    with open(measurements, newline="") as handle:
+        return {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
+                if row.get("path")}
+
+
+def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
+    """The ``columns`` a CSV table's header lacks (a table written by an older version of the
+    workflow, before an axis existed); empty when it has them all or does not exist."""
+    import csv
+
+    if not Path(table).exists():
+        return []
+    with open(table, newline="") as handle:
+        header = next(csv.reader(handle), [])
+    return [column for column in columns if column not in header]
+
+
+def changed_results(listed: dict[str, str | None]) -> dict[str, str]:
+    """{path: ``gone`` or ``changed``} of the result files a measurements.csv lists
+    (``listed``: listed_results) that are no longer on disk as it read them: gone, or their
+    bytes changed since (an edit that kept the file's time, as ``cp -p`` or ``rsync -a`` do,
+    which Snakemake's time check misses). Each listed file is read and hashed once per run:
+    stale_records and damaged_results take this mapping."""
+    out = {}
+    for path, sha256 in listed.items():
+        if not Path(path).exists():
+            out[path] = "gone"
+        elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
+            out[path] = "changed"
+    return out
+
+
+def stale_records(changed: dict[str, str]) -> list[str]:
+    """Why a measurements.csv (and the tables built with it) no longer describes the result
+    files on disk: one line per file of ``changed`` (changed_results). Empty when it does, or
+    when the table does not exist."""
+    return [f"{path} is gone" if how == "gone" else f"{path} changed since it was aggregated"
+            for path, how in changed.items()]
+
+
+def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
+                    changed: dict[str, str]) -> dict[str, str]:
+    """{path: why} of the result files among ``paths`` that exist but hold no result record
+    (not JSON, not UTF-8, or JSON without a ``schema_version``: cut short, overwritten by
+    hand). Only files a measurements.csv does not list as they are are read (``listed``:
+    listed_results; ``changed``: changed_results): a listed, unchanged file was read whole
+    when aggregated. Such a file is set aside and measured again, as a missing one is
+    (common.smk's set_aside_damaged_results)."""
+    import json
+
+    out = {}
+    for path in map(str, paths):
+        if (path in listed and path not in changed) or not Path(path).is_file():
+            continue
+        try:
+            record = json.loads(Path(path).read_bytes())
+        except (ValueError, UnicodeDecodeError) as error:
+            out[path] = f"not JSON ({str(error)[:80]})"
+            continue
+        if not isinstance(record, dict) or "schema_version" not in record:
+            out[path] = "JSON, but no result record (no schema_version)"
+    return out
+
+
+@contextmanager
+def all_or_nothing(paths: Iterable[Path]) -> Iterator[None]:
+    """Files and folders ``paths`` put back as they were (a missing one removed again) if the
+    block raises, then the exception raised on: what writes a committed run (rnnbench
+    reference) never leaves it half replaced."""
+    backup = Path(tempfile.mkdtemp(prefix="rnnbench-backup-"))
+    saved = {}
+    for number, path in enumerate(paths):
+        saved[path] = backup / str(number) if path.exists() else None
+        if saved[path]:
+            (shutil.copytree if path.is_dir() else shutil.copy2)(path, saved[path])
+    try:
+        yield
+    except BaseException:
+        for path, copy in saved.items():
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+            if copy:
+                (shutil.copytree if copy.is_dir() else shutil.copy2)(copy, path)
+        raise
+    finally:
+        shutil.rmtree(backup, ignore_errors=True)

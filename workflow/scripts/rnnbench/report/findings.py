@@ -1,0 +1,440 @@
+"""results/FINDINGS.md in Markdown, written only from measured tables: every number and every
+verdict below comes from summary.csv and measurements.csv through rnnbench.stats.tables (claim
+verdicts: tables.verdict, against 1: intervals.side_of_one), nothing is written by hand.
+The sections for one api or question are rnnbench.report.sections'; numbers are written as
+rnnbench.stats.formats writes them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from rnnbench.grid.axes import LABEL_AXES
+from rnnbench.stats.claims import judge, unclear_reason
+from rnnbench.report.sections import (cold_fetch_lines, effects_section, jax_lines,
+                                        keras_lines, setup_section, stability_lines,
+                                        version_section)
+from rnnbench.stats.formats import breakeven_text, ratio_text, shape_words
+from rnnbench.stats.intervals import MIN_REPEATS
+from rnnbench.stats.scaling import scaling_section, scaling_table
+from rnnbench.report.why import why_section
+from rnnbench.measure.steady import SETTLE_BLOCK
+from rnnbench.stats.tables import (QUANTITIES, ablation_effects, cell_labels, claim_table,
+                             decided_gap_share, setup_split, version_table)
+from rnnbench.grid.vocabulary import API_WORDS
+
+
+def claim_source(claim: dict) -> str:
+    """Who made a claim, from its ``seed`` field: "000, blog post 'X'" -> "the blog post 'X'";
+    a user's words as they are ("a user's claim"); a bare number "000" -> "seed 000"."""
+    seed = _one_line(claim["seed"])  # whatever the config held
+    words = re.sub(r"^\d+(, )?", "", seed)
+    if not seed:
+        return "an unnamed source"
+    if not words:
+        return f"seed {seed}"
+    return words if words.startswith(("a ", "an ", "the ")) else f"the {words}"
+
+
+def _one_line(text) -> str:
+    """A config's text on one line, its runs of white space one space (a newline in a seed
+    or conditions would break FINDINGS' Markdown)."""
+    return " ".join(str(text).split())
+
+
+def _source_line(claim: dict) -> str:
+    """'000, blog post X (its conditions)': a claim's seed and conditions, on one line."""
+    return (_one_line(claim["seed"]) or "unnamed") + (
+        f" ({_one_line(claim['conditions'])})" if claim.get("conditions") else "")
+
+
+def _verb(verdict: str) -> str:
+    """'holds', 'does not hold', 'is inconclusive': a verdict after 'it'."""
+    return "is inconclusive" if verdict == "inconclusive" else verdict
+
+
+def _unclear_reason(row: pd.Series) -> str:
+    """Why a claim_table row's verdict is inconclusive (tables.verdict): its interval holds
+    1, or there is none (claims.unclear_reason, without the bounds the table gives)."""
+    return unclear_reason(row["ci_low"], row["ci_high"], bounds=False)
+
+
+def _why_inconclusive(row: pd.Series) -> str:
+    """A claim_table row's verdict, with the reason where it is inconclusive."""
+    return (f"inconclusive ({_unclear_reason(row).replace('95 % ', '')})"
+            if row["verdict"] == "inconclusive" else row["verdict"])
+
+
+def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str]) -> list[str]:
+    """FINDINGS' first section: per claim, who claimed it (its figures are theirs, not ours),
+    then short sentences: per api, the verdicts over the cells without an ablation (counts
+    and the range of ratios: the unrolled variant over the loop, vocabulary.API_WORDS), the
+    claim's figure against our intervals, and the cause where the grid isolates one: an
+    ablation under which the verdict changes, with the share of the log-ratio gap to the
+    claim's figure it closes where the intervals decide it (tables.decided_gap_share).
+
+    ``table``: tables.claim_table; ``labels``: tables.cell_labels."""
+    lines = []
+    for claim in claims:
+        rows = table[table["claim"] == claim["id"]]
+        if rows.empty:
+            continue
+        lines.append(f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\""
+                     + (" (its figures, not ours)." if re.search(r"\d", claim["statement"])
+                        else "."))
+        for api, in_api in rows.groupby("api", sort=False):
+            lines += [f"  - {line}" for line in _api_sentences(claim, in_api, labels, api)]
+    return lines
+
+
+def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
+                   api: str) -> list[str]:
+    """bottom_line's sentences for one api's rows of a claim."""
+    static, dynamic = API_WORDS[api]["static"], API_WORDS[api]["dynamic"]
+    base = rows[rows["reference"]]
+    units = ("cell without an ablation", "cells without an ablation") if len(base) < len(
+        rows) else ("cell", "cells")
+    low, high = base["ratio"].min(), base["ratio"].max()
+    span = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+    out = [f"In {api} ({static} / {dynamic}), {_count(base['verdict'], units)} ({span})."]
+    unclear = base[base["verdict"] == "inconclusive"]
+    out += [f"Inconclusive where {reason}." for reason in
+            dict.fromkeys(_unclear_reason(row) for _, row in unclear.iterrows())]
+    figure = claim.get("figure")
+    if figure is not None:
+        inside = int(base["figure_in_interval"].sum())
+        out.append(f"The claim's {figure:.2f} lies inside {inside} of these intervals."
+                   if inside else f"The claim's {figure:.2f} lies outside every interval.")
+    for _, twin in rows[~rows["reference"]].iterrows():
+        ref = rows[rows["cell_id"] == twin["base_cell_id"]]
+        if ref.empty or ref.iloc[0]["verdict"] == twin["verdict"]:
+            continue
+        ref = ref.iloc[0]
+        out.append(f"With {twin['ablations']}, it {_verb(twin['verdict'])} for "
+                   f"{labels[ref['cell_id']]} ({ratio_text(twin)} against {ratio_text(ref)}).")
+        share = decided_gap_share(twin, ref, figure)
+        if share is not None:
+            out.append(f"That closes {100 * share:.0f} % of the log-ratio gap to the claim's "
+                       f"{figure:.2f}.")
+    return out
+
+
+def _other_claim_test(claim: dict) -> str:
+    """What a between, trend or law claim tests, in words (rnnbench.stats.claims)."""
+    kind, quantity = claim["kind"], QUANTITIES[claim["quantity"]]
+    if kind == "between":
+        return (f"{claim['impl']} {quantity} at {claim['axis']} {claim['values'][0]} against "
+                f"{claim['values'][1]}, {claim['direction']} (Welch's 95 % interval of the ratio)")
+    if kind == "trend":
+        return (f"the static / dynamic ratio of the {quantity} along {claim['axis']}, "
+                f"{claim['direction']} (the 95 % interval of the slope of its log)")
+    if "form" in claim:
+        return (f"{claim['impl']} {quantity} linear in {claim['axis']} (a line that fits the "
+                "repeats, rising)")
+    return (f"{claim['impl']} {quantity} reaches {claim['value']:g} at {claim['axis']} "
+            f"{claim['at']:g} (within the line's 95 % prediction interval)")
+
+
+def _other_claim_line(claim: dict, verdicts: list[dict]) -> list[str]:
+    """The bottom line of a between, trend or law claim: who claimed it, its verdicts, the
+    first estimate, and why a verdict is inconclusive (claims.judge's reasons)."""
+    head = f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\"."
+    if not verdicts:
+        return [head, "  - Not judged: no group of cells in this grid has what it needs."]
+    said = _count(pd.Series([v["verdict"] for v in verdicts]),
+                  ("group of cells", "groups of cells"))
+    reasons = sorted({v["reason"] for v in verdicts if v.get("reason")})
+    return [head, f"  - {said[0].upper()}{said[1:]}: {verdicts[0]['estimate']}"
+            + (f" (and {len(verdicts) - 1} more: see its section)." if len(verdicts) > 1
+               else "."),
+            *(f"  - Inconclusive: {reason}." for reason in reasons)]
+
+
+def _threads(runs: pd.DataFrame) -> str:
+    """'1 intra-op and 1 inter-op thread(s)', or every combination the grid ran."""
+    pairs = runs[["intra_op_parallelism_threads", "inter_op_parallelism_threads"]]
+    pairs = sorted(set(map(tuple, pairs.to_numpy().tolist())))
+    return " or ".join(f"{intra} intra-op and {inter} inter-op thread(s)" for intra, inter in pairs)
+
+
+def _count(verdicts: pd.Series, units: tuple[str, str] = ("cell", "cells")) -> str:
+    """The verdicts over ``units`` (singular, plural) in words: 'it holds in 1 and is
+    inconclusive in 2 of 3 cells' where they differ; 'it holds in the one cell', '... in both
+    cells', '... in all 4 cells', 'it does not hold in either cell' ('in any of the 4 cells')
+    where they agree."""
+    counts = verdicts.value_counts()
+    n = len(verdicts)
+    if len(counts) == 1 and counts.index[0] == "does not hold":
+        every = ("the one", units[0]) if n == 1 else ("either", units[0]) if n == 2 else (
+            f"any of the {n}", units[1])
+        return f"it does not hold in {every[0]} {every[1]}"
+    if len(counts) == 1:
+        every = "the one" if n == 1 else "both" if n == 2 else f"all {n}"
+        return f"it {_verb(counts.index[0])} in {every} {units[n != 1]}"
+    said = [f"{_verb(label)} in {counts[label]}"
+            for label in ("holds", "does not hold", "inconclusive") if counts.get(label, 0)]
+    return "it " + ", ".join(said[:-1]) + " and " + said[-1] + f" of {n} {units[1]}"
+
+
+def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
+    """Sentences on what each ablation changes, per cell with ablation twins (named by
+    ``labels``, tables.cell_labels; by id without).
+
+    A twin is a cell equal to a base cell (all ablations at TensorFlow's defaults) except its
+    ablations. With a seed figure f, the share of the gap explained is
+    (log r_twin - log r_base) / (log f - log r_base): 1 means the ablation alone moves our
+    ratio to the claim's; given only where the intervals decide it
+    (tables.decided_gap_share).
+    """
+    lines = []
+    for _, twin in table[~table["reference"]].iterrows():
+        stem = twin["base_cell_id"]
+        ref = table[table["cell_id"] == stem].iloc[0]
+        name = (labels or {}).get(stem, f"`{stem}`")
+        line = (f"- {name} with {twin['ablations']}: ratio {ratio_text(twin)} ({twin['verdict']}), "
+                f"against {ratio_text(ref)} ({ref['verdict']}) without")
+        share = decided_gap_share(twin, ref, twin["figure"])
+        if share is not None:
+            line += (f"; it closes {100 * share:.0f} % of the log-ratio gap to the claim's "
+                     f"{twin['figure']:.2f}")
+        elif twin["figure"] is not None and not pd.isna(twin["figure"]):
+            line += ("; the intervals are too wide to say how much of the gap to the claim's "
+                     "figure it closes")
+        lines.append(line + ".")
+    return lines
+
+
+def _warmup_text(config: dict, runs: pd.DataFrame) -> str:
+    """How the runs warmed up: detected (steady.warm_up) or, without room for the settle test,
+    a fixed number of steps."""
+    if runs["warmup_settled"].isna().all():
+        return (f"a fixed warm-up of {config['warmup_steps']} steps (max_warmup_steps "
+                f"{config['max_warmup_steps']} leaves no room for the settle test, which needs "
+                f"{2 * SETTLE_BLOCK})")
+    return (f"a warm-up of at least {config['warmup_steps']} steps that went on until the step "
+            f"times had settled (at most {config['max_warmup_steps']}; the longest needed "
+            f"{int(runs['warmup_steps_run'].max())})")
+
+
+def _hosts(runs: pd.DataFrame) -> str:
+    """'host vm', or, where runs came from several environments or hosts, each environment
+    (load.environment) with its hosts and run count."""
+    own = runs.drop_duplicates("path") if "path" in runs else runs
+    if own["environment"].nunique() == 1 and own["hostname"].nunique() == 1:
+        return f"host {own['hostname'].iloc[0]}"
+    return "environments (each cell's runs come from one; never pooled): " + "; ".join(
+        f"{env}, host(s) {', '.join(sorted(set(group['hostname'])))}: {len(group)} runs"
+        for env, group in own.groupby("environment", sort=True))
+
+
+def _software(runs: pd.DataFrame) -> str:
+    """'TensorFlow 2.21.0 (Keras 3.15.1), JAX 0.10.2 (Keras 3.15.1)', one entry per release
+    the runs used (JAX for the runs of axes.JAX_APIS, which import no TensorFlow; Keras
+    where a keras api ran on it), and the Apptainer images' sha256 (or 'no container')."""
+    parts = []
+    for framework, column in (("TensorFlow", "tensorflow_version"), ("JAX", "jax_version")):
+        for release, group in runs.groupby(column, sort=True):
+            keras = sorted(set(group["keras_version"].dropna()))
+            parts.append(f"{framework} {release}"
+                         + (f" (Keras {', '.join(keras)})" if keras else ""))
+    images = sorted(set(runs["image_sha256"].dropna()))
+    where = ("no container (bare run)" if not images else "Apptainer image" + (
+        "s" if len(images) > 1 else "") + " sha256 " + ", ".join(f"{i[:16]}..." for i in images))
+    return ", ".join(parts) + "; " + where
+
+
+def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
+                      config: dict) -> str:
+    """results/FINDINGS.md: the bottom line (a sentence per claim), where it was measured,
+    each claim's verdicts with our ratios and intervals, what the ablations change, stability
+    flags and break-even, and the cells' ids; all from the tables (summary:
+    summary.summarize; runs: load.load_results). Cells are named by what tells them apart
+    (tables.cell_labels); tables are pandas' to_markdown."""
+    labels = cell_labels(summary)
+    table = claim_table(summary, claims)
+    out = [
+        "# Findings",
+        "",
+        f"Written by rule `findings` from `results/summary.csv` and `results/measurements.csv` "
+        f"({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC); do not edit, re-run the workflow.",
+        "",
+        f"What was measured: {shape_words(summary)}. Each cell below is named by what sets it "
+        "apart. In each api the unrolled variant plays static's part and the loop dynamic's: "
+        + ", ".join(f"{API_WORDS[api]['static']} against {API_WORDS[api]['dynamic']} ({api})"
+                    for api in dict.fromkeys(summary["api"])) + ".",
+        "",
+        "## Bottom line",
+        "",
+    ]
+    if not claims:
+        out += ["The config lists no claims (`claims:`)."]
+    ratio_claims = [c for c in claims if c.get("kind", "ratio") == "ratio"]
+    others = {c["id"]: judge(c, runs) for c in claims if c.get("kind", "ratio") != "ratio"}
+    out += bottom_line(table, ratio_claims, labels)
+    for claim in claims:
+        if claim["id"] in others:
+            out += _other_claim_line(claim, others[claim["id"]])
+    if ratio_claims and table["reference"].all():
+        out += ["", "No cell of this grid ablates another (the ablation axes at one value "
+                "each): no cause is isolated here."]
+    out += _where_measured(summary, runs, config)
+    if claims:
+        out += ["## Claims", ""]
+    for claim in claims:
+        out += (_other_claim_section(claim, others[claim["id"]]) if claim["id"] in others
+                else _claim_section(claim, table[table["claim"] == claim["id"]], labels))
+    out += _user_sections(summary, runs, labels)
+    out += _ablation_sections(summary, runs, labels, config)
+    out += why_section(summary, runs, labels)
+    breakeven = pd.DataFrame({
+        "cell": summary["cell_id"].map(labels),
+        "steps after which static's total time stays below dynamic's [95 % interval]":
+            [breakeven_text(cell) or "never" for _, cell in summary.iterrows()]})
+    ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
+                        "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
+    out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
+            *_method(config), "## Cells", "", ids.to_markdown(index=False)]
+    return "\n".join(out) + "\n"
+
+
+def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> list[str]:
+    """FINDINGS' 'Where this was measured': software, device, threads, hosts, the protocol."""
+    first = runs.iloc[0]
+    return [
+        "",
+        "## Where this was measured",
+        "",
+        f"{_software(runs)}; on {first['device']} ({first['device_name']}"
+        + (f", widest vector set {first['cpu_simd']}" if isinstance(first.get("cpu_simd"), str)
+           else "") + "), "
+        f"{_threads(runs)}, Python {first['python_version']}, " + _hosts(runs)
+        + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
+        f"each a fresh process measuring at least {config['steps']} steps and at least "
+        f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
+        f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",
+        "",
+    ]
+
+
+def _method(config: dict) -> list[str]:
+    """FINDINGS' 'Method': how the numbers were made, and what an interval covers (the
+    spread between processes of this one run, not the drift between runs)."""
+    return [
+        "## Method",
+        "",
+        "Each run gives one value (its setup seconds, the median of "
+        "its measured step times, its peak RSS); a cell's figure is the geometric mean of its "
+        "runs' values, and a static / dynamic ratio the ratio of geometric means, each with a "
+        "95 % t-interval on the log scale over processes, paired by repeat (the workflow runs "
+        "the static and dynamic runs of a repeat next to each other, which cancels the "
+        "machine's drift; a resumed run, or one a cell shares with its reference, is paired "
+        "by its repeat all the same); "
+        "break-even intervals invert the paired t-test (Fieller). The method and its source "
+        "(Kalibera and Jones, ISMM 2013; Welch 1947; Fieller 1954) are in "
+        "`docs/method.md` (Intervals), and a simulation test shows its 95 % "
+        "intervals cover 95 % at these repeats"
+        + ("" if config["repeats"] >= MIN_REPEATS else
+           f"; with {config['repeats']} repeats, below {MIN_REPEATS}, they do not") + ".",
+        "",
+        "What an interval covers: the spread between fresh processes within this one run. "
+        "It does not cover the drift between two runs on the same machine, which can be "
+        "larger. `rnnbench reproduce` runs the grid twice and counts how often one run's "
+        "estimate falls inside the other's intervals.",
+        "",
+    ]
+
+
+def _other_claim_section(claim: dict, judged: list[dict]) -> list[str]:
+    """A between, trend or law claim's section: its source, its test and its verdicts
+    (claims.judge)."""
+    verdicts = pd.DataFrame(
+        [{"scope": v["scope"], "estimate": v["estimate"],
+          "verdict": v["verdict"] + (f" ({v['reason']})" if v.get("reason") else "")}
+         for v in judged], columns=["scope", "estimate", "verdict"])
+    return [f"### {claim['id']}: {claim['statement']}", "",
+            f"Source: {_source_line(claim)}. "
+            f"Tested: {_other_claim_test(claim)}.", "",
+            verdicts.to_markdown(index=False) if len(verdicts) else
+            "No group of cells in this grid has what the claim needs.", ""]
+
+
+def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> list[str]:
+    """A ratio claim's section: its source, what is tested, its verdict per cell (``rows``:
+    the claim's rows of tables.claim_table) and what the ablations change."""
+    figure = claim.get("figure")
+    verdicts = pd.DataFrame({
+        "cell": rows["cell_id"].map(labels),
+        "static / dynamic [95 % interval]": [ratio_text(r) for _, r in rows.iterrows()],
+        "verdict": [_why_inconclusive(r) + (" (one process decides it)" if r["fragile"] else "")
+                    for _, r in rows.iterrows()],
+    })
+    out = [
+        f"### {claim['id']}: {claim['statement']}",
+        "",
+        f"Source: {_source_line(claim)}. "
+        f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
+        + (f"; the claim's own ratio {figure:.2f} (its figures, not ours)"
+           if figure is not None else "") + ".",
+        "",
+        verdicts.to_markdown(index=False),
+    ]
+    if rows["fragile"].any():
+        out += ["", "*One process decides it*: leaving out one repeat moves the interval "
+                "across 1 or onto it, so another run of the job may give another verdict "
+                "for that cell."]
+    lines = causes(rows, labels)
+    return out + (["", "What the ablations change:", ""] + lines if lines else []) + [""]
+
+
+def _user_sections(summary: pd.DataFrame, runs: pd.DataFrame,
+                   labels: dict[str, str]) -> list[str]:
+    """FINDINGS' 'For Keras users', 'For JAX users' and 'Across TensorFlow versions', each
+    where the grid has its cells."""
+    out = []
+    keras = keras_lines(summary, runs, labels)
+    if keras:
+        out += ["## For Keras users", "",
+                "A Keras LSTM / GRU layer, unroll=True against unroll=False (api keras: its "
+                "step in a tf.function; keras_xla: with jit_compile=True; keras_jax: on "
+                "Keras's JAX backend, in a jax.jit step), measured as above (same device, "
+                "threads, data and initial weights; mode inference times the forward pass "
+                "alone). Keras runs the whole padded length either way, masked: the loop-bound "
+                "saving of dynamic_rnn does not apply.", "",
+                *keras, ""]
+    jax = jax_lines(summary, labels)
+    if jax:
+        out += ["## For JAX users", "",
+                "The model written in JAX (api jax_scan: jax.lax.scan, a jit-compiled train "
+                "step, TF1's Adam), its scan at each unroll factor the grid lists (1: dynamic's "
+                "loop; max_len: fully unrolled, static's reference), measured as above; the "
+                "scan runs the padded length, masked. Totals are setup + N x the median step, "
+                "from geometric means over repeats (point estimates; the ratios with intervals "
+                "are in the tables below).", ""] + jax
+    versions = version_table(summary, runs)
+    if not versions.empty:
+        out += ["## Across TensorFlow versions", "",
+                "The same cells (without ablations) in each TensorFlow version the grid lists, "
+                "each version in its own image (`tf_version`), measured in this run; ratios "
+                "are static / dynamic medians with 95 % intervals.", ""]
+        out += version_section(versions, cell_labels(
+            summary, tuple(axis for axis in LABEL_AXES if axis != "tf_version"))) + [""]
+    return out
+
+
+def _ablation_sections(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str],
+                       config: dict) -> list[str]:
+    """FINDINGS' 'What each ablation does' (with the fetch-set pitfall), 'Where the setup
+    goes', 'Scaling laws' and 'Stability'."""
+    out = ["## What each ablation does", ""] + effects_section(ablation_effects(runs), labels)
+    cold = cold_fetch_lines(runs)
+    if cold:
+        out += ["The fetch-set pitfall (`fetches: hooks_cold`; medians over repeats):", ""]
+        out += cold + [""]
+    out += ["## Where the setup goes", ""] + setup_section(setup_split(runs), labels,
+                                                           summary["api"])
+    out += ["## Scaling laws", ""] + scaling_section(
+        scaling_table(runs, config.get("extrapolate") or {}))
+    return out + ["## Stability", ""] + stability_lines(summary, runs, labels) + [""]

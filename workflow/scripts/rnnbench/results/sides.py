@@ -1,0 +1,42 @@
+"""One side of a comparison: the runs of a results folder or a measurements.csv, read the same
+way by ``rnnbench compare``, ``predict`` and ``jax``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.grid.layout import RESULT_GLOB, parse_result_path
+from rnnbench.results.load import (LATE_COLUMNS, load_results, read_table, share_runs,
+                                   shared_in)
+
+
+def read_side(source: str | Path) -> pd.DataFrame:
+    """The runs of one side (load_results' rows): from a measurements.csv, or from every
+    training result JSON under a folder (``<cell>/<impl>/repeat<N>.json``; rule peak's files
+    are left out), with the runs a cell takes from another (load.shared_in).
+
+    Raises:
+        ValueError: naming ``source`` when it holds no result, a file that is not valid, or a
+            table that is not a measurements.csv of this workflow (a summary.csv, an older
+            workflow's: naming the missing columns).
+    """
+    source = Path(source)
+    if source.is_file():
+        try:
+            table = read_table(source)
+        except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
+            raise ValueError(f"{source}: not a measurements.csv ({error})") from None
+        missing = [c for c in ("cell_id", "impl", "repeat", "environment", *LATE_COLUMNS)
+                   if c not in table.columns]
+        if missing:
+            raise ValueError(f"{source}: not a measurements.csv of this workflow (no column "
+                             f"{', '.join(missing)}): give the runs folder (results/runs), or "
+                             "let the workflow rebuild the table (snakemake --cores 1)")
+        return table
+    paths = sorted(p for p in source.rglob(RESULT_GLOB) if parse_result_path(p))
+    if not paths:
+        raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
+    runs = load_results(paths)
+    return share_runs(runs, shared_in(runs))  # a cell's runs measured in another (grid)

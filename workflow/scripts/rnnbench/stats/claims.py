@@ -1,0 +1,178 @@
+"""Claims of more kinds than static against dynamic in a cell (tables.claim_table's), judged
+from the runs with intervals of stated coverage:
+
+- ``between``: one implementation at two values of an axis ("dynamic_rnn takes as long at
+  sequence_length 20 as at 100"): the ratio of the geometric means, first / second, with
+  Welch's 95 % interval on the logs (different processes: unpaired; intervals.ratio_ci),
+  per group of cells alike in every other axis; holds when the interval lies on the claimed
+  side of 1.
+- ``trend``: the static / dynamic ratio along a numeric axis ("approaches 1 as batch_size
+  grows" is ``decreasing`` where static is slower): each repeat's paired log ratio against
+  the axis value, a least-squares line (scaling.fit_line); holds when the slope's 95 %
+  interval lies on the claimed side of 0.
+- ``law``: one implementation's quantity against a numeric axis: ``form: linear``
+  (scaling.fit_line) holds when the lack-of-fit test does not reject the line and the slope
+  is above 0, does not hold when the test rejects it; ``at``/``value`` reads the law the runs
+  choose (scaling.fit_law: a line, or a power law on the log scale where the repeats reject
+  the line and reject it less) and holds when the 95 % prediction
+  interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
+  when the line does not fit (an extrapolation from it is not to be trusted), when the
+  interval reaches zero or below (every quantity is positive: the runs are too scattered to
+  tell the claimed value from nothing), or when it holds the claimed value and also half or
+  twice it (too wide to tell the claim from a factor of 2 off it: "holds" means the runs
+  pin the value within a factor of 2).
+
+Every verdict comes with a reason where it is inconclusive (``reason``), and no estimate is
+written below zero: a line that falls to zero or below at ``at`` predicts no time there.
+
+What a claim of each kind must say is rnnbench.grid.claimspec's (checked when the config is).
+"""
+
+from __future__ import annotations
+
+import math
+
+from rnnbench.grid.axes import LABEL_AXES, axis_value_id
+from rnnbench.grid.claimspec import DIRECTIONS, KIND_DIRECTIONS, check_claim  # noqa: F401
+
+def side_verdict(low: float, high: float, positive_holds: bool, edge: float = 1.0) -> str:
+    """'holds' when [low, high] lies wholly above ``edge`` (``positive_holds``) or below it
+    (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'."""
+    from rnnbench.stats.intervals import side_of_one  # (numpy: not when the Snakefile is read)
+
+    side = side_of_one(low, high, edge)
+    if side == "across":
+        return "inconclusive"
+    return "holds" if (side == "above") == positive_holds else "does not hold"
+
+
+def _groups(runs, axis: str):
+    """(words, runs) per group of cells without ablations alike in every axis but ``axis``."""
+    from rnnbench.results.load import at_reference  # pandas: only when judged
+
+    plain = runs[at_reference(runs)]
+    others = [c for c in LABEL_AXES if c != axis]
+    for key, group in plain.groupby(others, sort=False):
+        words = ", ".join(f"{name} {value}" for name, value in zip(others, key)
+                          if plain[name].nunique() > 1) or "the grid's cells"
+        yield words, group
+
+
+def judge(claim: dict, runs) -> list[dict]:
+    """The verdicts of a between, trend or law claim, one per group of cells it applies to:
+    dicts with scope (the group in words), estimate (its numbers, in words) and verdict.
+    ``runs``: load.load_results's table (after share_runs). Empty when no group of the
+    grid has what the claim needs (e.g. both values of a between claim's axis)."""
+    judge_group = {"between": _between, "trend": _trend, "law": _law}[claim["kind"]]
+    out = []
+    for words, group in _groups(runs, claim["axis"]):
+        values = sorted(group[claim["axis"]].unique(), key=lambda v: (str(type(v)), v))
+        if claim["kind"] != "between" and len(values) < 2:
+            continue
+        found = judge_group(claim, group, values)
+        if found:
+            out.append({"scope": words, **found})
+    return out
+
+
+def _between(claim: dict, group, values: list) -> dict | None:
+    """A between claim in one group: Welch's interval of the ratio of the two values' runs."""
+    from rnnbench.stats import intervals
+
+    axis, quantity = claim["axis"], claim["quantity"]
+    first, second = (group[(group[axis].astype(str) == axis_value_id(axis, v))
+                           & (group["impl"] == claim["impl"])][quantity]
+                     for v in claim["values"])
+    if first.empty or second.empty:
+        return None
+    ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
+                                          paired=False)
+    found = side_verdict(low, high, claim["direction"] == "first > second")
+    return {"verdict": found, "reason": _across_reason(found, low, high, 1.0),
+            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
+                        f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"}
+
+
+def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = True) -> str:
+    """Why an interval decides no side of ``edge`` (intervals.side_of_one: 'across'): 'too
+    few repeats for an interval' (a NaN bound), else 'the 95 % interval [0.9, 1.2] holds 1'
+    (without the bounds: 'the 95 % interval holds 1'). FINDINGS' ratio claims read it too."""
+    if math.isnan(low) or math.isnan(high):
+        return "too few repeats for an interval"
+    return f"the 95 % interval {f'[{low:.3g}, {high:.3g}] ' if bounds else ''}holds {edge:g}"
+
+
+def _across_reason(verdict: str, low: float, high: float, edge: float) -> str:
+    """Why a side verdict is inconclusive (unclear_reason): '' for a conclusive one."""
+    return unclear_reason(low, high, edge) if verdict == "inconclusive" else ""
+
+
+def _trend(claim: dict, group, values: list) -> dict | None:
+    """A trend claim in one group: the slope of log(static / dynamic) along the axis."""
+    import numpy as np
+
+    from rnnbench.stats import scaling
+
+    axis, quantity = claim["axis"], claim["quantity"]
+    pairs = group.pivot_table(index=[axis, "repeat"], columns="impl", values=quantity).dropna()
+    if len(pairs) < 3:
+        return None
+    x = pairs.index.get_level_values(axis).to_numpy(float)
+    law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
+    low, high = law["slope_ci"]
+    found = side_verdict(low, high, claim["direction"] == "increasing", edge=0.0)
+    return {"verdict": found, "reason": _across_reason(found, low, high, 0.0),
+            "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
+                        f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
+                        + ", ".join(map(str, values))}
+
+
+def _law(claim: dict, group, values: list) -> dict | None:
+    """A law claim in one group: a line through one implementation's runs along the axis,
+    with its lack-of-fit test; linear (``form``) or a value predicted at ``at``."""
+    from rnnbench.stats import scaling
+    from rnnbench.stats.formats import prediction_text
+
+    axis, quantity = claim["axis"], claim["quantity"]
+    mine = group[group["impl"] == claim["impl"]][[axis, quantity]].dropna()
+    if len(mine) < 3:
+        return None
+    at = [claim["at"]] if "at" in claim else []
+    x, y = mine[axis].to_numpy(float), mine[quantity].to_numpy(float)
+    # a claimed form is tested as a line; a value at ``at`` is read off the law the runs
+    # choose (a line, or a power law where the repeats reject the line: scaling.fit_law)
+    law = scaling.fit_line(x, y, at) if "form" in claim else scaling.fit_law(x, y, at)
+    poor = law["lack_of_fit_p"] < scaling.LACK_OF_FIT_ALPHA
+    fit = ((f"power law, exponent {law['slope']:.3g} [{law['slope_ci'][0]:.3g}, "
+            f"{law['slope_ci'][1]:.3g}], " if law.get("form") == "power" else
+            f"{law['slope']:.4g} [{law['slope_ci'][0]:.4g}, {law['slope_ci'][1]:.4g}] "
+            f"per unit of {axis}, ") + ("no lack-of-fit test (too few values of the axis)"
+                                      if math.isnan(law["lack_of_fit_p"]) else
+                                      f"lack-of-fit p {law['lack_of_fit_p']:.2g}"))
+    untested = ("the axis has too few values to test the line's fit"
+                if math.isnan(law["lack_of_fit_p"]) else "")
+    if "form" in claim:
+        # a line that does not fit, or one that clearly falls, is no rising linear law
+        falls = law["slope_ci"][1] < 0
+        reason = untested or ("" if poor or falls or law["slope_ci"][0] > 0 else
+                              "the slope's 95 % interval holds 0")
+        return {"verdict": "does not hold" if (poor or falls) and not untested
+                else "inconclusive" if reason else "holds",
+                "reason": reason, "estimate": f"{claim['impl']} {quantity}: {fit}"}
+    _, estimate, low, high = law["predictions"][0]
+    value = claim["value"]
+    reason = untested or (
+        f"neither a line nor a power law fits (lack-of-fit p {law['lack_of_fit_p']:.2g}): no "
+        "extrapolation from it is trusted" if poor else
+        "the line falls to zero or below there: it predicts no time" if estimate <= 0 else
+        f"its 95 % interval reaches zero or below: the runs cannot tell {value:g} from "
+        "nothing" if low <= 0 else
+        f"its 95 % interval [{low:.4g}, {high:.4g}] holds the claimed {value:g} and "
+        + " and ".join(f"{off:g}" for off in (value / 2, 2 * value) if low <= off <= high)
+        + ": too wide to tell the claim from a factor of 2 off it"
+        if low <= value <= high and (low <= value / 2 or 2 * value <= high) else "")
+    said = prediction_text(estimate, low, high)
+    return {"verdict": "inconclusive" if reason else "holds" if low <= value <= high
+            else "does not hold", "reason": reason,
+            "estimate": f"{claim['impl']} {quantity} at {axis} {claim['at']:g}: {said} against "
+                        f"the claimed {value:g} ({fit})"}

@@ -1,0 +1,78 @@
+"""How the reports write numbers and verdicts: FINDINGS.md (rnnbench.report.findings), ``rnnbench
+compare`` and ``rnnbench reference`` all write an interval, a break-even and a step verdict
+this way."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
+"""A step verdict of 'static < dynamic' (tables.verdict) in words: static is ..."""
+
+
+def interval_text(estimate: float, low: float, high: float) -> str:
+    """'1.49 [1.16, 1.90]': two decimals, or as many more (up to 5) as it takes to show that
+    an interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
+    1.22]')."""
+    digits = 2
+    point = math.isnan(low) or math.isclose(low, high, rel_tol=1e-9)
+    while digits < 5 and not point and f"{low:.{digits}f}" == f"{high:.{digits}f}":
+        digits += 1
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def ratio_text(row: pd.Series) -> str:
+    """interval_text of a claim_table or ablation_effects row (ratio, ci_low, ci_high)."""
+    return interval_text(row["ratio"], row["ci_low"], row["ci_high"])
+
+
+def column_interval(row: pd.Series, column: str) -> str:
+    """interval_text of a table's ``column`` and its ``<column>_ci_low`` / ``_ci_high``."""
+    return interval_text(row[column], row[f"{column}_ci_low"], row[f"{column}_ci_high"])
+
+
+def breakeven_text(cell: pd.Series) -> str | None:
+    """A summary row's break-even steps with their interval ('1818 [1777, never]'); None
+    for never."""
+    steps = cell["breakeven_steps"]
+    if pd.isna(steps):
+        return None
+    return (f"{int(steps)} [{cell['breakeven_steps_ci_low']:.0f}, "
+            f"{cell['breakeven_steps_ci_high']:.0f}]").replace("inf", "never")
+
+
+def catch_up_text(cell: pd.Series) -> str:
+    """'catches up after <breakeven_text> steps', or 'never catches up'."""
+    steps = breakeven_text(cell)
+    if steps is None:
+        return "never catches up"
+    return ("is ahead from the first step" if cell["breakeven_steps"] < 1
+            else f"catches up after {steps} steps")
+
+
+def prediction_text(estimate: float, low: float, high: float) -> str:
+    """A predicted time, memory or count with its 95 % prediction interval, never below zero
+    (every quantity measured is positive): '2.5 [1.1, 3.9]'; '2.5 [0, 6.1]' where the
+    interval reaches below zero; 'none (the line falls below zero there)' where the estimate
+    does."""
+    if estimate <= 0:
+        return "none (the line falls below zero there)"
+    return f"{estimate:.4g} [{max(low, 0):.4g}, {high:.4g}]"
+
+
+def shape_words(cells: pd.DataFrame) -> str:
+    """The shape ``cells`` (summary or claim rows with cell, num_units, batch_size,
+    input_dim, max_len) share, in words: 'a basic_lstm of 32 units, batch 32, 16 inputs,
+    padded to max_len 24'; an axis they vary is given with its values ('padded to max_len
+    12, 24 or 48')."""
+    def values(axis: str) -> str:
+        found = sorted(set(cells[axis]), key=lambda v: (str(type(v)), v))
+        found = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+                 for v in found]
+        return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " or " + found[-1]
+    article = "an" if values("cell")[0] in "aeiou" else "a"
+    return (f"{article} {values('cell')} of {values('num_units')} units, batch "
+            f"{values('batch_size')}, {values('input_dim')} inputs, padded to max_len "
+            f"{values('max_len')}")

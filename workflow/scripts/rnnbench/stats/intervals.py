@@ -1,0 +1,171 @@
+"""Confidence intervals over fresh processes: a geometric mean, a paired or unpaired ratio, a
+break-even (method and sources: docs/method.md, Intervals)."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from rnnbench.grid.axes import MIN_REPEATS  # noqa: F401  (the intervals' own bound)
+
+CONFIDENCE = 0.95
+
+
+def side_of_one(low: float, high: float, edge: float = 1.0) -> str:
+    """Where an interval [low, high] lies against 1 (or ``edge``: 0 for a slope): 'above'
+    (low > edge), 'below' (high < edge) or 'across' (it holds or touches the edge, or a bound
+    is NaN). The one judgement of every verdict: findings' claims (tables.verdict), the other
+    kinds of claim (claims.side_verdict) and a fragile ratio (summary.fragile_metrics)."""
+    if math.isnan(low) or math.isnan(high):
+        return "across"
+    return "above" if low > edge else "below" if high < edge else "across"
+
+
+@lru_cache(maxsize=None)
+def t_quantile(confidence: float, df: float) -> float:
+    """Student's t quantile of a two-sided ``confidence`` interval at ``df`` degrees of
+    freedom (cached: summarize asks for the same few thousands of times): scipy.special's
+    stdtrit, the inverse of Student's t distribution function (scipy.stats.t.ppf's own
+    routine, without scipy.stats' import of about 0.7 s). scipy is imported here, not with
+    the module: the workflow's plan reads MIN_REPEATS."""
+    from scipy import special
+
+    return float(special.stdtrit(df, 0.5 + confidence / 2))
+
+
+def geomean_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Geometric mean of positive per-process values (e.g. median step seconds) and its
+    t-interval on the log scale: exp(mean(log x) -/+ t_{n-1} sd(log x) / sqrt(n)).
+
+    Returns (estimate, low, high) in the values' unit; (nan, nan, nan) when a value is NaN (a
+    quantity not measured) or not positive; (estimate, nan, nan) for a single value; the
+    value three times when all are equal. Source: the module docstring.
+    """
+    logs = _logs(values)
+    if logs is None:
+        return math.nan, math.nan, math.nan
+    centre = float(np.mean(logs))
+    if len(logs) < 2:
+        return math.exp(centre), math.nan, math.nan
+    half = t_quantile(confidence, len(logs) - 1) * float(np.std(logs, ddof=1)) / math.sqrt(len(logs))
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+
+
+def ratio_ci(static: np.ndarray, dynamic: np.ndarray, paired: bool,
+             confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """static / dynamic as the ratio of geometric means over processes, with its interval.
+
+    Args:
+        static, dynamic: positive per-process values [repeats]; with ``paired`` the i-th of
+            each were measured next to each other in time (same length required).
+        paired: the paired t-interval on log(static_i / dynamic_i), n - 1 degrees of freedom;
+            else Welch's interval on the difference of log-means.
+
+    Returns (ratio, low, high); (nan, nan, nan) when a value is NaN or not positive;
+    (ratio, nan, nan) with fewer than two values on a side.
+
+    Raises:
+        ValueError: if ``paired`` and the sides differ in length.
+    """
+    s, d = _logs(static), _logs(dynamic)
+    if s is None or d is None:
+        return math.nan, math.nan, math.nan
+    if paired and len(s) != len(d):
+        raise ValueError(f"paired: {len(s)} static and {len(d)} dynamic values")
+    centre = float(np.mean(s) - np.mean(d))
+    if len(s) < 2 or len(d) < 2:
+        return math.exp(centre), math.nan, math.nan
+    if paired:
+        diff = s - d
+        half = t_quantile(confidence, len(diff) - 1) * float(np.std(diff, ddof=1)) / math.sqrt(len(diff))
+    else:
+        vs, vd = np.var(s, ddof=1) / len(s), np.var(d, ddof=1) / len(d)
+        se2 = float(vs + vd)
+        if se2 == 0:
+            half = 0.0
+        else:
+            df = se2 ** 2 / (vs ** 2 / (len(s) - 1) + vd ** 2 / (len(d) - 1))
+            half = t_quantile(confidence, df) * math.sqrt(se2)
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+
+
+def breakeven_ci(setup_gap_s: np.ndarray, step_gain_s: np.ndarray,
+                 confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Training steps after which static's total time drops below dynamic's, and its Fieller
+    interval, from per-repeat pairs.
+
+    Args:
+        setup_gap_s: static's setup seconds minus dynamic's, one per repeat [repeats].
+        step_gain_s: dynamic's median step seconds minus static's, the same repeats [repeats]
+            (paired: measured next to each other; for unpaired sides pass equal-length arrays
+            of the two sides' values in any order, which keeps the interval valid but wider).
+
+    The estimate is n* = mean(gap) / mean(gain): 0 when static's setup is no dearer and its
+    step no slower, inf ("never") when its step is not faster but its setup dearer. The
+    interval is {n : |mean(gap - n gain)| <= t_{r-1} sd(gap - n gain) / sqrt(r)} (Fieller; the
+    module docstring), a quadratic inequality in n; its part in [0, inf) is reported, with inf
+    as the upper bound when it is unbounded or holds negative n (a step gain of zero or less is
+    compatible with the data: static may never catch up).
+
+    Returns (steps, low, high) as floats (inf for never); (steps, nan, nan) with fewer than
+    two repeats or a NaN.
+    """
+    a, b = np.asarray(setup_gap_s, dtype=float), np.asarray(step_gain_s, dtype=float)
+    if len(a) != len(b):
+        raise ValueError(f"setup_gap_s has {len(a)} values, step_gain_s {len(b)}")
+    if len(a) == 0 or np.isnan(a).any() or np.isnan(b).any():
+        return math.nan, math.nan, math.nan
+    estimate = _breakeven_point(float(a.mean()), float(b.mean()))
+    if len(a) < 2:
+        return estimate, math.nan, math.nan
+    r = len(a)
+    c = t_quantile(confidence, r - 1) ** 2 / r
+    saa, sbb = np.var(a, ddof=1), np.var(b, ddof=1)
+    sab = float(np.cov(a, b, ddof=1)[0, 1])
+    # (mean a - n mean b)^2 <= c (saa - 2 n sab + n^2 sbb):  A n^2 + B n + C <= 0
+    A = b.mean() ** 2 - c * sbb
+    B = -2 * (a.mean() * b.mean() - c * sab)
+    C = a.mean() ** 2 - c * saa
+    low, high = _quadratic_set_on_half_line(float(A), float(B), float(C))
+    return estimate, low, high
+
+
+def _breakeven_point(gap: float, gain: float) -> float:
+    if gap <= 0:
+        return 0.0 if gain >= 0 else math.inf
+    return gap / gain if gain > 0 else math.inf
+
+
+def _quadratic_set_on_half_line(A: float, B: float, C: float) -> tuple[float, float]:
+    """Bounds of {n >= 0 : A n^2 + B n + C <= 0}, with inf as the upper bound when the set is
+    unbounded or also holds some n < 0 (negative break-even: never); (inf, inf) when only
+    negative n or none satisfy it."""
+    disc = B * B - 4 * A * C
+    if A > 0:  # a bounded interval [r1, r2] around the estimate (which always satisfies it:
+        # a negative discriminant is rounding, of values without spread)
+        root = math.sqrt(max(disc, 0.0))
+        r1, r2 = (-B - root) / (2 * A), (-B + root) / (2 * A)
+        if r2 < 0:
+            return math.inf, math.inf
+        return max(r1, 0.0), (math.inf if r1 < 0 else r2)
+    # A <= 0: the step gain is not significant: the set is unbounded (two rays or the line)
+    if A == 0:
+        if B == 0:
+            return (0.0 if C <= 0 else math.inf), math.inf
+        cut = -C / B
+        return (max(cut, 0.0), math.inf) if B < 0 else (0.0, math.inf)
+    if disc <= 0:
+        return 0.0, math.inf  # A < 0 and no real roots: every n
+    root = math.sqrt(disc)
+    r1, r2 = sorted(((-B - root) / (2 * A), (-B + root) / (2 * A)))
+    # the set is (-inf, r1] and [r2, inf)
+    return (0.0 if r1 >= 0 else max(r2, 0.0)), math.inf
+
+
+def _logs(values: np.ndarray) -> np.ndarray | None:
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0 or np.isnan(values).any() or (values <= 0).any():
+        return None
+    return np.log(values)

@@ -1,0 +1,334 @@
+"""The statistics tables that FINDINGS.md (rnnbench.report.findings), the charts, ``rnnbench
+compare`` and ``rnnbench reference`` read: claim verdicts, ablation effects, where the setup
+goes, the unroll spectrum, the TensorFlow versions, the Keras cells; all computed from
+summary.csv and measurements.csv (rnnbench.stats.summary, rnnbench.results.load), none rendered here.
+
+A claim says which implementation is larger on a quantity ("static > dynamic": the
+static/dynamic ratio exceeds 1) and may give the seed's own ratio. Per grid cell, the
+verdict compares the ratio's 95 % interval (rnnbench/stats/intervals.py: a paired t-interval on
+the log ratio over fresh processes) with 1: it **holds** when the whole interval lies on the
+claimed side, **does not hold** when it lies on the other side, and is **inconclusive** when
+it contains 1 (or could not be computed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rnnbench.grid.axes import KERAS_APIS, LABEL_AXES
+from rnnbench.grid.cells import ablated_axes, varied_axes
+from rnnbench.grid.axes import tf_version_key
+from rnnbench.stats.intervals import side_of_one
+from rnnbench.results.load import at_reference
+from rnnbench.stats.summary import ratio_of
+
+QUANTITIES = {
+    "graph_construction_s": "graph construction (Keras, JAX: tracing) time",
+    "setup_s": "setup time (everything before the second step: graph construction or "
+               "tracing, setup, first step or call)",
+    "first_100_steps_s": "time to the 100th step (setup + 99 steps)",
+    "median_step_s": "steady-state step time",
+    "peak_rss_mb": "peak memory (RSS)",
+    "first_step_s": "first step or call (graph optimisation or compilation, one step)",
+}
+"""Quantities a claim can be about: summary columns ``ratio_<quantity>`` (static / dynamic),
+in words every api's cells fit (vocabulary.API_WORDS has each api's own)."""
+DIRECTIONS = ("static > dynamic", "static < dynamic")
+
+
+def verdict(direction: str, low: float, high: float) -> str:
+    """'holds', 'does not hold' or 'inconclusive' for a claimed direction, from the 95 %
+    interval [low, high] of the static/dynamic ratio (see the module docstring; its side of
+    1: intervals.side_of_one). An interval that touches 1 is inconclusive; a NaN bound (fewer
+    than 2 repeats) is inconclusive.
+
+    Raises:
+        ValueError: for a direction not in DIRECTIONS.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction: {direction!r} is not one of {DIRECTIONS}")
+    side = side_of_one(low, high)
+    if side == "across":
+        return "inconclusive"
+    claimed = "above" if direction == "static > dynamic" else "below"
+    return "holds" if side == claimed else "does not hold"
+
+
+CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
+                 "verdict", "fragile", "figure", "figure_in_interval", "ablations", "api",
+                 "base_cell_id", "reference"]
+
+
+def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
+    """One row per claim and cell, in every api: the seeds' claims are about static_rnn and
+    dynamic_rnn, and in the other apis the unrolled variant plays static's part (Keras
+    ``unroll=True``, a JAX scan's ``unroll`` factor above 1) and the loop dynamic's
+    (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, the
+    verdict, ``fragile`` (one process decides it: the quantity is among the cell's
+    summary.fragile_metrics), the seed's figure and whether our interval contains it (None
+    without a figure), the cell's ablations.
+
+    Raises:
+        ValueError: for a claim whose quantity is not in QUANTITIES.
+    """
+    rows = []
+    for claim in claims:
+        if claim.get("kind", "ratio") != "ratio":
+            continue  # rnnbench.stats.claims judges the other kinds
+        quantity = claim["quantity"]
+        if quantity not in QUANTITIES:
+            raise ValueError(f"claim {claim['id']}: quantity {quantity!r} is not one of "
+                             f"{sorted(QUANTITIES)}")
+        figure = claim.get("figure")
+        for _, cell in summary.iterrows():
+            low, high = cell[f"ratio_{quantity}_ci_low"], cell[f"ratio_{quantity}_ci_high"]
+            rows.append({
+                "claim": claim["id"], "cell_id": cell["cell_id"], "quantity": quantity,
+                "direction": claim["direction"], "ratio": cell[f"ratio_{quantity}"],
+                "ci_low": low, "ci_high": high,
+                "verdict": verdict(claim["direction"], low, high),
+                "fragile": quantity in str(cell.get("fragile", "")).split(", "),
+                "figure": figure,
+                "figure_in_interval": None if figure is None else bool(low <= figure <= high),
+                "ablations": cell["ablations"], "api": cell["api"],
+                "base_cell_id": cell["base_cell_id"],
+                # no ablation, or the cell it ablates is not in the grid (e.g. every cell
+                # runs 2 threads): a reference cell, not a twin
+                "reference": cell["base_cell_id"] == cell["cell_id"]
+                or cell["base_cell_id"] not in set(summary["cell_id"]),
+            })
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+
+
+def axis_words(axis: str, value) -> str:
+    """A cell's value of ``axis`` in words, as its label names it (cell_labels): 'sequences
+    of 2 steps', 'sequences that fill max_len', 'max_len 24', 'TensorFlow 2.12'."""
+    if axis == "sequence_length":
+        value = str(value)
+        if value == "full":
+            return "sequences that fill max_len"
+        if value.startswith("u"):
+            return f"sequences of {value[1:].replace('-', ' to ')} steps (uniform)"
+        return f"sequences of {value} steps"
+    if axis in ("cell", "api"):
+        return str(value)
+    if axis == "tf_version":
+        return f"TensorFlow {value}"
+    return f"{axis} {value}"
+
+
+def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> dict[str, str]:
+    """cell_id -> the cell in words, by what tells it apart in its grid: the LABEL_AXES that
+    (or ``axes``) take more than one value among ``summary``'s cells ('max_len 24,
+    sequence_length 2'),
+    then its ablations ('dynamic loops to max_len'); in a grid where no axis varies, its
+    max_len and sequence_length. Two cells that the words do not tell apart (hand-made
+    tables) get their ids added."""
+    varied = [axis for axis in axes
+              if axis in summary and summary[axis].astype(str).nunique() > 1]
+    shown = varied or ["max_len", "sequence_length"]
+    out = {}
+    for _, cell in summary.iterrows():
+        words = [axis_words(axis, cell[axis]) for axis in shown]
+        if isinstance(cell.get("ablations"), str) and cell["ablations"]:
+            words.append(cell["ablations"])
+        out[cell["cell_id"]] = ", ".join(words)
+    seen = pd.Series(list(out.values())).value_counts()
+    return {cid: f"{label} ({cid})" if seen[label] > 1 else label for cid, label in out.items()}
+
+
+def gap_share(ablated: float, reference: float, figure: float) -> float:
+    """The share of the log-ratio gap between our ``reference`` ratio and a seed's ``figure``
+    that an ablation closes, moving our ratio to ``ablated``: (log ablated - log reference) /
+    (log figure - log reference); 1 means the ablation alone moves our ratio to the seed's.
+    Raises ZeroDivisionError when reference == figure (no gap)."""
+    return ((math.log(ablated) - math.log(reference))
+            / (math.log(figure) - math.log(reference)))
+
+
+def decided_gap_share(twin: pd.Series, reference: pd.Series, figure: float | None
+                      ) -> float | None:
+    """gap_share of an ablation twin's ratio against its reference cell's, only as far as the
+    intervals decide it: None unless a figure is given and differs from the reference's
+    ratio, both verdicts are conclusive (neither interval holds 1), and the two intervals do
+    not overlap (the ablation's move is larger than the spread between processes).
+
+    ``twin``, ``reference``: rows of claim_table (ratio, ci_low, ci_high, verdict)."""
+    if figure is None or pd.isna(figure) or reference["ratio"] == figure:
+        return None
+    if "inconclusive" in (twin["verdict"], reference["verdict"]):
+        return None
+    if twin["ci_low"] <= reference["ci_high"] and reference["ci_low"] <= twin["ci_high"]:
+        return None
+    return gap_share(twin["ratio"], reference["ratio"], figure)
+
+
+def ablated_in_grid(table: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """cell_id -> the ablation axes where the cell differs from its reference, among those
+    the table's cells vary (cells.ablated_axes, cells.varied_axes): how a table row's
+    ``ablations`` were worded, as axes, to choose cells by."""
+    cells = table.drop_duplicates("cell_id")
+    rows = cells.to_dict("records")
+    varied = varied_axes(rows)
+    return {row["cell_id"]: tuple(ablated_axes(row, varied)) for row in rows}
+
+
+EFFECT_METRICS = {"setup_s": "setup", "median_step_s": "median step",
+                  "mean_step_s": "mean step", "peak_rss_mb": "peak RSS"}
+"""What ablation_effects compares between a twin and its base cell (measurements columns)."""
+
+
+def ablation_effects(runs: pd.DataFrame) -> pd.DataFrame:
+    """What each ablation does to each implementation on its own: per twin cell (a cell
+    whose reference cell, ``base_cell_id``, is in ``runs``), implementation and
+    EFFECT_METRICS column, the ratio twin / base of the geometric means over processes with
+    its 95 % interval (summary.ratio_of, paired by repeat). ``shared`` is True where the twin
+    took the reference's runs of that implementation (cells.shared_runs): the ratio is then 1
+    by construction.
+
+    ``runs``: load.load_results's table (after share_runs). Returns columns cell_id,
+    base_cell_id, ablations, impl, metric, ratio, ci_low, ci_high, shared; empty without
+    twins.
+    """
+    rows = []
+    twins = runs[~at_reference(runs) & runs["base_cell_id"].isin(set(runs["cell_id"]))]
+    for (cell_id, stem, ablations), twin in twins.groupby(
+            ["cell_id", "base_cell_id", "ablations"], sort=False):
+        for impl in ("static", "dynamic"):
+            ablated = twin[twin["impl"] == impl]
+            base = runs[(runs["cell_id"] == stem) & (runs["impl"] == impl)]
+            shared = bool((ablated["measured_in"] == stem).all())
+            for metric in EFFECT_METRICS:
+                ratio, low, high = ratio_of(ablated, base, metric)
+                rows.append({"cell_id": cell_id, "base_cell_id": stem, "ablations": ablations,
+                             "impl": impl, "metric": metric, "ratio": ratio, "ci_low": low,
+                             "ci_high": high, "shared": shared})
+    return pd.DataFrame(rows, columns=["cell_id", "base_cell_id", "ablations", "impl", "metric",
+                                       "ratio", "ci_low", "ci_high", "shared"])
+
+
+def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
+    """Where the setup goes, from the meta_optimizer ablation: per cell that has a twin
+    differing only in meta_optimizer (among the axes the grid varies: ablated_in_grid), and
+    per implementation, the medians over repeats (seconds) of graph construction, init
+    (``init_s``), the first step with Grappler (the cell) and without (its twin), their
+    difference (``optimisation_s``, the first step's graph optimisation), the time to the
+    100th step with Grappler, and the optimisation's share of it.
+
+    ``runs``: load.load_results's table. Empty when the grid has no such twin.
+    """
+    rows = []
+    ablated = ablated_in_grid(runs)
+    twins = runs[runs["cell_id"].map(lambda cell: ablated[cell] == ("meta_optimizer",))]
+    for stem in dict.fromkeys(twins["base_cell_id"]):
+        for impl in ("static", "dynamic"):
+            on = runs[(runs["cell_id"] == stem) & (runs["impl"] == impl)]
+            off = twins[(twins["base_cell_id"] == stem) & (twins["impl"] == impl)]
+            if on.empty or off.empty:
+                continue
+            optimisation = on["first_step_s"].median() - off["first_step_s"].median()
+            first_100 = on["first_100_steps_s"].median()
+            rows.append({
+                "cell_id": stem, "impl": impl, "api": on["api"].iloc[0],
+                "graph_construction_s": on["graph_construction_s"].median(),
+                "init_s": on["init_s"].median(),
+                "first_step_s": on["first_step_s"].median(),
+                "first_step_without_grappler_s": off["first_step_s"].median(),
+                "optimisation_s": optimisation,
+                "first_100_steps_s": first_100,
+                "optimisation_share_of_first_100": optimisation / first_100,
+            })
+    return pd.DataFrame(rows)
+
+
+def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The cells (without ablations) that the grid ran in more than one TensorFlow version:
+    per cell and tf_version, the release that ran, each implementation's median setup and
+    step seconds, the static / dynamic ratios with their intervals and the break-even. Column
+    ``stem`` is the cell's id in the default TensorFlow version (cells.Cell), ``release``
+    the TensorFlow that ran."""
+    plain = summary[at_reference(summary)].copy()
+    plain["stem"] = plain["default_tf_cell_id"]
+    several = plain.groupby("stem")["tf_version"].transform("nunique") > 1
+    release = runs.groupby("cell_id")["tensorflow_version"].first()
+    table = plain[several].assign(release=lambda t: t["cell_id"].map(release),
+                                  order=lambda t: t["tf_version"].astype(str).map(tf_version_key))
+    return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
+
+
+def keras_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The cells of KERAS_APIS without ablations (summary rows: unroll=True is static,
+    unroll=False dynamic), with ``step_verdict``, whether unroll=True's steps are faster
+    (verdict of 'static < dynamic' on the step ratio), and, where the runs hold the same
+    cell in compat_v1 (``compat_v1_cell_id``), Keras's unroll=False step against
+    dynamic_rnn's: ``compat_v1_step_ratio`` with ``_ci_low`` / ``_ci_high`` (ratio_of of the
+    dynamic runs; NaN without that cell). Keras runs the padded length, dynamic_rnn the
+    batch's longest sequence."""
+    plain = summary[summary["api"].isin(KERAS_APIS) & at_reference(summary)].copy()
+    plain["step_verdict"] = [verdict("static < dynamic", low, high) for low, high in zip(
+        plain["ratio_median_step_s_ci_low"], plain["ratio_median_step_s_ci_high"])]
+    against = []
+    for cell_id, stem in zip(plain["cell_id"], plain["compat_v1_cell_id"]):
+        ours = runs[(runs["cell_id"] == cell_id) & (runs["impl"] == "dynamic")]
+        theirs = runs[(runs["cell_id"] == stem) & (runs["impl"] == "dynamic")]
+        against.append(ratio_of(ours, theirs, "median_step_s") if not theirs.empty
+                       else (math.nan,) * 3)
+    for position, column in enumerate(("compat_v1_step_ratio", "compat_v1_step_ratio_ci_low",
+                                       "compat_v1_step_ratio_ci_high")):
+        plain[column] = [values[position] for values in against]
+    return plain
+
+
+JAX_HORIZONS = (1_000, 100_000)
+"""The step counts 'For JAX users' finds the fastest unroll factor for."""
+
+
+def unroll_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The unroll spectrum of the jax_scan cells: per cell shape (the cells alike but for the
+    unroll axis: those whose only ablation among the grid's varied axes is unroll, named by
+    their reference's id, ``base_cell_id``, the cell at unroll max_len) and unroll factor,
+    the geometric means over repeats of tracing (graph_construction_s), XLA compilation
+    (optimisation_s), setup (everything before the second step) and the median step
+    (seconds), and the total to each of JAX_HORIZONS steps (setup + N x median step).
+    unroll 1 is dynamic's runs (from the reference cell); every other factor a cell's static
+    runs. ``shape`` is the group's cell id at the reference; ``unroll`` an int. Empty without
+    jax_scan cells."""
+    ablated = ablated_in_grid(summary)
+    jax = summary[(summary["api"] == "jax_scan")
+                  & summary["cell_id"].map(lambda cell: set(ablated[cell]) <= {"unroll"})]
+    rows = []
+    for _, cell in jax.iterrows():
+        unroll = str(cell["unroll"])
+        impls = [("static", cell["max_len"] if unroll == "max_len" else int(unroll))]
+        if unroll == "max_len":
+            impls.append(("dynamic", 1))
+        for impl, factor in impls:
+            row = {"shape": cell["base_cell_id"], "unroll": min(int(factor), int(cell["max_len"])),
+                   **{key: cell[f"{impl}_{key}"] for key in (
+                       "graph_construction_s", "optimisation_s", "setup_s", "median_step_s")}}
+            row.update({f"total_{n}_s": row["setup_s"] + n * row["median_step_s"]
+                        for n in JAX_HORIZONS})
+            rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    return (pd.DataFrame(rows).drop_duplicates(["shape", "unroll"])
+            .sort_values(["shape", "unroll"]).reset_index(drop=True))
+
+
+def cold_fetch_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and implementation with ``fetches: hooks_cold``, medians over repeats of the
+    slowest measured step (``max_step_s``: the hook fetch set's first run), the median step
+    and the mean step, and the measured steps of a run (``n_steps``). Empty without such
+    cells."""
+    cold = runs[runs["fetches"] == "hooks_cold"]
+    rows = [{"cell_id": cell_id, "impl": impl, "max_step_s": group["max_step_s"].median(),
+             "median_step_s": group["median_step_s"].median(),
+             "mean_step_s": group["mean_step_s"].median(),
+             "n_steps": int(group["n_steps"].iloc[0])}
+            for (cell_id, impl), group in cold.groupby(["cell_id", "impl"], sort=False)]
+    return pd.DataFrame(rows, columns=["cell_id", "impl", "max_step_s", "median_step_s",
+                                       "mean_step_s", "n_steps"])

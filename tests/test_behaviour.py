@@ -1,7 +1,7 @@
-"""Behaviour unchanged by the restructuring of issue 22: re-aggregating a committed set of
-result JSONs gives the tables that the workflow wrote before it, and the FINDINGS that the
-writer of issue 24 words from them (the shape in words, claims judged in every api, reasons
-for every inconclusive verdict, the method after the results; issue 25's Why section,
+"""Behaviour unchanged by restructuring: re-aggregating a committed set of result JSONs gives
+the tables that the workflow wrote before it, and the FINDINGS that the current writer words
+from them (the shape in words, claims judged in every api, reasons for every inconclusive
+verdict, the method after the results; the cost model's Why section,
 which for these runs, most of them flagged busy, says why the cost model is not fitted:
 changed on purpose, and reviewed line by line when expected/FINDINGS.md was rewritten).
 
@@ -9,7 +9,7 @@ tests/fixtures/behaviour/ holds the results of a small grid (config.yaml there: 
 keras and jax_scan, a loop-bound and a scan-unroll ablation, the seeds' claims; 45 training
 jobs of schema 5, their benchmark files and rule peak's file), run bare with the workflow at
 commit 95dce5e, and ``expected/`` the measurements.csv, summary.csv and FINDINGS.md that
-commit's aggregation wrote from them, and FINDINGS.md as issue 24's writer words them
+commit's aggregation wrote from them, and FINDINGS.md as the current writer words them
 (``config.json``: the config as the
 workflow validated it, schema defaults and claims_from's claims filled in). Columns renamed
 since (RENAMED) are compared under their new names.
@@ -28,9 +28,9 @@ from rnnbench.grid import cells as grid_cells, plan
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
 RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}
-"""Result fields renamed by issue 22 (generic phase names), old -> new, inside column names."""
+"""Result fields renamed since (generic phase names), old -> new, inside column names."""
 ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd")
-"""measurements.csv's columns added since (issue 23: the share of the run's CPUs other
+"""measurements.csv's columns added since (the share of the run's CPUs other
 processes used, the measuring lock's span; the CPU's widest vector instruction set), which
 the fixture's results predate: empty for them."""
 
@@ -98,7 +98,7 @@ def test_findings_are_the_ones_written_before(aggregated):
 
 
 def test_the_bottom_line_reads_in_short_sentences(aggregated):
-    """Issue 24: no sentence of FINDINGS' bottom line over about 35 words (compat_v1, keras
+    """No sentence of FINDINGS' bottom line over about 35 words (compat_v1, keras
     and jax_scan cells, an ablation of each kind of this fixture)."""
     import re
 

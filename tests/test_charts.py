@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from rnnbench.report import chart_parts, charts
+from rnnbench.report import chartlist, chart_parts, charts
 from rnnbench.results import load
 from rnnbench.stats.summary import cumulative_time, summarize
 from conftest import make_result
@@ -292,23 +292,62 @@ def test_ratio_chart_puts_the_ratio_against_a_varied_axis(tmp_path):
         charts.build_chart("ratio_num_units", summary, None)
 
 
+EVERY_GRID = ["setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline",
+              "setup_split"]
+
+
+def test_plots_are_the_charts_of_what_a_grid_varies():
+    """chartlist.plots: every grid's charts, then one per thing it varies, in the workflow's
+    order; each a chart rule plot can make (ALL_CHARTS)."""
+    from test_grid import default_config, shipped_config
+
+    from rnnbench.grid import cells as grid_cells
+
+    config = shipped_config()
+    cells = grid_cells.cells(config).values()
+    assert chartlist.plots(cells, ["2.21"], config["api"]) == [*EVERY_GRID, "ablation_loop_bound"]
+    wide = default_config(max_len=[10, 20], sequence_length=[2], api=["compat_v1", "jax_scan"],
+                          meta_optimizer=["on", "off"])
+    wide_cells = list(grid_cells.cells(wide).values())
+    charts = chartlist.plots(wide_cells, ["2.12", "2.21"], wide["api"])
+    assert charts == [*EVERY_GRID, "ablation_meta_optimizer", "api", "tf_version",
+                      "ratio_max_len", "jax_unroll"]
+    assert set(charts) <= set(chartlist.ALL_CHARTS)
+    crossing = default_config(max_len=[10, 20], sequence_length=[2, "max_len"])
+    assert chartlist.plots(grid_cells.cells(crossing).values(), ["2.21"], ["compat_v1"])[-2:] \
+        == ["ratio_max_len", "crossover"]
+
+
 def test_every_chart_has_its_own_report_caption():
-    """workflow/report/plot.rst, rendered as Snakemake's report renders it (Jinja2, the chart
-    wildcard), gives each chart of plan.CHARTS and plan.ABLATION_CHARTS a caption; only the
-    ablation charts fall through to the 'Ablation <axis>' text, and no two others share one."""
+    """workflow/report/plot.rst is the registry's captions (chartlist.plot_rst), and rendered
+    as Snakemake's report renders it (Jinja2, the chart wildcard) gives each chart of
+    chartlist.ALL_CHARTS a caption of its own but the ablation family's 'Ablation <axis>'."""
     import types
 
     import jinja2
 
     from conftest import REPO
-    from rnnbench.grid.plan import ABLATION_CHARTS, CHARTS
 
-    template = jinja2.Template((REPO / "workflow" / "report" / "plot.rst").read_text())
+    text = (REPO / "workflow" / "report" / "plot.rst").read_text()
+    assert text == chartlist.plot_rst(), "python3 -m rnnbench.report.chartlist > workflow/report/plot.rst"
+    template = jinja2.Template(text)
     captions = {chart: template.render(snakemake=types.SimpleNamespace(
         wildcards=types.SimpleNamespace(chart=chart))).strip()
-        for chart in CHARTS + ABLATION_CHARTS}
+        for chart in chartlist.ALL_CHARTS}
     ablation = {chart for chart, text in captions.items() if text.startswith("Ablation ")}
     assert ablation == {chart for chart in captions if chart.startswith("ablation_")}
+    assert "Ablation loop_bound:" in captions["ablation_loop_bound"]
     others = [text for chart, text in captions.items() if chart not in ablation]
     assert all(others) and len(set(others)) == len(others)
     assert "against max_len" in captions["ratio_max_len"]
+
+
+def test_every_chart_kind_is_drawn_and_named_in_the_results_readme():
+    from conftest import REPO
+
+    readme = (REPO / "results" / "README.md").read_text()
+    for chart in chartlist.CHARTS:
+        assert callable(chartlist.draw_function(chart)), chart.draw
+        assert f"`{chart.name}" in readme, chart.name
+    with pytest.raises(ValueError, match="unknown chart 'ratio_depth'"):
+        chartlist.chart_of("ratio_depth")

@@ -125,7 +125,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     curved = _runs(tmp_path / "curve", lambda impl, m: 0.01,
                    setup_of=lambda impl, m: 0.002 * m * m if impl == "static" else 1.0)
     assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
-    # a curve the line does not fit is read off the power law the runs choose (issue 25)
+    # a curve the line does not fit is read off the power law the runs choose
     assert "power law" in claims.judge(reaches, curved)[0]["estimate"]
     # runs too scattered: the prediction interval at 3000 reaches below zero
     scattered = _spread_runs(tmp_path / "scatter", (0.2, 1.0, 3.0))

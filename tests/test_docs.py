@@ -1,4 +1,4 @@
-"""Docs that stay true (issue 24): every path, file name and command the pages name exists or
+"""Docs that stay true: every path, file name and command the pages name exists or
 runs, every example cell id is a cell of a shipped grid, the pages' statements about the
 committed preset runs (machine, busy flags, durations) match those runs, and no page points
 outside the repository, to "above"/"below" another page, or to the project's tracker."""

@@ -487,21 +487,6 @@ def test_the_hook_warning_agrees_with_the_fetch_plan_and_takes_huge_step_counts(
         assert not any("no measured step" in w for w in configcheck.config_warnings(none)), changes
 
 
-def test_plots_are_the_charts_of_what_a_grid_varies():
-    """plan.plots: every grid's CHARTS, then one per thing it varies, in the workflow's order;
-    each a chart rule plot can make (CHARTS + ABLATION_CHARTS)."""
-    config = shipped_config()
-    cells = grid_cells.cells(config).values()
-    assert plan.plots(cells, ["2.21"], config["api"]) == [*plan.CHARTS, "ablation_loop_bound"]
-    wide = default_config(max_len=[10, 20], sequence_length=[2], api=["compat_v1", "jax_scan"],
-                          meta_optimizer=["on", "off"])
-    wide_cells = list(grid_cells.cells(wide).values())
-    charts = plan.plots(wide_cells, ["2.12", "2.21"], wide["api"])
-    assert charts == [*plan.CHARTS, "ablation_meta_optimizer", "api", "tf_version",
-                      "ratio_max_len", "jax_unroll"]
-    assert set(charts) <= set(plan.CHARTS + plan.ABLATION_CHARTS)
-
-
 def test_schema_defaults_are_the_schemas_and_fill_a_config():
     """configcheck.schema_defaults: the schema's default of each top-level key (repeats 6,
     as config.yaml), the same values validate_config fills in."""

@@ -69,7 +69,11 @@ def test_the_venv_has_the_rnnbench_command():
     command = Path(sys.executable).parent / "rnnbench"
     proc = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    for name in ("check", "compare", "predict", "reference", "reproduce", "scale", "jax"):
+    from rnnbench import cli
+
+    commands = {path.stem for path in (REPO / "workflow/scripts/rnnbench/commands").glob("*.py")}
+    assert set(cli.COMMANDS) == commands - {"__init__"}  # one module per command, each listed
+    for name in cli.COMMANDS:
         assert f"    {name}" in proc.stdout, name
     proc = subprocess.run([command, "check", str(REPO / "config.yaml")], capture_output=True,
                           text=True, timeout=120, cwd=REPO)

@@ -75,7 +75,7 @@ def test_a_job_stops_when_its_snakemake_is_killed(tmp_path):
     job = tmp_path / "job.py"
     job.write_text(
         f"import sys, time; sys.path.insert(0, {str(SCRIPTS)!r})\n"
-        "from rnnbench import interrupt\n"
+        "from rnnbench.jobs import interrupt\n"
         "print(interrupt.exit_with_snakemake(poll_s=0.1), flush=True)\n"
         "time.sleep(60)\n")
     fake = tmp_path / "snakemake"  # the program's name is what is_snakemake looks at
@@ -107,7 +107,7 @@ def test_a_job_stops_when_its_snakemake_is_killed(tmp_path):
 def test_without_snakemake_nothing_is_watched():
     proc = subprocess.run(
         [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); "
-         "from rnnbench import interrupt; print(interrupt.exit_with_snakemake())"],
+         "from rnnbench.jobs import interrupt; print(interrupt.exit_with_snakemake())"],
         capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "None"
 

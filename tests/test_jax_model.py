@@ -178,11 +178,12 @@ def test_the_training_jobs_imports_hold_no_tensorflow():
     """The import graph of a training job of the JAX apis (workflow/scripts/train.py's
     modules, every runner's, jax_model's; keras_jax's Keras on JAX too): no TensorFlow."""
     code = ("import sys\n"
-            "from rnnbench import bench, data, frameworks, interrupt, metadata, schema\n"
+            "from rnnbench.measure import bench, data, frameworks, metadata, schema\n"
+            "from rnnbench.jobs import interrupt\n"
             "from rnnbench.measure.runners import runners\n"
             "runners()  # every runner module, as bench.run imports them\n"
             "frameworks.import_jax('cpu', 1)\n"
-            "from rnnbench import jax_model, keras_model\n"
+            "from rnnbench.measure import jax_model, keras_model\n"
             "keras_model.import_keras_jax()  # api keras_jax's jobs\n"
             "assert 'tensorflow' not in sys.modules, sorted(m for m in sys.modules if 'tensorflow' in m)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -234,7 +235,7 @@ def test_a_tensorflow_job_runs_without_jax(scenarios):
 
 
 def test_jax_cannot_be_kept_out_once_imported():
-    code = "import jax\nfrom rnnbench import frameworks\nframeworks.keep_jax_out()\n"
+    code = "import jax\nfrom rnnbench.measure import frameworks\nframeworks.keep_jax_out()\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env={**os.environ, **SCRIPTS})
     assert proc.returncode == 1 and "jax was imported before frameworks.keep_jax_out" in proc.stderr

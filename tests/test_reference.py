@@ -8,23 +8,24 @@ import pytest
 
 from conftest import REPO
 from rnnbench.commands import reference
+from rnnbench.report import readme as answer_page
 
 
 def test_the_readme_answer_is_the_reference_runs():
     """Fails when the README's numbers differ from docs/figures/ (rerun rnnbench reference)."""
     readme = (REPO / "README.md").read_text()
-    assert reference.ANSWER_BEGIN == "<!-- answer: written by rnnbench reference -->"
-    assert reference.readme_answer(readme) == reference.expected_answer()
+    assert answer_page.ANSWER_BEGIN == "<!-- answer: written by rnnbench reference -->"
+    assert answer_page.readme_answer(readme) == answer_page.expected_answer()
     # the choice is on the first screen (within the first 15 lines), the whole answer, with
     # Keras, JAX and the sweep, within 45
-    first = reference.readme_answer(readme).splitlines()[1]
+    first = answer_page.readme_answer(readme).splitlines()[1]
     assert first.startswith("**Use ") and first in readme.splitlines()[:15]
-    assert readme.index(reference.ANSWER_END) < len("\n".join(readme.splitlines()[:45]))
+    assert readme.index(answer_page.ANSWER_END) < len("\n".join(readme.splitlines()[:45]))
 
 
 def test_the_readme_answer_reads_in_short_sentences_that_start_with_the_choice():
-    """Issue 24: a practitioner reads the choice first, in sentences of at most 35 words."""
-    block = reference.readme_answer((REPO / "README.md").read_text())
+    """A practitioner reads the choice first, in sentences of at most 35 words."""
+    block = answer_page.readme_answer((REPO / "README.md").read_text())
     prose = block.split("\n", 1)[1].split("```")[0]
     sentences = [s for s in re.split(r"(?<=[.*])\s+", prose.strip()) if s]
     assert sentences[0].startswith("**Use ") and len(sentences) >= 4
@@ -73,7 +74,7 @@ def test_the_layout_page_matches_the_tree():
 
 
 def test_each_reference_run_is_committed_with_its_findings_and_charts():
-    """Issue 24: the runs for Keras and JAX and the max_len x length sweep each have their
+    """The runs for Keras and JAX and the max_len x length sweep each have their
     FINDINGS, summary, charts and run.json under docs/figures/, from the preset they name;
     the apis run measures config.yaml's shape, in each api its preset lists."""
     import yaml
@@ -81,7 +82,7 @@ def test_each_reference_run_is_committed_with_its_findings_and_charts():
     from rnnbench.results.load import read_table
 
     main = yaml.safe_load((REPO / "config.yaml").read_text())
-    for name, (config, folder) in reference.REFERENCE_RUNS.items():
+    for name, (config, folder) in answer_page.REFERENCE_RUNS.items():
         figures = REPO / folder
         for part in ("FINDINGS.md", "summary.csv", "run.json", "cumulative_time.svg"):
             assert (figures / part).exists(), f"{folder}/{part}"
@@ -115,20 +116,20 @@ def _cells(api, rows):
 def test_the_choice_follows_the_intervals_in_each_apis_words():
     # unrolled faster at every length: use it past the fewest break-even steps
     keras = _cells("keras", [("2", 0.6, 0.5, 0.8, 625), ("full", 0.6, 0.4, 0.9, 683)])
-    assert reference.choice(keras) == (
+    assert answer_page.choice(keras) == (
         "Use unroll=True if you train past about 625 to 683 steps (2 s of training here), at "
         "both lengths measured; for fewer steps, unroll=False.")
     # faster at full length only (the other interval holds 1): the loop unless that length
     compat = _cells("compat_v1", [("2", 1.4, 1.3, 1.6, None), ("full", 0.8, 0.7, 0.9, 5000)])
-    assert reference.choice(compat) == (
+    assert answer_page.choice(compat) == (
         "Use dynamic_rnn, unless your sequences fill max_len and you train past about 5000 "
         "steps (11 s of training here): then static_rnn is faster overall.")
     # an interval across 1 is no win, whatever its break-even; a JAX scan's factor written out
     jax = _cells("jax_scan", [("2", 0.9, 0.7, 1.1, 300), ("full", 1.6, 1.4, 1.8, None)])
-    assert reference.choice(jax) == (
+    assert answer_page.choice(jax) == (
         "Use scan unroll=1: scan unroll=24 did not clearly pay back its setup here.")
     slower = _cells("jax_scan", [("2", 1.5, 1.4, 1.6, None), ("full", 1.6, 1.4, 1.8, None)])
-    assert reference.choice(slower) == (
+    assert answer_page.choice(slower) == (
         "Use scan unroll=1: scan unroll=24 never paid back its setup here.")
 
 
@@ -142,7 +143,7 @@ def test_the_sweep_says_how_the_step_ratio_moves_and_where_static_wins():
             rows.append({"max_len": max_len, "sequence_length": length, "ablations": "",
                          "ratio_median_step_s": ratio, "ratio_median_step_s_ci_low": low,
                          "ratio_median_step_s_ci_high": high})
-    said = reference.sweep_sentences(pd.DataFrame(rows))
+    said = answer_page.sweep_sentences(pd.DataFrame(rows))
     assert said[0] == ("With sequences that fill max_len, static's steps take 0.90, 0.80 and "
                        "0.70 of dynamic's at max_len 12, 24 and 48.")
     assert said[1] == ("With sequences of 3 steps, static's steps take 1.20, 1.50 and 2.50 of "

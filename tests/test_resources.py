@@ -172,7 +172,7 @@ def test_the_estimates_cover_every_calibration_job():
 
 
 def test_a_keras_xla_grid_like_the_public_reports_is_refused_before_any_job():
-    """Issue 23: Keras with XLA and unroll=True at max_len 240 was declared 3072 MiB and grew
+    """Keras with XLA and unroll=True at max_len 240 was declared 3072 MiB and grew
     past 23 GB on a 24 GB machine. Now its estimate is above that, and the grid is refused."""
     cell = {"cell": "basic_lstm", "batch_size": 32, "max_len": 240, "num_units": 32,
             "input_dim": 16, "sequence_length": "max_len", "api": "keras_xla"}

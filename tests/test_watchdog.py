@@ -1,4 +1,4 @@
-"""A measuring job's bounds (issue 23): Ctrl-C ends it at once, however long the call it is in
+"""A measuring job's bounds: Ctrl-C ends it at once, however long the call it is in
 (interrupt.end_at_once_on_ctrl_c), and its watchdog stops it past its memory or time limit,
 naming which in its log (rnnbench.jobs.watchdog, rnnbench.jobs.jobstart); failures.error_line carries
 that line to the terminal."""

@@ -3,7 +3,7 @@
 # file, so it runs whenever asked for, and never as part of the grid.
 rule check_gpu:
     log:
-        "results/logs/check_gpu.log",
+        layout.rule_log("check_gpu"),
     localrule: True
     conda:
         "../../envs/environment.yaml"

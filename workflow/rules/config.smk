@@ -10,7 +10,7 @@ from pathlib import Path
 def refuse(message):
     """Stop the run while the Snakefile is read, before any job: ``message`` on standard error
     and exit status 1. A WorkflowError raised here would be printed with the frames of the
-    Snakefile lines that raised it, which tell a user nothing (issue 23)."""
+    Snakefile lines that raised it, which tell a user nothing."""
     print(message, file=sys.stderr)
     raise SystemExit(1)
 

@@ -1,9 +1,9 @@
 rule make_data:
     output:
-        npz="results/data/{dataset}.npz",
-        sidecar="results/data/{dataset}.json",
+        npz=layout.dataset_path("{dataset}"),
+        sidecar=layout.dataset_path("{dataset}", "json"),
     log:
-        "results/logs/make_data/{dataset}.log",
+        layout.rule_log("make_data", "{dataset}"),
     # before every training job, so that the grid runs repeat by repeat (plan.job_priorities)
     priority: max(PRIORITIES.values()) + 1
     conda:

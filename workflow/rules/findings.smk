@@ -2,15 +2,15 @@
 # intervals, what the ablations change, stability and break-even (rnnbench/report/findings.py).
 rule findings:
     input:
-        summary="results/summary.csv",
-        measurements="results/measurements.csv",
-        # the claims and extrapolate: a changed claim re-writes FINDINGS (common.smk)
-        settings=findings_settings,
-        planned=planned("write_findings_settings"),
+        summary=layout.SUMMARY,
+        measurements=layout.MEASUREMENTS,
+        # the claims and extrapolate: a changed claim re-writes FINDINGS (hooks.smk)
+        settings=housekeeping.findings_settings(DRY_RUN),
+        planned=housekeeping.planned("write_findings_settings", PLANNED),
     output:
-        report("results/FINDINGS.md", caption="../report/findings.rst", category="Findings"),
+        report(layout.FINDINGS, caption="../report/findings.rst", category="Findings"),
     log:
-        "results/logs/findings.log",
+        layout.rule_log("findings"),
     conda:
         "../../envs/environment.yaml"
     threads: 1

@@ -1,20 +1,20 @@
 rule plot:
     input:
-        summary="results/summary.csv",
-        cumulative="results/cumulative_time.csv",
-        measurements="results/measurements.csv",
+        summary=layout.SUMMARY,
+        cumulative=layout.CUMULATIVE,
+        measurements=layout.MEASUREMENTS,
     output:
-        html="results/plots/{chart}.html",
+        html=layout.chart_path("{chart}", "html"),
         svg=report(
-            "results/plots/{chart}.svg",
+            layout.chart_path("{chart}", "svg"),
             caption="../report/plot.rst",
             category="Figures",
             labels={"chart": "{chart}"},
         ),
     log:
-        "results/logs/plot/{chart}.log",
+        layout.rule_log("plot", "{chart}"),
     wildcard_constraints:
-        chart="|".join(CHARTS + ABLATION_CHARTS),
+        chart="|".join(ALL_CHARTS),
     conda:
         "../../envs/environment.yaml"
     threads: 1

@@ -61,9 +61,9 @@ use rule train_static as train_dynamic with:
 # (roofline.py).
 rule peak:
     output:
-        peak_path(RUNS, "{threads}", "{tf_version}"),
+        layout.peak_path(RUNS, "{threads}", "{tf_version}"),
     log:
-        peak_path(LOGS, "{threads}", "{tf_version}", ".log"),
+        layout.peak_path(LOGS, "{threads}", "{tf_version}", ".log"),
     wildcard_constraints:
         threads=r"\d+",
     conda:

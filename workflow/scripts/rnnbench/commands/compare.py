@@ -24,10 +24,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from rnnbench.stats import intervals
-from rnnbench.grid.configfiles import load_claims
+from rnnbench.grid.configfiles import read_config
 from rnnbench.report.sections import jax_lines
 from rnnbench.stats.formats import column_interval
 from rnnbench.grid.layout import IMPLEMENTATIONS
@@ -212,10 +211,8 @@ def main(args: argparse.Namespace) -> int:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:
         return _refuse(error)
-    config = yaml.safe_load(Path(args.configfile).read_text())
-    config.setdefault("claims", [])
-    try:
-        load_claims(config, REPO)  # claims_from: the shipped config names the seeds' claims
+    try:  # claims_from: the shipped config names the seeds' claims
+        config = read_config([args.configfile], REPO)
     except ValueError as error:
         return _refuse(error)
     claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]

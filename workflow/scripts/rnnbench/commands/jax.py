@@ -37,6 +37,7 @@ from rnnbench.measure import data, metadata  # numpy only: no TensorFlow, no JAX
 from rnnbench.grid import layout
 from rnnbench.grid.axes import ABLATION_DEFAULTS, JAX_APIS, PROTOCOL_KEYS
 from rnnbench.grid.cells import cells as grid_cells, datasets, protocol_id, shared_runs
+from rnnbench.grid.plan import job_priorities
 from rnnbench.grid.configcheck import (check_cross_fields, config_warnings, schema_defaults,
                                   schema_error)
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
@@ -150,12 +151,11 @@ def check_schema(config: dict) -> None:
 
 
 def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
-    """The runs, (cell_id, impl, repeat), repeat by repeat through the grid with static and
-    dynamic side by side (as plan.job_priorities orders the workflow's jobs), leaving out the
-    runs a cell takes from another (cells.shared_runs: dynamic is the same at every unroll)."""
-    shared = shared_runs(cells)
-    return [(name, impl, repeat) for repeat in range(1, config["repeats"] + 1)
-            for name in cells for impl in layout.IMPLEMENTATIONS if (name, impl) not in shared]
+    """The runs, (cell_id, impl, repeat), in the workflow's order (plan.job_priorities: repeat
+    by repeat through the grid, static and dynamic side by side, the runs a cell takes from
+    another left out)."""
+    priorities = job_priorities(cells, config["repeats"], shared_runs(cells))
+    return sorted(priorities, key=priorities.get, reverse=True)
 
 
 def one_run(job: dict) -> None:
@@ -199,9 +199,9 @@ def check_jax(device: str, keras: bool = False) -> None:
     Raises:
         ValueError: naming device (and api keras_jax) and the import's last error lines.
     """
-    code = ("import sys; from rnnbench import frameworks; "
+    code = ("import sys; from rnnbench.measure import frameworks; "
             "jax = frameworks.import_jax(sys.argv[1], 1); print(jax.__version__, jax.devices())"
-            + ("; from rnnbench import keras_model; print('Keras', "
+            + ("; from rnnbench.measure import keras_model; print('Keras', "
                "keras_model.import_keras_jax().__version__)" if keras else ""))
     proc = _python(code, device)
     if proc.returncode != 0:

@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from rnnbench.grid.configfiles import load_claims, own_claims
+from rnnbench.grid.configfiles import load_claims, own_claims, read_config
 from rnnbench.stats.formats import interval_text
 from rnnbench.results.load import read_table
 from rnnbench.stats.tables import claim_table
@@ -158,10 +157,9 @@ def claims_of(configfile: Path) -> list[dict]:
     if not configfile.is_file():
         raise ValueError(f"--configfile: {str(configfile)!r} is not a file")
     try:
-        config = {**yaml.safe_load((REPO / "config.yaml").read_text()),
-                  **(yaml.safe_load(configfile.read_text()) or {})}
-    except yaml.YAMLError as error:
-        raise ValueError(f"--configfile: {configfile} is not valid YAML: {error}") from None
+        config = read_config([REPO / "config.yaml", configfile], REPO, claims=False)
+    except ValueError as error:
+        raise ValueError(f"--configfile: {error}") from None
     own_claims([configfile], config, REPO / "config.yaml")  # as the runs will judge
     try:
         load_claims(config, REPO)

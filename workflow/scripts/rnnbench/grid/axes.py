@@ -13,8 +13,9 @@ when the Snakefile is read, and the timing harness (hook_step) on the GPU machin
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
+from rnnbench.grid.apis import APIS, DEFAULT_API
 from rnnbench.grid.layout import IMPLEMENTATIONS  # noqa: F401  (an axis of every cell)
 
 DEFAULT_TF_VERSION = "2.21"
@@ -53,15 +54,12 @@ NUMERIC_AXES = ("max_len", "batch_size", "num_units", "input_dim")
 """The numeric axes that are no ablation: the one list. A trend or law claim is along one of
 them (claims.check_claim), a grid that varies one gets a chart of the static/dynamic ratios
 against it (plan.ratio_axes, charts_varied.ratio_chart), and scaling fits laws along them."""
-# The APIs a cell can be written in (rnnbench.measure.model: compat_v1; rnnbench.measure.keras_model: keras,
-# keras_xla, keras_jax; rnnbench.measure.jax_model: jax_scan), and their id suffixes (compat_v1, the
-# original, adds none).
-API_SUFFIXES = {"compat_v1": "", "keras": "_keras", "keras_xla": "_kerasxla",
-                "keras_jax": "_kerasjax", "jax_scan": "_jaxscan"}
-JAX_APIS = ("keras_jax", "jax_scan")
-"""The apis on JAX (runners/jax.py): their jobs never import TensorFlow, and the TensorFlow
-jobs of the other apis never import JAX (frameworks.keep_jax_out)."""
-KERAS_APIS = ("keras", "keras_xla", "keras_jax")
+API_SUFFIXES = {name: api.suffix for name, api in APIS.items()}
+"""Each api's cell id suffix (rnnbench.grid.apis: compat_v1, the original, adds none)."""
+JAX_APIS = tuple(name for name, api in APIS.items() if api.framework == "jax")
+"""The apis on JAX: their jobs never import TensorFlow, and the TensorFlow jobs of the other
+apis never import JAX (frameworks.keep_jax_out)."""
+KERAS_APIS = tuple(name for name, api in APIS.items() if api.keras)
 """The apis of a Keras layer, unroll=True against unroll=False (tables.keras_table: FINDINGS'
 'For Keras users')."""
 # Ablation axes that change dynamic_rnn only: static_rnn's graph and steps are the same at
@@ -202,3 +200,16 @@ stated coverage in tests/test_intervals.py's simulation (rnnbench.stats.interval
 mean and the ratio still cover 95 %, but the break-even interval (one degree of freedom) is
 unbounded in most experiments and covers 97.5 %, more than it states. At 1 there is no
 interval at all."""
+
+
+def value_of(cell: Mapping[str, Any], name: str) -> Any:
+    """``cell``'s value of axis ``name``, its default where the cell (a hand-made dict, a row of
+    older results) lacks it: the one home of the axes' defaults (api compat_v1, the venv's
+    tf_version, ABLATION_DEFAULTS).
+
+    Raises:
+        KeyError: for an axis without a default that ``cell`` lacks (a shape axis).
+    """
+    if name in cell:
+        return cell[name]
+    return {"api": DEFAULT_API, "tf_version": DEFAULT_TF_VERSION, **ABLATION_DEFAULTS}[name]

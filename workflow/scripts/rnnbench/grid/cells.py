@@ -17,8 +17,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from rnnbench.grid.axes import (ABLATION_DEFAULTS, API_SUFFIXES, CELL_AXES, COMPAT_V1_ONLY,
-                           DYNAMIC_INVARIANT_AXES, JAX_APIS, JAX_ONLY, STATIC_INVARIANT_AXES,
+from rnnbench.grid.apis import APIS
+from rnnbench.grid.axes import (value_of, ABLATION_DEFAULTS, API_SUFFIXES, CELL_AXES, COMPAT_V1_ONLY,
+                           DYNAMIC_INVARIANT_AXES, JAX_ONLY, STATIC_INVARIANT_AXES,
                            TENSORFLOW_ONLY, sequence_length_bounds, sequence_length_id)
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
 from rnnbench.grid.vocabulary import ablation_words
@@ -116,8 +117,8 @@ def cell_id(cell: dict) -> str:
         f"_sl{sequence_length_id(cell['sequence_length'])}"
         f"_nu{cell['num_units']}_in{cell['input_dim']}"
     )
-    return name + API_SUFFIXES[cell.get("api", "compat_v1")] + tf_version_suffix(
-        cell.get("tf_version", DEFAULT_TF_VERSION)) + "".join(
+    return name + API_SUFFIXES[value_of(cell, "api")] + tf_version_suffix(
+        value_of(cell, "tf_version")) + "".join(
         suffix for _, suffix, _ in _ablations(cell))
 
 
@@ -188,18 +189,18 @@ class Cell:
 def _api_lacks(cell: dict, ablated: set[str]) -> str | None:
     """left_out's reasons about what ``cell``'s api lacks (``ablated``: its ablation axes away
     from their references), or None."""
-    api = cell["api"]
-    if api != "compat_v1" and ablated & set(COMPAT_V1_ONLY):
-        return (f"api {api} has no " + ", ".join(sorted(ablated & set(COMPAT_V1_ONLY)))
+    api = APIS[cell["api"]]
+    if not api.tf1_settings and ablated & set(COMPAT_V1_ONLY):
+        return (f"api {api.name} has no " + ", ".join(sorted(ablated & set(COMPAT_V1_ONLY)))
                 + " setting (compat_v1 only)")
-    if api in JAX_APIS and ablated & set(TENSORFLOW_ONLY):
-        return (f"api {api} has no "
+    if api.framework == "jax" and ablated & set(TENSORFLOW_ONLY):
+        return (f"api {api.name} has no "
                 + ", ".join(sorted(ablated & set(TENSORFLOW_ONLY))) + " setting (no Grappler)")
-    if api in JAX_APIS and cell["tf_version"] != DEFAULT_TF_VERSION:
-        return (f"api {api} imports no TensorFlow: it runs at tf_version "
+    if api.framework == "jax" and cell["tf_version"] != DEFAULT_TF_VERSION:
+        return (f"api {api.name} imports no TensorFlow: it runs at tf_version "
                 f"{DEFAULT_TF_VERSION} only")
-    if api != "jax_scan" and ablated & set(JAX_ONLY):
-        return f"api {api} has no unroll factor (jax_scan only)"
+    if not api.unroll_factor and ablated & set(JAX_ONLY):
+        return f"api {api.name} has no unroll factor (jax_scan only)"
     return None
 
 

@@ -155,6 +155,29 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
     return origins
 
 
+def read_config(files: list[str | Path], repo: str | Path, claims: bool = True) -> dict:
+    """The keys of ``files`` as YAML reads them (no schema, no defaults), each later file's
+    keys over the earlier ones', with claims_from's claims added (load_claims) unless
+    ``claims`` is false: the one reader of config files outside the workflow's validation
+    (which configcheck.check_config_files does).
+
+    Raises:
+        ValueError: naming a file that is not valid YAML, and load_claims' errors.
+    """
+    import yaml
+
+    config: dict = {}
+    for path in files:
+        try:
+            config.update(yaml.safe_load(Path(path).read_text()) or {})
+        except yaml.YAMLError as error:
+            raise ValueError(f"{path} is not valid YAML: {error}") from None
+    if claims:
+        config.setdefault("claims", [])
+        load_claims(config, repo)
+    return config
+
+
 def claim_origin(message: str, origins: dict[int, tuple[str, int]]) -> str:
     """``message`` (an error naming ``claims.<index>``) with the claims_from file and the
     entry's index in it appended where the claim came from a file (load_claims' origins)."""

@@ -7,6 +7,7 @@ longest sequence_length time steps, not max_len.
 """
 
 from __future__ import annotations
+from rnnbench.grid.axes import value_of
 
 import numpy as np
 
@@ -57,9 +58,9 @@ def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
     with loop_bound max_len (as up to TF 1.5) - else ``batch_longest`` (static_rnn's conds
     and dynamic_rnn's loop stop there). One fact for the runners (the work recorded) and
     resources (a cluster job's runtime)."""
-    padded = (cell.get("api", "compat_v1") != "compat_v1"
-              or not cell.get("pass_sequence_length", True)
-              or (impl == "dynamic" and cell.get("loop_bound", "batch_max") == "max_len"))
+    padded = (value_of(cell, "api") != "compat_v1"
+              or not value_of(cell, "pass_sequence_length")
+              or (impl == "dynamic" and value_of(cell, "loop_bound") == "max_len"))
     return float(cell["max_len"]) if padded else float(batch_longest)
 
 

@@ -1,11 +1,22 @@
 """Where a run's files live: the one home of the results tree's layout.
 
-The workflow (workflow/rules/common.smk), `rnnbench jax` (rnnbench.commands.jax),
+The workflow (workflow/rules/*.smk), `rnnbench jax` (rnnbench.commands.jax),
 aggregation (which checks that a result records what its path says) and ``rnnbench compare``
-(which searches a folder for results) all spell a path through these functions:
+(which searches a folder for results) all spell a path through these names and functions:
 
     <runs>/<protocol>/<cell_id>/<static|dynamic>/repeat<N>.json      a training result
     <runs>/<protocol>/peak_intra<N>_tf<version>.json                  rule peak's matmul rate
+
+A run's tree, below the working directory the workflow runs in (results/README.md explains
+each file):
+
+    results/runs|logs|benchmarks/<protocol>/...     the training jobs' results, logs, benchmarks
+    results/data/<dataset>.npz|.json                 a dataset and its sidecar
+    results/measurements.csv, summary.csv, cumulative_time.csv, FINDINGS.md     the tables
+    results/plots/<chart>.html|.svg                  the charts
+    results/logs/<rule>.log, results/logs/<rule>/<name>.log     the other rules' logs
+    results/findings_settings.json                   the settings FINDINGS.md depends on
+    results/partial/, results/stale/                 after a failure; tables set aside
 
 This module imports nothing but the standard library: the GPU machine runs it with JAX alone.
 """
@@ -60,3 +71,64 @@ def peak_path(runs: str | Path, threads: int | str, tf_version: str,
     ``tf_version`` under ``runs`` (wildcards allowed); ``suffix`` replaces ``.json`` (``.log``
     for its log, under the logs' root)."""
     return f"{runs}/peak_intra{threads}_tf{tf_version}{suffix}"
+
+
+RESULTS = "results"
+"""The results tree's root, relative to the working directory the workflow runs in."""
+MEASUREMENTS = f"{RESULTS}/measurements.csv"
+"""The measurements table: one row per run (rule aggregate)."""
+SUMMARY = f"{RESULTS}/summary.csv"
+"""Per-cell statistics (rule aggregate)."""
+CUMULATIVE = f"{RESULTS}/cumulative_time.csv"
+"""Cumulative training time per cell and implementation (rule aggregate)."""
+FINDINGS = f"{RESULTS}/FINDINGS.md"
+"""The verdicts and their numbers (rule findings)."""
+TABLES = {"measurements": MEASUREMENTS, "summary": SUMMARY, "cumulative": CUMULATIVE,
+          "findings": FINDINGS}
+"""Every table a run writes, by name: what is set aside when they no longer describe the
+results on disk."""
+FINDINGS_SETTINGS = f"{RESULTS}/findings_settings.json"
+"""The settings FINDINGS.md depends on that change no measurement (the claims, extrapolate)."""
+PLOTS = f"{RESULTS}/plots"
+"""The charts' folder."""
+CHART_FORMATS = ("html", "svg")
+"""The files of each chart, by extension."""
+PARTIAL = f"{RESULTS}/partial"
+"""After a failed run: missing.csv and the tables of the runs that exist."""
+STALE = f"{RESULTS}/stale"
+"""Where results that are not valid and tables that no longer describe them are set aside."""
+LOGS = f"{RESULTS}/logs"
+"""The logs' root."""
+DRY_RUN_STEP = f"{RESULTS}/.dry-run/{{step}}"
+"""The placeholder of a step a run does before any job, in a dry run's plan (rule plan_only)."""
+
+
+def runs_folder(protocol: str) -> str:
+    """The folder of a protocol's training results and matmul peaks."""
+    return f"{RESULTS}/runs/{protocol}"
+
+
+def logs_folder(protocol: str) -> str:
+    """The folder of a protocol's training and peak logs."""
+    return f"{LOGS}/{protocol}"
+
+
+def benchmarks_folder(protocol: str) -> str:
+    """The folder of a protocol's training benchmarks (Snakemake's ``benchmark:`` files)."""
+    return f"{RESULTS}/benchmarks/{protocol}"
+
+
+def dataset_path(name: str, ext: str = "npz") -> str:
+    """The path of dataset ``name`` (a wildcard allowed); ``ext`` ``json`` for its sidecar."""
+    return f"{RESULTS}/data/{name}.{ext}"
+
+
+def chart_path(chart: str, ext: str = "svg") -> str:
+    """The path of ``chart`` (a wildcard allowed) as ``ext`` (one of CHART_FORMATS)."""
+    return f"{PLOTS}/{chart}.{ext}"
+
+
+def rule_log(rule: str, name: str | None = None) -> str:
+    """The log of rule ``rule``: results/logs/<rule>.log, or, for a rule with a job per
+    ``name`` (a wildcard allowed), results/logs/<rule>/<name>.log."""
+    return f"{LOGS}/{rule}.log" if name is None else f"{LOGS}/{rule}/{name}.log"

@@ -1,24 +1,12 @@
-"""The workflow's plan for a grid: the order and threads of its training jobs and the charts
-it gets. common.smk reads it; the cells themselves come from rnnbench.grid.cells."""
+"""The workflow's plan for a grid: the order and threads of its training jobs (common.smk reads
+them), and what decides which charts it gets (rnnbench.report.chartlist reads it)."""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from rnnbench.grid.axes import ABLATION_DEFAULTS, COMPAT_V1_ONLY, NUMERIC_AXES
+from rnnbench.grid.axes import ABLATION_DEFAULTS, COMPAT_V1_ONLY, NUMERIC_AXES, value_of
 from rnnbench.grid.cells import ablated_axes, varied_axes
-
-CHARTS = ("setup_time", "steps_per_s", "cumulative_time", "ratio_heatmap", "roofline",
-          "setup_split")
-"""The charts every grid gets (rnnbench.report.charts draws them)."""
-ABLATION_CHARTS = (tuple(f"ablation_{axis}" for axis in ABLATION_DEFAULTS) + ("api", "tf_version")
-                   + tuple(f"ratio_{axis}" for axis in NUMERIC_AXES) + ("jax_unroll", "crossover"))
-"""The charts a grid gets for what it varies (rnnbench.report.charts_varied draws them): one per
-ablation axis (ablation_chart), one comparing the apis when the grid has more than one
-(api_chart), one comparing the TensorFlow versions when it has more than one
-(tf_version_chart), one per numeric axis of axes.NUMERIC_AXES it varies (ratio_chart), and
-the unroll spectrum of its jax_scan cells (jax_unroll_chart), and the cost model's crossover
-map where it varies max_len and the length (charts_model.crossover_chart)."""
 
 
 def ratio_axes(cells: Iterable) -> list[str]:
@@ -42,47 +30,21 @@ def on_axis(cell: Any, axis: str, varied: Iterable[str]) -> bool:
     that axis alone, or not at all (among ``varied``), and has the axis (a keras cell has no
     COMPAT_V1_ONLY axis)."""
     return (set(ablated_axes(cell, varied)) <= {axis}
-            and (axis not in COMPAT_V1_ONLY or cell.get("api", "compat_v1") == "compat_v1"))
+            and (axis not in COMPAT_V1_ONLY or value_of(cell, "api") == "compat_v1"))
 
 
 def charts_apis(cells: list) -> bool:
     """Whether the grid gets an api chart (charts_varied.api_chart): its cells without ablations
     (among the grid's varied axes, as the summary's ``ablations``) are in two apis or more."""
     varied = varied_axes(cells)
-    return len({cell.get("api", "compat_v1") for cell in cells
+    return len({value_of(cell, "api") for cell in cells
                 if not ablated_axes(cell, varied)}) > 1
-
-
-def plots(cells: Iterable[dict], tf_versions: Iterable[str], apis: Iterable[str]) -> list[str]:
-    """The charts of a grid, in the order the workflow makes them: CHARTS, then one per
-    charted ablation axis (charted_ablation_axes), ``api`` where charts_apis, ``tf_version``
-    for more than one of ``tf_versions`` (those its cells run at), one per ratio_axes, and
-    ``jax_unroll`` where ``apis`` (the config's) hold jax_scan, and ``crossover`` where the
-    cells vary max_len and sequence_length (the cost model can then part static_rnn's conds
-    from its computed steps).
-
-    Args:
-        cells: the grid's cells (cells.cells' values).
-        tf_versions: the TensorFlow versions the cells run at.
-        apis: the config's ``api`` list.
-    """
-    cells = list(cells)
-    return (
-        list(CHARTS)
-        + [f"ablation_{axis}" for axis in charted_ablation_axes(cells)]
-        + (["api"] if charts_apis(cells) else [])
-        + (["tf_version"] if len(set(tf_versions)) > 1 else [])
-        + [f"ratio_{axis}" for axis in ratio_axes(cells)]
-        + (["jax_unroll"] if "jax_scan" in apis else [])
-        + (["crossover"] if "max_len" in ratio_axes(cells)
-           and len({str(cell["sequence_length"]) for cell in cells}) > 1 else [])
-    )
 
 
 def job_threads(cell: dict) -> int:
     """Snakemake threads of a cell's training job: the most TensorFlow threads it asks for."""
-    return max(cell.get("intra_op_parallelism_threads", 1),
-               cell.get("inter_op_parallelism_threads", 1))
+    return max(value_of(cell, "intra_op_parallelism_threads"),
+               value_of(cell, "inter_op_parallelism_threads"))
 
 
 def job_priorities(cells: dict[str, dict], repeats: int,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from rnnbench.grid import flop
-from rnnbench.grid.axes import inputs_bytes, sequence_length_bounds
+from rnnbench.grid.apis import api_of
+from rnnbench.grid.axes import inputs_bytes, sequence_length_bounds, value_of
 
 BASE_MB = 1024  # Python + TensorFlow + tf_keras: about 620 MiB peak RSS seen before any graph
 GPU_HOST_MB = 2048  # device gpu: CUDA, cuDNN and cuBLAS in host memory; a guess (no GPU here)
@@ -23,17 +24,6 @@ BYTES_PER_WEIGHT = 16  # float32 weight, its gradient, Adam's two moments
 BASE_MINUTES = 5  # process start, TensorFlow import (6-8 s seen), session, writing the result
 STATIC_SETUP_S_PER_STEP = 1.0  # graph construction + optimisation: 0.35-0.45 s per step seen
 CPU_FLOP_PER_S = 1e10  # a slow core's float32 rate, so long grids are not killed early
-COMPILED_FIT = {
-    # api: (MiB, seconds) that static's compiled, unrolled graph adds to dynamic's job, as
-    # coefficients of L, L^2 and L^3 (L: unrolled time steps), fitted by non-negative least
-    # squares to presets/calibrate-resources.yaml's run (docs/figures/calibration/jobs.csv:
-    # max_len 10 to 60, batch 32, 32 units; job peak RSS and wall time). Growth is faster than
-    # quadratic: Keras with XLA added 31, 162, 484 and 1186 MiB at max_len 10, 20, 40, 60, and
-    # a public report's job at max_len 240 passed 23 GB before it was killed (issue 23).
-    "keras_xla": ((4.14, 0.0889, 0.00286), (1.12, 0.00562, 0.0)),
-    "keras_jax": ((6.61, 0.0539, 0.00300), (0.00668, 0.0142, 0.0)),
-    "jax_scan": ((2.67, 0.180, 0.00186), (0.0519, 0.0135, 0.0)),
-}
 COMPILED_MARGIN = 1.5  # on the fit: the fit passes within 15 % of its points' largest (60)
 
 
@@ -42,16 +32,16 @@ def unrolled_steps(cell: dict, impl: str) -> int:
     factor where the cell sets one below max_len), none for dynamic (a loop of one step)."""
     if impl != "static":
         return 0
-    unroll = cell.get("unroll", "max_len")
+    unroll = value_of(cell, "unroll")
     return cell["max_len"] if unroll == "max_len" else min(int(unroll), cell["max_len"])
 
 
 def compiled_cost(cell: dict, impl: str) -> tuple[float, float]:
-    """COMPILED_FIT's (MiB, seconds) for ``impl`` in ``cell`` without margin: what static's
+    """The api's compiled_fit (rnnbench.grid.apis) in (MiB, seconds) for ``impl`` in ``cell`` without margin: what static's
     compiled, unrolled graph added to a job of the calibration run at unrolled_steps; (0, 0)
-    for an api not in COMPILED_FIT."""
+    for an api without one."""
     steps = unrolled_steps(cell, impl)
-    fit = COMPILED_FIT.get(cell.get("api", "compat_v1"), ((), ()))
+    fit = api_of(cell).compiled_fit or ((), ())
     mb, seconds = (sum(k * steps ** (power + 1) for power, k in enumerate(terms))
                    for terms in fit)
     return mb, seconds
@@ -62,11 +52,11 @@ def unrolled_cost(cell: dict, impl: str) -> tuple[float, float]:
 
     compat_v1 and keras (graphs TensorFlow runs op by op): ``STATIC_MB_PER_STEP`` and
     ``STATIC_SETUP_S_PER_STEP`` per unrolled step (unrolled_steps). Compiled apis (XLA, JAX):
-    COMPILED_FIT's polynomial x ``COMPILED_MARGIN``, and no less than the former.
+    the api's compiled_fit polynomial x ``COMPILED_MARGIN``, and no less than the former.
     """
     steps = unrolled_steps(cell, impl)
     linear = (STATIC_MB_PER_STEP * steps, STATIC_SETUP_S_PER_STEP * steps)
-    if cell.get("api", "compat_v1") not in COMPILED_FIT:
+    if not api_of(cell).compiled_fit:
         return linear
     mb, seconds = compiled_cost(cell, impl)
     return max(linear[0], COMPILED_MARGIN * mb), max(linear[1], COMPILED_MARGIN * seconds)
@@ -168,7 +158,7 @@ def check_overrides(set_resources: dict, available_mb: int | None) -> None:
 
 
 def _unroll_words(cell: dict) -> str:
-    unroll = cell.get("unroll", "max_len")
+    unroll = value_of(cell, "unroll")
     return "" if unroll == "max_len" else f", unroll {unroll}"
 
 
@@ -186,7 +176,7 @@ def step_flop(cell: dict, impl: str) -> float:
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     return flop.step_flop(cell["cell"], cell["batch_size"], cell["input_dim"],
                               cell["num_units"], flop.computed_time_steps(cell, impl, longest),
-                              cell.get("mode", "train"))
+                              value_of(cell, "mode"))
 
 
 def training_runtime_min(cell: dict, impl: str, total_steps: int,

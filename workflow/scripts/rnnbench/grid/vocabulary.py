@@ -2,43 +2,20 @@
 implementations and the setup's phases, and how an ablation or an axis value is said.
 
 Result fields and table columns carry generic names (``init_s``, ``optimisation_s``, ...);
-the words of each api come in only when rendering. Adding an api adds its entry to API_WORDS
-(and its id suffix to axes.API_SUFFIXES).
+the words of each api come in only when rendering (rnnbench.grid.apis holds them).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-# Each api's own words for the two implementations and the setup phases (bench: compat_v1
-# builds a graph and a Session; the keras apis trace a tf.function and compile it on its first
-# call; the JAX apis trace, lower and compile with XLA).
-API_WORDS = {
-    "compat_v1": {"static": "static_rnn", "dynamic": "dynamic_rnn",
-                  "graph_construction_s": "graph construction",
-                  "init_s": "session setup", "first_step_s": "first step",
-                  "optimisation_s": "Grappler (timed alone)",
-                  "first_step_rest_s": "first step (rest)"},
-    "keras": {"static": "unroll=True", "dynamic": "unroll=False",
-              "graph_construction_s": "tracing", "init_s": "model setup",
-              "first_step_s": "first call", "optimisation_s": "Grappler (timed alone)",
-              "first_step_rest_s": "first call (rest)"},
-    "keras_xla": {"static": "unroll=True", "dynamic": "unroll=False",
-                  "graph_construction_s": "tracing", "init_s": "model setup",
-                  "first_step_s": "first call (XLA compilation)",
-                  "optimisation_s": "Grappler (timed alone)",
-                  "first_step_rest_s": "first call (rest)"},
-    "keras_jax": {"static": "unroll=True", "dynamic": "unroll=False",
-                  "graph_construction_s": "tracing and lowering",
-                  "init_s": "model setup",
-                  "first_step_s": "XLA compilation + first call",
-                  "optimisation_s": "XLA compilation", "first_step_rest_s": "first call"},
-    "jax_scan": {"static": "scan unroll=k", "dynamic": "scan unroll=1",
-                 "graph_construction_s": "tracing and lowering",
-                 "init_s": "parameter setup",
-                 "first_step_s": "XLA compilation + first call",
-                 "optimisation_s": "XLA compilation", "first_step_rest_s": "first call"},
-}
+from rnnbench.grid.apis import APIS
+
+API_WORDS = {name: dict(api.words) for name, api in APIS.items()}
+"""Each api's own words for the two implementations and the setup's phases
+(rnnbench.grid.apis: compat_v1 builds a graph and a Session; the keras apis trace a
+tf.function and compile it on its first call; the JAX apis trace, lower and compile with
+XLA)."""
 MODES = {
     "train": "training steps",
     "inference": "inference (forward pass alone)",

@@ -2,7 +2,7 @@
 
 Two training jobs side by side disturb each other's timings: on a tiny grid with
 ``--cores 2``, dynamic_rnn's median step went from 1.06 to 3.66 ms and the static/dynamic step
-ratio from 0.86 to 0.34 (issue 23). Snakemake runs as many jobs as ``--cores`` allows, and its
+ratio from 0.86 to 0.34. Snakemake runs as many jobs as ``--cores`` allows, and its
 users pass ``--cores N`` by habit; so each measuring job (rules train_static, train_dynamic and
 peak) takes an exclusive ``flock(2)`` on one file of the machine before it imports its
 framework, and holds it until its process ends (the kernel releases it, however the process

@@ -107,7 +107,7 @@ def end_at_once_on_ctrl_c() -> None:
 
     Python turns SIGINT into a KeyboardInterrupt raised only when its main thread runs Python
     code again: a job in Grappler's first step, in Keras tracing or in an XLA compilation ran on
-    for 13 to 53 s after Ctrl-C, and one compiling did not stop (issue 23; 29 s measured here in
+    for 13 to 53 s after Ctrl-C, and one compiling did not stop (29 s measured here in
     the first step of a static_rnn graph of max_len 200). SIGINT's default action ends the
     process in the kernel, as SIGTERM's does. Ctrl-C reaches every process of the terminal's
     foreground group: Snakemake, its jobs and their watchdogs. The job writes no result (it is

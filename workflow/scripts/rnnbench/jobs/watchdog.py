@@ -2,7 +2,7 @@
 
 A job that outgrows its declared memory must fail alone and quickly, not take the machine
 down: a Keras job with XLA and ``unroll=True`` declared 3072 MiB grew past 23 GB, thrashed a
-24 GB machine for about 10 minutes and was killed by the kernel's OOM killer (issue 23). Here a
+24 GB machine for about 10 minutes and was killed by the kernel's OOM killer. Here a
 separate process (this file, run as a script: standard library only) reads the job's resident
 set size (``VmRSS`` in ``/proc/PID/status``: proc(5)) every POLL_S seconds. Past the job's
 memory limit (its ``mem_mb`` resource) or its time limit (its ``runtime`` resource), it writes

@@ -1,12 +1,12 @@
-"""How long a grid will take on this machine, said before any job (issue 24).
+"""How long a grid will take on this machine, said before any job.
 
 A training job's wall time is modelled as
 
-    start (process, imports, metadata, writing: START_S[api])
-    + setup (SETUP_S[api]: fixed, and per unrolled step for static; the compiled apis' static
-      setup from resources.COMPILED_FIT, the same fit that bounds their jobs, without margin)
+    start (process, imports, metadata, writing: the api's start_s, rnnbench.grid.apis)
+    + setup (the api's setup_s: fixed, and per unrolled step for static; the compiled apis'
+      static setup from their compiled_fit, the same fit that bounds their jobs, without margin)
     + (1 + warm-up + measured steps) x step,
-    step = FIXED_STEP_S + computed time steps x PER_TIME_STEP_S[api] + step FLOP / FLOP_PER_S,
+    step = FIXED_STEP_S + computed time steps x the api's per_time_step_s + step FLOP / FLOP_PER_S,
 
 with constants read off presets/calibrate-resources.yaml's run (docs/figures/calibration/
 jobs.csv: every api, max_len 10 to 60) and the reference runs of docs/ (step times at batch 8
@@ -25,19 +25,9 @@ import statistics
 
 from rnnbench.grid import resources
 from rnnbench.grid import flop
-from rnnbench.grid.axes import sequence_length_bounds, sequence_length_spec
+from rnnbench.grid.apis import APIS, api_of
+from rnnbench.grid.axes import sequence_length_bounds, sequence_length_spec, value_of
 
-START_S = {"compat_v1": 4.4, "keras": 4.5, "keras_xla": 4.9, "keras_jax": 2.4, "jax_scan": 1.2}
-"""Seconds a training job spends outside setup and steps: Python, the framework's import,
-the dataset, metadata, the result (median of the calibration jobs, per api)."""
-SETUP_S = {"compat_v1": (0.5, 0.2), "keras": (0.9, 0.07), "keras_xla": (1.9, 0.0),
-           "keras_jax": (2.3, 0.0), "jax_scan": (1.3, 0.0)}
-"""(fixed seconds, seconds per unrolled time step) of setup, per api; the compiled apis' static
-setup adds resources.COMPILED_FIT's seconds."""
-PER_TIME_STEP_S = {"compat_v1": 0.16e-3, "keras": 0.16e-3, "keras_xla": 0.10e-3,
-                   "keras_jax": 0.05e-3, "jax_scan": 0.04e-3}
-"""Seconds of overhead per computed time step beyond its FLOP (calibration jobs: batch 32, 32
-units; median of (step - FLOP / FLOP_PER_S) / time steps)."""
 FIXED_STEP_S = 0.5e-3
 """Seconds per training step whatever its length (compat_v1's sequence_length 2 cell: 0.95 ms
 for 2 time steps)."""
@@ -54,15 +44,13 @@ def step_seconds(cell: dict, impl: str) -> float:
     """Modelled seconds of one training step of ``impl`` in ``cell`` (see the module)."""
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     steps = flop.computed_time_steps(cell, impl, longest)
-    api = cell.get("api", "compat_v1")
-    return (FIXED_STEP_S + steps * PER_TIME_STEP_S[api]
+    return (FIXED_STEP_S + steps * api_of(cell).per_time_step_s
             + resources.step_flop(cell, impl) / FLOP_PER_S)
 
 
 def setup_seconds(cell: dict, impl: str) -> float:
     """Modelled setup seconds (graph, tracing or compilation, first step) of ``impl``."""
-    api = cell.get("api", "compat_v1")
-    fixed, per_step = SETUP_S[api]
+    fixed, per_step = api_of(cell).setup_s
     return (fixed + per_step * resources.unrolled_steps(cell, impl)
             + resources.compiled_cost(cell, impl)[1])
 
@@ -83,9 +71,9 @@ def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None =
         measured = max(protocol["steps"], protocol.get("min_measure_s", 0.0) / step)
         steps_run = measured + min(2 * protocol["warmup_steps"], protocol["max_warmup_steps"])
     setup = setup_seconds(cell, impl)
-    if protocol.get("grappler_alone") and cell.get("api", "compat_v1") == "compat_v1":
+    if protocol.get("grappler_alone") and value_of(cell, "api") == "compat_v1":
         setup *= 2  # Grappler timed again, alone, after the measurement
-    return START_S[cell.get("api", "compat_v1")] + setup + (1 + steps_run) * step
+    return api_of(cell).start_s + setup + (1 + steps_run) * step
 
 
 def _cell_of(row: dict) -> dict:
@@ -95,7 +83,7 @@ def _cell_of(row: dict) -> dict:
     for axis in ("batch_size", "max_len", "num_units", "input_dim"):
         cell[axis] = int(float(cell[axis]))
     cell["sequence_length"] = sequence_length_spec(cell["sequence_length"])
-    unroll = cell.get("unroll", "max_len")
+    unroll = value_of(cell, "unroll")
     cell["unroll"] = unroll if unroll == "max_len" else int(float(unroll))
     cell["pass_sequence_length"] = cell.get("pass_sequence_length", "True") == "True"
     return cell
@@ -110,7 +98,7 @@ def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
     JAX apis'."""
     ratios: dict[str | None, list[float]] = {None: []}
     for row in rows:
-        if not row.get("job_wall_s") or row.get("api") not in START_S:
+        if not row.get("job_wall_s") or row.get("api") not in APIS:
             continue
         steps_run = float(row["n_steps"]) + float(row["warmup_steps_run"] or 0)
         modelled = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
@@ -172,7 +160,7 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
     factor, measured = factors.get(None, (1.0, 0))
     # each api scaled by this machine's jobs of that api, where it has some, else of all
     per_job = {job: job_seconds(cells[job[0]], job[1], config)
-               * factors.get(cells[job[0]].get("api", "compat_v1"), (factor, 0))[0]
+               * factors.get(value_of(cells[job[0]], "api"), (factor, 0))[0]
                for job in set(pending)}
     training = sum(per_job[job] for job in pending)
     seconds = training + other_seconds(others)

@@ -1,13 +1,16 @@
-"""After a failed run: what each failed job's log says went wrong (error_line) and the tables
-of the runs that exist (write_partial)."""
+"""After a failed run: what each failed job's log says went wrong (error_line), the tables
+of the runs that exist (write_partial), and what the terminal is told (report_missing,
+report_failed_tables: the workflow's onerror and onsuccess hooks, workflow/rules/hooks.smk)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
+from rnnbench.grid.layout import FINDINGS, MEASUREMENTS, PARTIAL, chart_path, dataset_path, rule_log
 from rnnbench.results.load import load_results, share_runs
 from rnnbench.stats.summary import summarize
 
@@ -101,3 +104,81 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         if complete.any():
             summarize(runs[complete]).to_csv(outdir / "summary.csv", index=False)
     return missing
+
+
+def report_missing(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],
+                   shared: dict[tuple[str, str], str] | None = None,
+                   blocked: dict[str, str] | None = None, partial: str = PARTIAL) -> pd.DataFrame:
+    """After a run that could not measure every result (failed or blocked jobs): write
+    ``partial`` (write_partial) and say which runs are missing and why.
+
+    Args:
+        jobs: every training job of the grid, as write_partial's ``expected``.
+        say: where each line goes (the workflow: standard error).
+        shared: cells.shared_runs of the grid.
+        blocked: why a result could not be written, for jobs a file blocked.
+        partial: the folder written.
+
+    Returns:
+        The missing rows (write_partial's); nothing is said when there are none.
+    """
+    missing = write_partial(jobs, partial, shared, blocked)
+    if not len(missing):
+        return missing
+    say(f"{len(missing)} of {len(jobs)} training results are missing:")
+    started = missing[missing["error_line"] != NOT_STARTED]
+    for row in started.itertuples():
+        say(f"  {row.cell_id} {row.impl} repeat {row.repeat}: {row.error_line}")
+    if len(started) < len(missing):
+        say(f"  {len(missing) - len(started)} {'other ' if len(started) else ''}"
+            f"run(s): {NOT_STARTED}")
+    say(f"Listed in {partial}/missing.csv, with the logs"
+        + (f"; cells that completed are summarised in {partial}/summary.csv."
+           if Path(partial, "summary.csv").exists() else "; no cell has completed yet."))
+    return missing
+
+
+def rule_steps(charts: list[str], peaks: list[tuple[str, str]],
+               datasets: list[str]) -> dict[str, tuple[str, str]]:
+    """The jobs of the rules other than training whose failure report_failed_tables names.
+
+    Args:
+        charts: the grid's charts.
+        peaks: (log, output) of each rule peak job.
+        datasets: the grid's dataset names.
+
+    Returns:
+        {name on the terminal: (log, output)}: aggregate, findings, each chart, peak, dataset.
+    """
+    steps = {"aggregate": (rule_log("aggregate"), MEASUREMENTS),
+             "findings": (rule_log("findings"), FINDINGS)}
+    for chart in charts:
+        steps[f"plot {chart}"] = (rule_log("plot", chart), chart_path(chart))
+    for log, peak in peaks:
+        steps[f"peak {Path(peak).stem}"] = (log, peak)
+    for name in datasets:
+        steps[f"make_data {name}"] = (rule_log("make_data", name), dataset_path(name))
+    return steps
+
+
+def report_failed_tables(steps: dict[str, tuple[str, str]], since: float,
+                         say: Callable[[str], None]) -> list[str]:
+    """After a failed run: the cause of each job of ``steps`` that failed in it, in one line,
+    where Snakemake only says there was an error and names the log.
+
+    Args:
+        steps: {name: (log, output)} (rule_steps).
+        since: when the run started (seconds since the epoch): a log written since is its.
+        say: where each line goes (the workflow: standard error).
+
+    Returns:
+        The lines said: '<name> failed: <error_line> (its log: <log>)', one per job whose log
+        was written since ``since`` and whose output is missing.
+    """
+    lines = []
+    for name, (log, output) in steps.items():
+        if Path(log).exists() and Path(log).stat().st_mtime >= since and not Path(output).exists():
+            error = error_line(Path(log).read_text(errors="replace").splitlines())
+            lines.append(f"{name} failed: {error} (its log: {log})")
+            say(lines[-1])
+    return lines

@@ -1,6 +1,7 @@
-"""The files a run writes, looked at before any job (common.smk): what stops a job from
-writing its outputs, and whether the tables still describe the result files on disk. Kept
-apart from rnnbench.results.load so that reading the Snakefile does not import pandas and scipy."""
+"""The files a run writes, looked at before any job (rnnbench.pipeline.housekeeping): what
+stops a job from writing its outputs, and whether the tables still describe the result files
+on disk. Kept apart from rnnbench.results.load so that reading the Snakefile does not import
+pandas and scipy."""
 
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
     hand). Only files a measurements.csv does not list as they are are read (``listed``:
     listed_results; ``changed``: changed_results): a listed, unchanged file was read whole
     when aggregated. Such a file is set aside and measured again, as a missing one is
-    (common.smk's set_aside_damaged_results)."""
+    (housekeeping.set_aside_damaged_results)."""
     import json
 
     out = {}

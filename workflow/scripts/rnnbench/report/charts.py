@@ -1,8 +1,8 @@
 """Altair charts: one function per chart, each taking tidy tables and returning an alt.Chart.
 
-This module holds the charts every grid gets (plan.CHARTS), the one entry point rule plot
-calls (build_chart) and save_chart; the charts of what a grid varies are in charts_varied.py,
-their common parts in chart_parts.py. Every chart facets by the grid axes that are not on its
+This module holds the charts every grid gets, the one entry point rule plot calls
+(build_chart, which reads the registry: chartlist.CHARTS) and save_chart; the charts of what a
+grid varies are in charts_varied.py, their common parts in chart_parts.py. Every chart facets by the grid axes that are not on its
 x axis, through a ``variant`` label (cell, batch_size, num_units, input_dim), so a grid over
 more than max_len and sequence_length stays readable.
 """
@@ -13,15 +13,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from rnnbench.grid import plan, vocabulary
+from rnnbench.grid import vocabulary
 from rnnbench.stats.intervals import side_of_one
 from rnnbench.report.chart_parts import (IMPL_COLOR, geomean_with_interval, long_form, natural_order,
                                   ordered_row, phase_words, step_words, variant)
-from rnnbench.report.charts_varied import (ablation_chart, api_chart, jax_unroll_chart, ratio_chart,
-                                    tf_version_chart)
-
-# The charts' names are planning facts (rule plot's wildcards): plan.CHARTS, plan.ABLATION_CHARTS
-CHARTS, ABLATION_CHARTS = plan.CHARTS, plan.ABLATION_CHARTS
+from rnnbench.report.chartlist import chart_of, draw_function
 
 
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -204,39 +200,16 @@ def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
 
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
                 runs: pd.DataFrame | None = None) -> alt.Chart:
-    """The chart called ``name`` (one of CHARTS or ABLATION_CHARTS); ``runs``
-    (measurements.csv) for the crossover chart.
+    """The chart called ``name`` (chartlist.ALL_CHARTS), drawn by its kind's function from the
+    tables it names; ``runs`` (measurements.csv) for the crossover chart.
 
     Raises:
         ValueError: for an unknown chart name.
     """
-    if name == "setup_time":
-        return setup_time_chart(summary)
-    if name == "steps_per_s":
-        return steps_per_s_chart(summary)
-    if name == "cumulative_time":
-        return cumulative_time_chart(cumulative)
-    if name == "ratio_heatmap":
-        return ratio_heatmap_chart(summary)
-    if name == "roofline":
-        return roofline_chart(summary)
-    if name == "api":
-        return api_chart(summary)
-    if name == "tf_version":
-        return tf_version_chart(summary)
-    if name == "setup_split":
-        return setup_split_chart(summary)
-    if name == "jax_unroll":
-        return jax_unroll_chart(summary)
-    if name == "crossover":
-        from rnnbench.report.charts_model import crossover_chart
-
-        return crossover_chart(summary, runs)
-    if name.startswith("ratio_"):
-        return ratio_chart(summary, name.removeprefix("ratio_"))
-    if name in ABLATION_CHARTS:
-        return ablation_chart(summary, name.removeprefix("ablation_"))
-    raise ValueError(f"chart: unknown chart {name!r}; expected one of {CHARTS + ABLATION_CHARTS}")
+    chart, axis = chart_of(name)
+    tables = {"summary": summary, "cumulative": cumulative, "runs": runs}
+    return draw_function(chart)(*(tables[table] for table in chart.tables),
+                                *(() if axis is None else (axis,)))
 
 
 def save_chart(chart: alt.Chart, html_path: str, svg_path: str) -> None:

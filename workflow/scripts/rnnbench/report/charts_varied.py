@@ -1,4 +1,4 @@
-"""The charts of what a grid varies (plan.ABLATION_CHARTS): one per ablation axis, the apis
+"""The charts of what a grid varies (chartlist.CHARTS names when a grid gets each): one per ablation axis, the apis
 side by side, the TensorFlow versions, the static/dynamic ratios against a numeric axis, and
 the unroll spectrum of jax_scan cells. One function per chart, each taking the summary table
 and returning an alt.Chart.

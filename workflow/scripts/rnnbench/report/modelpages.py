@@ -18,7 +18,7 @@ from rnnbench.grid.layout import REPO
 
 MAP = ("presets/reference-map.yaml", "docs/figures/map")
 HELDOUT = ("presets/reference-heldout.yaml", "docs/figures/heldout")
-"""The cost model's two reference runs (reference.REFERENCE_RUNS): config and folder."""
+"""The cost model's two reference runs (rnnbench.report.readme.REFERENCE_RUNS): config and folder."""
 
 BEGIN = "<!-- cost model: written by rnnbench reference --run map -->"
 END = "<!-- cost model end -->"

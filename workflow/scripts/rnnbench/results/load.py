@@ -14,7 +14,7 @@ import jsonschema
 import numpy as np
 import pandas as pd
 
-from rnnbench.grid.axes import ABLATION_DEFAULTS, CELL_AXES, sequence_length_id
+from rnnbench.grid.axes import ABLATION_DEFAULTS, CELL_AXES, sequence_length_id, value_of
 from rnnbench.grid.cells import Cell, ablation_label, cell_id, protocol_label, shared_runs, varied_axes
 from rnnbench.grid.layout import parse_result_path
 from rnnbench.measure.schema import validate_result
@@ -177,7 +177,7 @@ def _run_columns(result: dict) -> dict:
         # (results written before an axis existed were at its reference)
         **{axis: cell.get(axis, default) for axis, default in ABLATION_DEFAULTS.items()},
         "parallel_iterations": str(cell["parallel_iterations"]),  # batch_size or a number
-        "unroll": str(cell.get("unroll", "max_len")),  # max_len or a number
+        "unroll": str(value_of(cell, "unroll")),  # max_len or a number
         **_timing_columns(result["timings"]),
         **_noise_columns(result["noise"], meta),
         "time_steps_per_step": result["work"]["time_steps_per_step"],

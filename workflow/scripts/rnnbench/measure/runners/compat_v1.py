@@ -43,8 +43,6 @@ from rnnbench.measure.model import build_loss, import_tf, load_initial_weights, 
 from rnnbench.measure.record import graph_sizes, result_record
 from rnnbench.measure.timing import heartbeat, warm_and_measure
 
-APIS = ("compat_v1",)
-"""The apis this runner measures."""
 log = logging.getLogger("rnnbench")
 
 

@@ -35,12 +35,10 @@ import numpy as np
 from rnnbench.measure import keras_model, metadata
 from rnnbench.grid import flop
 from rnnbench.measure.frameworks import check_image_imports, import_jax
-from rnnbench.grid.axes import JAX_APIS
 from rnnbench.measure.record import result_record
 from rnnbench.measure.timing import heartbeat, warm_and_measure
+from rnnbench.grid.axes import value_of
 
-APIS = JAX_APIS
-"""The apis this runner measures: axes.JAX_APIS, whose jobs import no TensorFlow."""
 log = logging.getLogger("rnnbench")
 
 
@@ -49,7 +47,7 @@ def scan_unroll(impl: str, cell: dict) -> int:
     ``unroll`` (max_len, the default: fully unrolled; a factor above max_len is max_len)."""
     if impl == "dynamic":
         return 1
-    unroll = cell.get("unroll", "max_len")
+    unroll = value_of(cell, "unroll")
     return cell["max_len"] if unroll == "max_len" else min(int(unroll), cell["max_len"])
 
 

@@ -33,8 +33,6 @@ from rnnbench.measure.frameworks import check_tensorflow
 from rnnbench.measure.record import graph_sizes, result_record
 from rnnbench.measure.timing import heartbeat, warm_and_measure
 
-APIS = ("keras", "keras_xla")
-"""The apis this runner measures (keras_jax: runners.jax)."""
 log = logging.getLogger("rnnbench")
 
 

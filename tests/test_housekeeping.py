@@ -1,0 +1,309 @@
+"""What the workflow does to the results tree outside its jobs (rnnbench.pipeline.housekeeping,
+and failures' terminal reports), on temporary folders, without Snakemake: what is moved, what
+is said, and that a command that runs no job leaves every file as it was."""
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_result
+from rnnbench.grid import layout
+from rnnbench.pipeline import failures, housekeeping
+
+RESULT = "results/runs/p/c1/static/repeat1.json"
+COLUMNS = ["cell", "max_len", "protocol"]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A working directory for the workflow (its paths are relative, as Snakemake's)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(path, text=""):
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text)
+    return str(path)
+
+
+def tree(folder="results"):
+    """{path: sha256} of every file below ``folder``: what a dry run must leave as it was."""
+    return {str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(Path(folder).rglob("*")) if path.is_file()}
+
+
+def tables(columns=COLUMNS, listed=()):
+    """A measurements.csv with ``columns`` listing ``listed``, and the other tables and a chart."""
+    rows = "".join(f"{path},\n" for path in listed)
+    write(layout.MEASUREMENTS, f"{','.join(['path', 'sha256', *columns])}\n{rows}")
+    for name in ("summary", "cumulative", "findings"):
+        write(layout.TABLES[name], name)
+    write(layout.chart_path("setup_time"), "<svg/>")
+
+
+def test_a_blocked_training_job_is_left_out_and_named(workdir):
+    write("results/runs/p/c1")  # a file where the cell's folder goes
+    jobs = [(RESULT, "results/logs/p/c1/static/repeat1.log", "results/benchmarks/p/c1.tsv"),
+            ("results/runs/p/c2/static/repeat1.json", "l2", "b2")]
+    said = []
+    blocked = housekeeping.blocked_results(jobs, [layout.MEASUREMENTS], said.append)
+    assert blocked == {RESULT: "results/runs/p/c1 is a file where a folder must be"}
+    assert said == [
+        f"results: 1 training job(s) cannot write their result, log or benchmark and are left "
+        f"out, e.g. {RESULT} (results/runs/p/c1 is a file where a folder must be); the rest of "
+        "the grid is measured, then results/partial/ lists what is missing. Move that file away "
+        "and run again."]
+
+
+def test_a_blocked_table_stops_the_run(workdir):
+    Path(layout.FINDINGS).mkdir(parents=True)
+    with pytest.raises(housekeeping.Refused) as refused:
+        housekeeping.blocked_results([], [layout.MEASUREMENTS, layout.FINDINGS], print)
+    assert str(refused.value) == (
+        "results: 1 output(s) cannot be written, e.g. results/FINDINGS.md: results/FINDINGS.md "
+        "is a folder where a file must be; move it away (or mend the link) and run again")
+
+
+def test_nothing_blocked_says_nothing(workdir):
+    said = []
+    assert housekeeping.blocked_results([(RESULT, "l", "b")], [layout.FINDINGS], said.append) == {}
+    assert said == []
+
+
+def test_why_tables_are_stale(workdir):
+    assert housekeeping.stale_tables({}, COLUMNS) == []  # no tables: nothing to set aside
+    tables()
+    assert housekeeping.stale_tables({}, COLUMNS) == []
+    assert housekeeping.stale_tables({RESULT: "gone", "r2": "changed"}, COLUMNS) == [
+        f"{RESULT} is gone", "r2 changed since it was aggregated"]
+    assert housekeeping.stale_tables({}, [*COLUMNS, "unroll", "jax_version"]) == [
+        "results/measurements.csv has no column unroll, jax_version (an older workflow's)"]
+    os.remove(layout.MEASUREMENTS)
+    assert housekeeping.stale_tables({}, COLUMNS) == [
+        "results/measurements.csv is missing (a failed aggregation?)"]
+
+
+def test_a_damaged_result_is_only_named_by_a_dry_run(workdir):
+    write(RESULT, '{"cut short')
+    before = tree()
+    said = []
+    changed = housekeeping.set_aside_damaged_results([RESULT], {RESULT: None}, {RESULT: "changed"},
+                                                     True, said.append)
+    assert tree() == before and changed == {RESULT: "changed"}
+    assert len(said) == 1 and said[0].startswith(f"results: {RESULT} is not a valid result (not JSON")
+    assert said[0].endswith(f": a run moves it to results/stale/{RESULT} and measures it again "
+                            "(this command runs no job: nothing moved)")
+
+
+def test_a_damaged_result_is_moved_aside_and_its_listing_gone(workdir):
+    damaged = write(RESULT, '{"cut short')
+    valid = write("results/runs/p/c1/dynamic/repeat1.json", json.dumps(make_result("dynamic")))
+    record = write("results/runs/p/c2/static/repeat1.json", json.dumps({"not": "a result"}))
+    said = []
+    changed = housekeeping.set_aside_damaged_results(
+        [damaged, valid, record, "results/runs/p/c3/static/repeat1.json"], {damaged: "x"},
+        {damaged: "changed"}, False, said.append)
+    assert changed == {damaged: "gone"}  # the unlisted one stays out of it
+    assert not Path(damaged).exists() and not Path(record).exists() and Path(valid).exists()
+    assert Path("results/stale", damaged).read_text() == '{"cut short'  # kept, as it was
+    assert Path("results/stale", record).exists()
+    assert said[1] == (f"results: {record} was not a valid result (JSON, but no result record "
+                       f"(no schema_version)): moved to results/stale/{record}; it is measured "
+                       "again")
+
+
+def test_stale_tables_are_only_named_by_a_dry_run(workdir):
+    tables(listed=[RESULT])
+    before = tree()
+    said = []
+    assert housekeeping.set_aside_stale_tables({RESULT: "gone"}, COLUMNS, True, said.append)
+    assert tree() == before and not Path(layout.STALE).exists()
+    assert said == [
+        f"results: the tables no longer describe the results on disk (1: {RESULT} is gone): a "
+        "run moves them and the charts to results/stale/, measures what is missing and "
+        "rebuilds them (this command runs no job: nothing moved)"]
+
+
+def test_stale_tables_and_charts_are_moved_aside(workdir):
+    tables(listed=[RESULT])
+    said = []
+    assert not housekeeping.set_aside_stale_tables({RESULT: "gone"}, COLUMNS, False, said.append)
+    assert sorted(tree()) == ["results/stale/FINDINGS.md", "results/stale/cumulative_time.csv",
+                              "results/stale/measurements.csv", "results/stale/plots/setup_time.svg",
+                              "results/stale/summary.csv"]
+    assert said == [
+        f"results: the tables no longer describe the results on disk (1: {RESULT} is gone): they "
+        "and the charts are moved to results/stale/; what is missing is measured again and the "
+        "tables rebuilt"]
+
+
+def test_tables_that_describe_the_results_stay(workdir):
+    tables(listed=[RESULT])
+    write(RESULT, "{}")
+    before, said = tree(), []
+    assert not housekeeping.set_aside_stale_tables({}, COLUMNS, False, said.append)
+    assert tree() == before and said == []
+
+
+def test_a_file_where_the_stale_tables_go_stops_the_run(workdir):
+    tables(columns=["cell"])
+    write(layout.STALE, "in the way")
+    with pytest.raises(housekeeping.Refused, match="results/stale is a file where the stale "
+                                                   "tables must go: move it away"):
+        housekeeping.set_aside_stale_tables({}, COLUMNS, False, print)
+    assert Path(layout.MEASUREMENTS).exists()
+
+
+def test_findings_settings_are_written_when_they_change(workdir):
+    config = {"claims": [{"id": "c"}], "extrapolate": 10, "steps": 5}
+    assert not housekeeping.write_findings_settings(config, False, print)
+    path = Path(layout.FINDINGS_SETTINGS)
+    assert json.loads(path.read_text()) == {"claims": [{"id": "c"}], "extrapolate": 10}
+    written = path.stat().st_mtime_ns
+    time.sleep(0.01)
+    housekeeping.write_findings_settings({**config, "steps": 6}, False, print)  # not a setting
+    assert path.stat().st_mtime_ns == written
+    assert housekeeping.findings_settings(False) == layout.FINDINGS_SETTINGS
+
+
+def test_a_dry_run_writes_no_findings_settings(workdir):
+    assert housekeeping.findings_settings(False) == layout.FINDINGS_SETTINGS  # a run writes it
+    said = []
+    assert not housekeeping.write_findings_settings({"claims": []}, True, said.append)
+    assert not Path("results").exists() and said == []
+    assert housekeeping.findings_settings(True) == []  # not an input the dry run lacks
+    write(layout.FINDINGS_SETTINGS, "{}\n")
+    assert housekeeping.write_findings_settings({"claims": []}, True, said.append)
+    assert Path(layout.FINDINGS_SETTINGS).read_text() == "{}\n"
+    assert said == ["results: the claims or extrapolate changed since FINDINGS.md was written: a "
+                    "run rewrites results/findings_settings.json and FINDINGS.md (this command "
+                    "runs no job: nothing written)"]
+    assert housekeeping.findings_settings(True) == layout.FINDINGS_SETTINGS
+
+
+def test_a_planned_step_is_a_placeholder_input():
+    steps = ["set_aside_stale_tables"]
+    assert housekeeping.planned("set_aside_stale_tables", steps) == [
+        "results/.dry-run/set_aside_stale_tables"]
+    assert housekeeping.planned("write_findings_settings", steps) == []
+
+
+def test_a_report_of_an_unfinished_run_or_another_grid_is_refused(workdir):
+    results = [RESULT, "results/runs/p/c1/dynamic/repeat1.json"]
+    Path(layout.PARTIAL).mkdir(parents=True)
+    with pytest.raises(housekeeping.Refused) as refused:
+        housekeeping.check_report_grid(results)
+    assert str(refused.value).startswith(
+        "report: the run of this config did not finish: 2 of 2 training results are missing "
+        "(e.g. results/runs/p/c1/dynamic/repeat1.json); results/partial/ says why, and "
+        "summarises what was measured. Run the same command again")
+    for result in results:
+        write(result, "{}")
+    with pytest.raises(housekeeping.Refused, match="results/measurements.csv does not exist; run "
+                                                   "the same command without --report"):
+        housekeeping.check_report_grid(results)
+    tables(listed=[RESULT, "results/runs/q/c9/static/repeat1.json"])
+    with pytest.raises(housekeeping.Refused) as refused:
+        housekeeping.check_report_grid(results)
+    assert "holds the results of another grid than this config's (2 runs, e.g. results/runs/q/" \
+           "c9/static/repeat1.json; this config has 2)" in str(refused.value)
+    tables(listed=results)
+    assert housekeeping.check_report_grid(results) is None
+
+
+def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
+    calls = []
+    monkeypatch.setattr(housekeeping.estimate, "run_line",
+                        lambda *args: calls.append(args) or "time: about 1 min")
+    write(RESULT, "{}")
+    write("results/data/d1.npz")
+    jobs = [("c1", "static", RESULT), ("c1", "dynamic", "results/runs/p/c1/dynamic/repeat1.json")]
+    others = {"dataset": ["results/data/d1.npz", "results/data/d2.npz"], "peak": ["peak.json"]}
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) == "time: about 1 min"
+    cells, pending, config, counts, measurements, _ = calls[0]
+    assert pending == [("c1", "dynamic")] and measurements == layout.MEASUREMENTS
+    assert counts == {"dataset": 1, "peak": 1, "aggregate": 1, "findings": 1, "chart": 3}
+    write(layout.FINDINGS)
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is not None  # a result
+    write(jobs[1][2], "{}")
+    os.remove(layout.FINDINGS)
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is not None  # FINDINGS
+    write(layout.FINDINGS)
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is None  # nothing to run
+
+
+def test_a_success_removes_the_partial_report_and_old_charts(workdir):
+    write(f"{layout.PARTIAL}/missing.csv", "cell_id\n")
+    for chart in ("setup_time", "ablation_loop_bound"):
+        for ext in layout.CHART_FORMATS:
+            write(layout.chart_path(chart, ext))
+    removed = housekeeping.after_success([RESULT], ["ablation_loop_bound", "api"])
+    assert Path(layout.PARTIAL).exists()  # a result is missing: it stays
+    assert sorted(map(str, removed)) == ["results/plots/ablation_loop_bound.html",
+                                         "results/plots/ablation_loop_bound.svg"]
+    assert sorted(tree(layout.PLOTS)) == ["results/plots/setup_time.html",
+                                          "results/plots/setup_time.svg"]
+    write(RESULT, "{}")
+    assert housekeeping.after_success([RESULT], []) == []
+    assert not Path(layout.PARTIAL).exists()
+
+
+def test_missing_runs_are_listed_and_said(workdir):
+    present = [write(f"results/runs/p/c1/{impl}/repeat1.json", json.dumps(make_result(impl)))
+               for impl in ("static", "dynamic")]
+    write("results/logs/c2s.log", "Traceback\nValueError: no luck\n")
+    jobs = [("c1", "static", 1, present[0], "l1"), ("c1", "dynamic", 1, present[1], "l2"),
+            ("c2", "static", 1, "results/runs/p/c2/static/repeat1.json", "results/logs/c2s.log"),
+            ("c2", "dynamic", 1, "results/runs/p/c2/dynamic/repeat1.json", "none.log"),
+            ("c3", "static", 1, "results/runs/p/c3/static/repeat1.json", "none.log")]
+    said = []
+    missing = failures.report_missing(jobs, said.append)
+    assert len(missing) == 3 and Path(layout.PARTIAL, "missing.csv").exists()
+    assert said == ["3 of 5 training results are missing:",
+                    "  c2 static repeat 1: ValueError: no luck",
+                    f"  2 other run(s): {failures.NOT_STARTED}",
+                    "Listed in results/partial/missing.csv, with the logs; cells that completed "
+                    "are summarised in results/partial/summary.csv."]
+
+
+def test_missing_runs_none_started_none_completed(workdir):
+    said = []
+    failures.report_missing([("c1", "static", 1, RESULT, "none.log")], said.append,
+                            blocked={RESULT: "results/runs is a file where a folder must be"})
+    assert said == ["1 of 1 training results are missing:",
+                    "  c1 static repeat 1: results/runs is a file where a folder must be",
+                    "Listed in results/partial/missing.csv, with the logs; no cell has "
+                    "completed yet."]
+    said.clear()
+    write(RESULT, json.dumps(make_result()))
+    assert len(failures.report_missing([("c1", "static", 1, RESULT, "l")], said.append)) == 0
+    assert said == []
+
+
+def test_a_failed_rule_is_named_with_its_logs_cause(workdir):
+    steps = failures.rule_steps(["setup_time"], [("results/logs/p/peak.log", "results/runs/p/"
+                                                  "peak_intra1_tf2.21.json")], ["d1"])
+    assert steps == {
+        "aggregate": ("results/logs/aggregate.log", "results/measurements.csv"),
+        "findings": ("results/logs/findings.log", "results/FINDINGS.md"),
+        "plot setup_time": ("results/logs/plot/setup_time.log", "results/plots/setup_time.svg"),
+        "peak peak_intra1_tf2.21": ("results/logs/p/peak.log",
+                                    "results/runs/p/peak_intra1_tf2.21.json"),
+        "make_data d1": ("results/logs/make_data/d1.log", "results/data/d1.npz")}
+    write("results/logs/findings.log", "old\nValueError: an earlier run's\n")
+    started = time.time() + 1
+    os.utime("results/logs/findings.log", (started - 10, started - 10))
+    write("results/logs/aggregate.log", "Traceback\nValueError: runs of two environments\n")
+    write("results/logs/plot/setup_time.log", "ValueError: but the chart exists\n")
+    write("results/plots/setup_time.svg")
+    for log in ("results/logs/aggregate.log", "results/logs/plot/setup_time.log"):
+        os.utime(log, (started, started))
+    said = []
+    lines = failures.report_failed_tables(steps, started, said.append)
+    assert said == lines == ["aggregate failed: ValueError: runs of two environments (its log: "
+                             "results/logs/aggregate.log)"]

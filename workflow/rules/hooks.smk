@@ -1,0 +1,120 @@
+# What the workflow does outside its jobs (rnnbench/pipeline/housekeeping.py and failures.py):
+# before any job, while the Snakefile is read, and when the run starts and ends. Included
+# before the rules: their inputs read BLOCKED and PLANNED.
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+from rnnbench.grid.axes import CELL_AXES  # noqa: E402  (on the path: config.smk)
+from rnnbench.jobs import interrupt  # noqa: E402
+from rnnbench.pipeline import housekeeping  # noqa: E402
+from rnnbench.pipeline.files import changed_results, listed_results  # noqa: E402
+from rnnbench.results.load import LATE_COLUMNS  # noqa: E402
+
+SAY = partial(print, file=sys.stderr)  # what the workflow has to say goes to standard error
+RESULT_FILES = result_paths()  # the grid's training results, their logs and benchmarks
+LOG_FILES = result_paths(TRAIN_LOGS)
+BENCHMARK_FILES = result_paths(TRAIN_BENCHMARKS)
+# (cell, impl, repeat, result, log) of each training job, for the partial report
+JOBS = [(*job, result, log) for job, result, log in zip(PRIORITIES, RESULT_FILES, LOG_FILES)]
+# Every output but the training jobs': a file in the way of one stops the run before any job.
+OTHER_OUTPUTS = [
+    *layout.TABLES.values(),
+    *CHART_FILES,
+    *PEAKS,
+    *(path for name in DATASETS for path in dataset_files(name).values()),
+    layout.rule_log("aggregate"),
+    f"{layout.PARTIAL}/missing.csv",
+    layout.FINDINGS_SETTINGS,
+]
+BLOCKED = {}  # {result: why}: training jobs a file blocks, left out and named when the run ends
+PLANNED = []  # what a run does before any job that this dry run did not (rule plan_only)
+
+# Before any job, in the main Snakemake process only (not again in each job's own): a blocked
+# training job is left out, any other blocked output stops the run; results that are not valid
+# and tables that no longer describe the results on disk are set aside (every listed result
+# read and hashed once); FINDINGS' settings written; a report's grid checked. A command that
+# runs no job changes nothing: it says what a run would do, and a dry run (-n) plans it.
+if workflow.is_main_process:
+    try:
+        BLOCKED = housekeeping.blocked_results(
+            list(zip(RESULT_FILES, LOG_FILES, BENCHMARK_FILES)),
+            OTHER_OUTPUTS,
+            SAY,
+        )
+        LISTED = listed_results(layout.MEASUREMENTS)
+        CHANGED = housekeeping.set_aside_damaged_results(
+            RESULT_FILES, LISTED, changed_results(LISTED), DRY_RUN, SAY
+        )
+        SKIPPED = {  # step: whether a run does it before any job and this command did not
+            "set_aside_stale_tables": housekeeping.set_aside_stale_tables(
+                CHANGED, [*CELL_AXES, *LATE_COLUMNS], DRY_RUN, SAY
+            ),
+            "write_findings_settings": housekeeping.write_findings_settings(config, DRY_RUN, SAY),
+        }
+        if INVOCATION.report:
+            housekeeping.check_report_grid(RESULT_FILES)
+    except housekeeping.Refused as error:
+        refuse(str(error))
+    # only a dry run (-n) plans them: --summary and --report take the DAG as it is on disk
+    if workflow.output_settings.dryrun:
+        PLANNED = [step for step, skipped in SKIPPED.items() if skipped]
+    # One command resumes after any interruption: the locks of a Snakemake that was killed
+    # (and so could not remove them) are removed here, before Snakemake checks them; those of
+    # a run that may be alive are kept (rnnbench/jobs/interrupt.py). Hooks onerror and
+    # onsuccess remove the record when the run ends; onstart writes it.
+    if not DRY_RUN:
+        interrupt.remove_stale_locks(".snakemake", log=SAY)
+    # how long the run will take here, before any job (a dry run says it too)
+    if not INVOCATION.report:
+        ESTIMATE = housekeeping.estimate_line(
+            CELLS,
+            [(cell, impl, result) for (cell, impl, _), result in zip(PRIORITIES, RESULT_FILES)],
+            config,
+            {"dataset": [dataset_files(name)["npz"] for name in DATASETS], "peak": PEAKS},
+            len(PLOTS),
+        )
+        if ESTIMATE is not None:
+            SAY(ESTIMATE)
+STARTED = time.time()  # this Snakemake's start: a log written since is this run's
+
+
+def report_missing():
+    """Write results/partial/ and say which training runs are missing, and why."""
+    from rnnbench.pipeline import failures  # pandas: only after a failure
+
+    failures.report_missing(JOBS, SAY, SHARED_RUNS, BLOCKED)
+
+
+# The run holds its locks: record who holds them (rnnbench/jobs/interrupt.py).
+onstart:
+    interrupt.write_owner(".snakemake")
+
+
+# When a run fails or is interrupted with training results missing (with --keep-going the rest
+# of the grid still ran), nothing is aggregated: say which runs are missing, and why (those
+# never started in one line), and summarise the ones that exist, in results/partial/ (removed
+# once every result exists); and the cause of each other rule that failed (its log's line).
+onerror:
+    interrupt.remove_owner(".snakemake")  # the run ends: its locks go
+    if BLOCKED or not all(Path(result).exists() for result in RESULT_FILES):
+        report_missing()
+    from rnnbench.pipeline import failures
+
+    steps = failures.rule_steps(PLOTS, list(zip(PEAK_LOGS, PEAKS)), DATASETS)
+    failures.report_failed_tables(steps, STARTED, SAY)
+
+
+onsuccess:
+    interrupt.remove_owner(".snakemake")  # the run ends: its locks go
+    if BLOCKED:  # the rest of the grid is measured; what could not be written is named
+        report_missing()
+        raise WorkflowError(
+            f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
+            f"folder must be ({layout.PARTIAL}/missing.csv says which); move it away and run again"
+        )
+    # results/plots/ shows the current config's charts: drop those an earlier config asked for
+    housekeeping.after_success(RESULT_FILES, set(ALL_CHARTS) - set(PLOTS))

@@ -1,0 +1,346 @@
+"""What the workflow does to the results tree while its Snakefile is read, before any job, and
+when a run succeeds (workflow/rules/hooks.smk calls each).
+
+Before any job: outputs that a file in the way blocks (blocked_results), results that are not
+valid and tables that no longer describe the results on disk set aside
+(set_aside_damaged_results, set_aside_stale_tables), FINDINGS' settings written
+(write_findings_settings), a report's grid checked (check_report_grid), and how long the run
+will take here (estimate_line). A command that runs no job (-n, --summary, --report) changes
+nothing on disk: given ``dry_run`` each step only says what a run would do, and returns whether
+a run would do something the dry run did not, so that the dry run's plan shows the rules after
+it (planned). Paths are relative to the working directory, as Snakemake's are; messages go to
+``say``, one line each (the workflow prints them on standard error).
+
+No pandas, as in rnnbench.pipeline.files: the terminal reports after a failure, which read the
+results, are rnnbench.pipeline.failures'.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+from typing import Callable, Iterable
+
+from rnnbench.grid.layout import (
+    CHART_FORMATS,
+    DRY_RUN_STEP,
+    FINDINGS_SETTINGS,
+    MEASUREMENTS,
+    PARTIAL,
+    PLOTS,
+    STALE,
+    TABLES,
+    chart_path,
+)
+from rnnbench.pipeline import estimate
+from rnnbench.pipeline.files import (
+    damaged_results,
+    listed_results,
+    missing_columns,
+    obstacles,
+    stale_records,
+    write_if_changed,
+)
+
+Say = Callable[[str], None]
+"""Where a function sends each line it has to say (the workflow: standard error)."""
+
+FINDINGS_KEYS = ("claims", "extrapolate")
+"""The config keys FINDINGS.md depends on that change no measurement."""
+
+NOTHING_MOVED = "(this command runs no job: nothing moved)"
+
+
+class Refused(Exception):
+    """A step that stops the run before any job; its message names the cause and the fix."""
+
+
+def blocked_results(jobs: list[tuple[str, str, str]], others: list[str],
+                    say: Say, partial: str = PARTIAL) -> dict[str, str]:
+    """The training jobs that a file in the way stops from writing (obstacles).
+
+    Snakemake itself stops with a traceback on such a path, even with --keep-going. A training
+    job whose result, log or benchmark is blocked is left out and named: the rest of the grid
+    is measured, and the run ends with a partial report. Any other blocked output stops the run.
+
+    Args:
+        jobs: (result, log, benchmark) of each training job.
+        others: every other output of the run (tables, charts, peaks, datasets, logs).
+        say: where the line naming the blocked jobs goes.
+        partial: the folder that lists what is missing after the run.
+
+    Returns:
+        {result: why} of the blocked training jobs, in the order of ``jobs``.
+
+    Raises:
+        Refused: an output of ``others`` is blocked.
+    """
+    found = obstacles([path for job in jobs for path in job] + list(others))
+    stopped = [f"{path}: {found[path]}" for path in others if path in found]
+    if stopped:
+        raise Refused(
+            f"results: {len(stopped)} output(s) cannot be written, e.g. {stopped[0]}; "
+            "move it away (or mend the link) and run again")
+    blocked = {result: next(found[path] for path in (result, log, bench) if path in found)
+               for result, log, bench in jobs if {result, log, bench} & set(found)}
+    if blocked:
+        first, why = next(iter(blocked.items()))
+        say(f"results: {len(blocked)} training job(s) cannot write their result, log or "
+            f"benchmark and are left out, e.g. {first} ({why}); the rest of the grid is "
+            f"measured, then {partial}/ lists what is missing. Move that file away and run "
+            "again.")
+    return blocked
+
+
+def stale_tables(changed: dict[str, str], columns: Iterable[str],
+                 tables: dict[str, str] = TABLES) -> list[str]:
+    """Why the tables no longer describe the results on disk.
+
+    A listed result file is gone (deleted by hand) or changed since it was aggregated
+    (stale_records), measurements.csv lacks a column (written by an older workflow), or it is
+    missing beside other tables (a failed aggregation). Snakemake alone may then say "Nothing
+    to be done" or leave them in place. Tables of another grid are not stale: a run of this
+    grid rewrites them.
+
+    Args:
+        changed: {path: ``gone`` or ``changed``} (rnnbench.pipeline.files.changed_results).
+        columns: the columns measurements.csv must have (the axes' and load.LATE_COLUMNS).
+        tables: the tables by name (layout.TABLES), ``measurements`` among them.
+
+    Returns:
+        One line per reason; [] while the tables describe the results.
+    """
+    measurements = tables["measurements"]
+    why = stale_records(changed)
+    older = missing_columns(measurements, list(columns))
+    if older:
+        why = [f"{measurements} has no column {', '.join(older)} (an older workflow's)"]
+    if not Path(measurements).exists() and any(Path(table).exists() for table in tables.values()):
+        why = [f"{measurements} is missing (a failed aggregation?)"]
+    return why
+
+
+def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
+                              changed: dict[str, str], dry_run: bool, say: Say,
+                              folder: str = STALE) -> dict[str, str]:
+    """Move each result file that holds no result record aside, so that the run measures it again.
+
+    A damaged file (rnnbench.pipeline.files.damaged_results: cut short, overwritten) is handled
+    as a missing one: moved below ``folder`` (same path below it, never deleted).
+
+    Args:
+        results: the grid's training results (relative paths).
+        listed: the results measurements.csv lists (rnnbench.pipeline.files.listed_results).
+        changed: {path: ``gone`` or ``changed``} of the listed ones (changed_results).
+        dry_run: True for a command that runs no job: it moves nothing and says so.
+        say: where each line goes.
+        folder: where damaged results go.
+
+    Returns:
+        ``changed``, with each listed result moved away now ``gone`` (a new dict).
+    """
+    changed = dict(changed)
+    for path, why in damaged_results(results, listed, changed).items():
+        target = Path(folder) / path
+        if dry_run:
+            say(f"results: {path} is not a valid result ({why}): a run moves it to {target} "
+                f"and measures it again {NOTHING_MOVED}")
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, target)
+        if path in listed:
+            changed[path] = "gone"
+        say(f"results: {path} was not a valid result ({why}): moved to {target}; it is "
+            "measured again")
+    return changed
+
+
+def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,
+                           say: Say, tables: dict[str, str] = TABLES, plots: str = PLOTS,
+                           folder: str = STALE) -> bool:
+    """Move the tables and charts aside where stale_tables says why, so that the run measures
+    what is missing and aggregates again: they never report a run not on disk as it was read.
+
+    Args:
+        changed: {path: ``gone`` or ``changed``} (set_aside_damaged_results' return).
+        columns: the columns measurements.csv must have (stale_tables).
+        dry_run: True for a command that runs no job: it moves nothing and says what a run would.
+        say: where the line goes.
+        tables: the tables by name (layout.TABLES).
+        plots: the charts' folder.
+        folder: where they go (the charts to its plots/).
+
+    Returns:
+        True where a run would move them and this dry run did not.
+
+    Raises:
+        Refused: ``folder`` is a file.
+    """
+    why = stale_tables(changed, columns, tables)
+    if not why:
+        return False
+    what = f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]})"
+    if dry_run:
+        say(f"{what}: a run moves them and the charts to {folder}/, measures what is missing "
+            f"and rebuilds them {NOTHING_MOVED}")
+        return True
+    if Path(folder).exists() and not Path(folder).is_dir():
+        raise Refused(f"results: {folder} is a file where the stale tables must go: move it away")
+    Path(folder, "plots").mkdir(parents=True, exist_ok=True)
+    for table in tables.values():
+        if Path(table).exists():
+            shutil.move(table, Path(folder) / Path(table).name)
+    for chart in Path(plots).glob("*.*"):
+        shutil.move(chart, Path(folder, "plots", chart.name))
+    say(f"{what}: they and the charts are moved to {folder}/; what is missing is measured "
+        "again and the tables rebuilt")
+    return False
+
+
+def write_findings_settings(config: dict, dry_run: bool, say: Say,
+                            path: str = FINDINGS_SETTINGS) -> bool:
+    """Write the settings FINDINGS.md depends on that change no measurement (FINDINGS_KEYS).
+
+    The profile re-runs a rule on changed inputs only (not params, which would re-measure), so
+    they are rule findings' input file, rewritten only when they change.
+
+    Args:
+        config: the validated config.
+        dry_run: True for a command that runs no job: it writes nothing and names a changed file.
+        say: where the line goes.
+        path: the settings file.
+
+    Returns:
+        True where a run would rewrite the file and this dry run did not.
+    """
+    text = f"{json.dumps({key: config.get(key) for key in FINDINGS_KEYS}, indent=1)}\n"
+    if not dry_run:
+        write_if_changed(path, text)
+        return False
+    if Path(path).exists() and Path(path).read_text() != text:
+        say("results: the claims or extrapolate changed since FINDINGS.md was written: a run "
+            f"rewrites {path} and FINDINGS.md (this command runs no job: nothing written)")
+        return True
+    return False
+
+
+def findings_settings(dry_run: bool, path: str = FINDINGS_SETTINGS) -> str | list[str]:
+    """Rule findings' settings input.
+
+    Args:
+        dry_run: True for a command that runs no job (write_findings_settings wrote nothing).
+        path: the settings file.
+
+    Returns:
+        ``path``; [] in a dry run of a folder without it.
+    """
+    return [] if dry_run and not Path(path).exists() else path
+
+
+def planned(step: str, steps: list[str]) -> list[str]:
+    """The placeholder input of a rule that a run redoes after ``step``, a step done before any
+    job; rule plan_only stands for it in a dry run's plan (Snakemake has no --forcerun to set
+    while the Snakefile is read).
+
+    Args:
+        step: the step (a function's name: set_aside_stale_tables, write_findings_settings).
+        steps: the steps a run would do that this dry run did not.
+
+    Returns:
+        [layout.DRY_RUN_STEP of ``step``] if it is among ``steps``, else [].
+    """
+    return [DRY_RUN_STEP.format(step=step)] if step in steps else []
+
+
+def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
+                      partial: str = PARTIAL) -> None:
+    """Refuse a report of tables that are not this config's or that do not exist.
+
+    A run with --configfile F and a report without it would put F's results beside this
+    grid's job graph; a run that did not finish has no tables to embed.
+
+    Args:
+        results: the grid's training results.
+        measurements: the measurements table.
+        partial: the folder a failed run writes.
+
+    Raises:
+        Refused: naming the table, a run it lacks or holds, and the fix.
+    """
+    expected = set(results)
+    missing = sorted(result for result in expected if not Path(result).exists())
+    listed = set(listed_results(measurements))
+    if missing and (len(missing) < len(expected) or not listed):
+        raise Refused(
+            f"report: the run of this config did not finish: {len(missing)} of "
+            f"{len(expected)} training results are missing (e.g. {missing[0]})"
+            + (f"; {partial}/ says why, and summarises what was measured"
+               if Path(partial).is_dir() else "")
+            + ". Run the same command again to finish it, then build the report. A cell "
+            "that fails every time (out of memory, say) is left out by removing one of its "
+            "axis values from the config (--configfile F, or --config max_len=[...]): the "
+            "run then finishes without it, and the report describes the rest")
+    if not Path(measurements).exists():
+        raise Refused(
+            f"report: the run of this config did not finish: {measurements} does not exist; "
+            "run the same command without --report to finish it, then build the report")
+    if listed != expected:
+        other = sorted(listed - expected) or [f"not {path}" for path in sorted(expected - listed)]
+        raise Refused(
+            f"report: {measurements} holds the results of another grid than this config's "
+            f"({len(listed)} runs, e.g. {other[0]}; this config has {len(expected)}): build the "
+            "report with the options of the run it describes, e.g. snakemake --report "
+            "results/report.html --configfile F")
+
+
+def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], config: dict,
+                  others: dict[str, list[str]], charts: int,
+                  tables: dict[str, str] = TABLES) -> str | None:
+    """How long the run will take here, said before any job (a dry run says it too).
+
+    Args:
+        cells: the grid's cells by id.
+        jobs: (cell_id, impl, result) of each training job.
+        config: the validated config.
+        others: the outputs of the dataset and peak jobs, by kind (``dataset``, ``peak``).
+        charts: how many charts the grid has.
+        tables: the tables by name (layout.TABLES).
+
+    Returns:
+        rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist.
+    """
+    pending = [(cell, impl) for cell, impl, result in jobs if not Path(result).exists()]
+    if not pending and Path(tables["findings"]).exists():
+        return None
+    counts = {kind: sum(not Path(path).exists() for path in paths)
+              for kind, paths in others.items()}
+    return estimate.run_line(cells, pending, config,
+                             {**counts, "aggregate": 1, "findings": 1, "chart": charts},
+                             tables["measurements"], socket.gethostname())
+
+
+def after_success(results: list[str], dropped_charts: Iterable[str],
+                  partial: str = PARTIAL) -> list[Path]:
+    """Clean up after a run that succeeded: ``partial`` goes once every result exists, and
+    results/plots/ keeps the current config's charts only.
+
+    Args:
+        results: the grid's training results.
+        dropped_charts: the charts an earlier config may have drawn and this one does not.
+        partial: the folder a failed run wrote.
+
+    Returns:
+        The charts' files removed.
+    """
+    if all(Path(result).exists() for result in results):
+        shutil.rmtree(partial, ignore_errors=True)
+    removed = []
+    for path in (Path(chart_path(chart, ext)) for chart in dropped_charts for ext in CHART_FORMATS):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed

@@ -1,0 +1,306 @@
+"""The README's answer, in words, from the committed reference runs under docs/figures/: the
+choice per api, the setup and step ratios with their intervals, how the answer moves with
+max_len and length, and the cost model's why (``rnnbench reference`` writes it between
+ANSWER_BEGIN and ANSWER_END; tests/test_reference.py holds it to the runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.grid.apis import APIS
+from rnnbench.grid.configfiles import read_config
+from rnnbench.grid.layout import REPO
+from rnnbench.grid.vocabulary import API_WORDS
+from rnnbench.report import modelpages as modeldocs
+from rnnbench.results.load import read_table
+from rnnbench.stats.formats import breakeven_text, column_interval, shape_words
+from rnnbench.stats.tables import axis_words, claim_table, decided_gap_share, verdict
+from rnnbench.grid.axes import value_of
+
+FIGURES = REPO / "docs" / "figures"
+REFERENCE_RUNS = {"main": ("config.yaml", "docs/figures"),
+                  "apis": ("presets/reference-apis.yaml", "docs/figures/apis"),
+                  "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep"),
+                  "map": modeldocs.MAP, "heldout": modeldocs.HELDOUT}
+"""Each reference run: its config and the folder its results are committed in (both
+relative to the repository)."""
+WITH_RUNS = ("map", "heldout")
+"""The reference runs whose measurements.csv is committed too: the cost model is fitted to
+the map's runs (rnnbench predict), and the held-out runs are its check."""
+IN_ANSWER = ("apis", "sweep", "map")
+"""The reference runs besides main that the README's answer reads."""
+ANSWER_BEGIN = "<!-- answer: written by rnnbench reference -->"
+ANSWER_END = "<!-- answer end -->"
+
+
+def _ratio(cell: pd.Series, metric: str) -> str:
+    return column_interval(cell, f"ratio_{metric}")
+
+
+def _length_words(cell: pd.Series, clause: bool = False) -> str:
+    """A cell's sequence lengths in words: 'sequences that fill max_len' ('sequences fill
+    max_len' as a ``clause``), 'sequences of 2 of 24 steps' ('sequences are 2 of 24 steps
+    long')."""
+    value = str(cell["sequence_length"])
+    if value == "full":
+        return "sequences fill max_len" if clause else "sequences that fill max_len"
+    length = value[1:].replace("-", " to ") if value.startswith("u") else value
+    return (f"sequences are {length} of {int(cell['max_len'])} steps long" if clause
+            else f"sequences of {length} of {int(cell['max_len'])} steps")
+
+
+def _step_ms(cell: pd.Series) -> str:
+    """The two median steps in ms: '2.6 against 3.3 ms'."""
+    return (f"{1e3 * cell['static_median_step_s']:.2g} against "
+            f"{1e3 * cell['dynamic_median_step_s']:.2g} ms")
+
+
+def _breakeven_seconds(cell: pd.Series) -> float:
+    """Seconds of training (setup included) at the break-even: dynamic's setup plus the
+    break-even steps at dynamic's median step, where both lines meet."""
+    return cell["dynamic_setup_s"] + cell["breakeven_steps"] * cell["dynamic_median_step_s"]
+
+
+def _cause_sentences(summary: pd.DataFrame, claims: list[dict]) -> list[str]:
+    """The cause the grid isolates, in two sentences: an ablation cell whose step verdict (on
+    the first step claim with a seed figure) differs from its reference's, both conclusive,
+    and its share of the log-ratio distance to that figure, where the intervals decide it
+    (tables.decided_gap_share)."""
+    table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
+                                  and c.get("figure") is not None][:1])
+    sentences = []
+    for _, twin in table[~table["reference"]].iterrows():
+        ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
+        share = decided_gap_share(twin, ref, twin["figure"])
+        if twin["verdict"] == ref["verdict"] or share is None:
+            continue
+        cell = summary.set_index("cell_id").loc[twin["cell_id"]]
+        share *= 100
+        sentences += [
+            f"Why the blog post found static faster: up to TensorFlow 1.5, {twin['ablations']}."
+            f" With that loop and {_length_words(cell)}, static's steps take "
+            f"{_ratio(cell, 'median_step_s')} of dynamic's.",
+            f"That old loop closes {share:.0f} % of the distance, on a log scale, between our "
+            f"{ref['ratio']:.2f} and the post's own {twin['figure']:.2f} (its GPU, TF 1.x)."]
+    return sentences
+
+
+def _step_verdict(cell: pd.Series) -> str:
+    """tables.verdict of 'static's steps are faster' in a summary row."""
+    return verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
+                   cell["ratio_median_step_s_ci_high"])
+
+
+def _faster(cell: pd.Series) -> bool:
+    """Static's steps faster than dynamic's, by the step ratio's 95 % interval."""
+    return _step_verdict(cell) == "holds"
+
+
+def impl_names(cell: pd.Series) -> tuple[str, str]:
+    """What plays static's and dynamic's part in ``cell``'s api (vocabulary.API_WORDS), with
+    a JAX scan's unroll factor written out: ('scan unroll=24', 'scan unroll=1')."""
+    words = API_WORDS[cell["api"]]
+    factor = str(value_of(cell, "unroll"))
+    factor = str(int(cell["max_len"])) if factor in ("max_len", "nan") else factor
+    return words["static"].replace("=k", f"={factor}"), words["dynamic"]
+
+
+def choice(cells: pd.DataFrame) -> str:
+    """The choice in one sentence, in the api's words (impl_names), from ``cells`` (summary
+    rows of one api, no ablation): the loop, unless some cell's unrolled steps are faster
+    (their interval below 1) and pay back its setup; then the fewest break-even steps (and
+    seconds of training, _breakeven_seconds) among such cells, and their lengths unless
+    that holds at every length measured."""
+    static, dynamic = impl_names(cells.iloc[0])
+    faster = sorted((cell for _, cell in cells.iterrows()
+                     if _faster(cell) and not pd.isna(cell["breakeven_steps"])),
+                    key=lambda cell: cell["breakeven_steps"])
+    if not faster:
+        slower = all(_step_verdict(cell) == "does not hold" for _, cell in cells.iterrows())
+        said = "never paid back" if slower else "did not clearly pay back"
+        return f"Use {dynamic}: {static} {said} its setup here."
+    best = faster[0]
+    after = (f"past about {int(best['breakeven_steps'])} steps ({_breakeven_seconds(best):.0f} s"
+             " of training here)")
+    if len(faster) == len(cells) and len(cells) > 1:
+        steps = _listed_range([int(cell["breakeven_steps"]) for cell in faster])
+        seconds = _listed_range([round(_breakeven_seconds(cell)) for cell in faster])
+        return (f"Use {static} if you train past about {steps} steps ({seconds} s of training "
+                f"here), at {'both' if len(cells) == 2 else 'all'} lengths measured; for fewer "
+                f"steps, {dynamic}.")
+    return (f"Use {dynamic}, unless your {_length_words(best, clause=True)} and you train "
+            f"{after}: then {static} is faster overall.")
+
+
+def api_sentences(summary: pd.DataFrame) -> list[str]:
+    """The README's answer for Keras and JAX, from the apis reference run's summary
+    (docs/figures/apis/summary.csv): per api, a paragraph of the choice, the setup ratio, and
+    the step ratio (unrolled over the loop, 95 % interval) in each cell."""
+    out = []
+    for api, cells in summary[summary["ablations"].fillna("") == ""].groupby("api", sort=False):
+        static, dynamic = impl_names(cells.iloc[0])
+        steps = [f"{_ratio(cell, 'median_step_s')} (with {_length_words(cell)})"
+                 for _, cell in cells.iterrows()]
+        out.append(
+            f"**{APIS[api].title}: {choice(cells)}** "
+            f"Setup takes {cells['ratio_setup_s'].mean():.1f} times as long with {static} "
+            f"({cells['static_setup_s'].mean():.2g} s against "
+            f"{cells['dynamic_setup_s'].mean():.2g} s). Each {static} step takes "
+            + ", ".join(steps) + f" of {dynamic}'s.")
+    return out
+
+
+def sweep_sentences(summary: pd.DataFrame) -> list[str]:
+    """How the answer moves with max_len and with the sequences' length, from the sweep
+    reference run's summary (docs/figures/sweep/summary.csv): per sequence_length, static's
+    step ratio at each max_len; then where static's steps are faster."""
+    cells = summary[summary["ablations"].fillna("") == ""].copy()
+    cells["max_len"] = cells["max_len"].astype(int)
+    out, wins = [], {}
+    for length, group in cells.groupby(cells["sequence_length"].astype(str), sort=False):
+        group = group.sort_values("max_len")
+        words = axis_words("sequence_length", length)
+        ratios = [f"{cell['ratio_median_step_s']:.2f}" for _, cell in group.iterrows()]
+        out.append(f"With {words}, static's steps take {_listed(ratios)} of dynamic's at "
+                   f"max_len {_listed([str(m) for m in group['max_len']])}.")
+        for _, cell in group[[_faster(cell) for _, cell in group.iterrows()]].iterrows():
+            wins.setdefault(int(cell["max_len"]), []).append(words)
+    out.append("static_rnn's steps are clearly faster (the interval below 1) only " + "; ".join(
+        f"at max_len {max_len} ({_listed(words)})" for max_len, words in sorted(wins.items()))
+        + ". Elsewhere dynamic_rnn's are, or neither clearly." if wins else
+        "static_rnn's steps are clearly faster in none of these cells.")
+    return out
+
+
+def _listed_range(numbers: list[int]) -> str:
+    """'614' where they are one number, else '614 to 683'."""
+    low, high = min(numbers), max(numbers)
+    return f"{low}" if low == high else f"{low} to {high}"
+
+
+def _listed(words: list[str]) -> str:
+    """'12', '12 and 24', '12, 24 and 48'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
+           main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
+           sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None,
+           map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None) -> str:
+    """The README's answer, in short sentences (each under about 35 words), from the reference
+    run's tables: the choice as a recommendation; the machine and the shape in words; static /
+    dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
+    interval and the break-even in steps and seconds; peak memory in MiB; the cause the grid
+    isolates (_cause_sentences); then the two commands with the measured times.
+
+    Args:
+        summary: docs/figures/summary.csv (summary.summarize).
+        measurements: the first rows of results/measurements.csv, for where it ran
+            (device_name, tensorflow_version, threads, python_version).
+        claims: the config's claims.
+        main_job_s: the main job's wall time, seconds.
+        tests_s: the test suite's wall time, seconds (None: not measured).
+        apis: the apis reference run's summary (api_sentences), or None.
+        sweep: the sweep reference run's summary (sweep_sentences), or None.
+        machines: the apis, sweep and map runs' device names (run.json), named where they
+            differ from ``measurements``'.
+        map: the map reference run's measurements (the cost model's runs), or None.
+        validated: modelcheck.validation of the held-out run, or None.
+    """
+    machines = machines or {}
+    plain = summary[(summary["api"] == "compat_v1") & (summary["ablations"] == "")]
+    run = measurements.iloc[0]
+    setups = plain["ratio_setup_s"]
+    sentences = [
+        f"**{choice(plain)}**",
+        f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
+        f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
+        f"{shape_words(plain)}; {int(plain['static_repeats'].iloc[0])} fresh processes "
+        "per setting, 95 % intervals in brackets.",
+        "static_rnn takes "
+        + (f"{setups.min():.1f} to {setups.max():.1f} times (over the {len(plain)} lengths)"
+           if len(plain) > 1 else f"{setups.iloc[0]:.1f} times")
+        + f" as long to set up ({plain['static_setup_s'].mean():.1f} s against "
+        f"{plain['dynamic_setup_s'].mean():.2f} s).",
+    ]
+    for _, cell in plain.iterrows():
+        ratio = _ratio(cell, "median_step_s")
+        step = _step_verdict(cell)
+        if step == "inconclusive":
+            sentences.append(f"With {_length_words(cell)}, static's steps take {ratio} of "
+                             f"dynamic's ({_step_ms(cell)}): no clear difference, so its "
+                             "setup may never pay back.")
+        elif pd.isna(cell["breakeven_steps"]) or step != "holds":
+            sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
+                             f"times dynamic's ({_step_ms(cell)}): static never catches up.")
+        else:
+            sentences.append(
+                f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
+                f"({_step_ms(cell)}): it "
+                f"catches up after {breakeven_text(cell)} steps, about "
+                f"{_breakeven_seconds(cell):.0f} s of training here.")
+    sentences.append(
+        f"static_rnn needs {plain['ratio_peak_rss_mb'].max():.2f} times the memory "
+        f"({plain['static_peak_rss_mb'].max():.0f} MiB against "
+        f"{plain['dynamic_peak_rss_mb'].max():.0f} MiB at peak).")
+    sentences += _cause_sentences(summary, claims)
+    paragraphs = ["\n".join(sentences)]
+    def where(machine: str | None) -> str:  # another run's machine, where it is another
+        return "" if machine in (None, run["device_name"]) else f" (measured on {machine})"
+    if apis is not None:
+        paragraphs += [f"The same shape in Keras and JAX{where(machines.get('apis'))} "
+                       "([its FINDINGS](docs/figures/apis/FINDINGS.md)).", *api_sentences(apis)]
+    if sweep is not None:
+        paragraphs.append(
+            f"How the answer moves with max_len and length{where(machines.get('sweep'))}, "
+            f"from {int(sweep['static_repeats'].iloc[0])} fresh processes per setting "
+            "([its FINDINGS and 95 % intervals]"
+            "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep))
+            + "\nFor your own shape, write it in a config and run it ([your own model]"
+            "(docs/config.md#your-own-model)).")
+    if map is not None:
+        paragraphs.append(modeldocs.map_paragraph(map, validated, where(machines.get("map"))))
+    return (ANSWER_BEGIN + "\n" + "\n\n".join(paragraphs) + "\n\n"
+            "```sh\n"
+            f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
+            f"{main_job_s / 60:.0f} min on the reference machine\n"
+            "./install.sh && .venv/bin/pytest                 # the tests"
+            + (f": {tests_s / 60:.0f} min there" if tests_s else "") + "\n"
+            "```\n" + ANSWER_END)
+
+
+def readme_answer(readme: str) -> str:
+    """The README's answer block (ANSWER_BEGIN to ANSWER_END, both included).
+
+    Raises:
+        ValueError: if the README has no such block."""
+    start, end = readme.find(ANSWER_BEGIN), readme.find(ANSWER_END)
+    if start < 0 or end < start:
+        raise ValueError(f"README.md: no block between {ANSWER_BEGIN!r} and {ANSWER_END!r}")
+    return readme[start:end + len(ANSWER_END)]
+
+
+def expected_answer(repo: Path = REPO) -> str:
+    """answer() of the committed reference run (docs/figures/) and the shipped config."""
+    figures = repo / "docs" / "figures"
+    run = json.loads((figures / "run.json").read_text())
+    config = read_config([repo / "config.yaml"], repo)  # the seeds' claims: claims_from
+    others, machines = {}, {}
+    for name, (_, folder) in REFERENCE_RUNS.items():
+        if name in IN_ANSWER and (repo / folder / "summary.csv").exists():
+            others[name] = read_table(repo / folder / (
+                "measurements.csv" if name in WITH_RUNS else "summary.csv"))
+            machines[name] = json.loads((repo / folder / "run.json").read_text())["where"][
+                "device_name"]
+    heldout = repo / modeldocs.HELDOUT[1]
+    if (heldout / "measurements.csv").exists():
+        from rnnbench.costmodel.check import validation
+
+        others["validated"] = validation(read_table(heldout / "predicted.csv"),
+                                         read_table(heldout / "measurements.csv"))
+    return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
+                  config["claims"], run["workflow_s"], run.get("tests_s"), **others,
+                  machines=machines)

@@ -35,7 +35,7 @@ apptainer exec --containall --bind "$work/rnnbench:/src" --bind "$cache/pip:/pip
         ./install.sh && .venv/bin/snakemake --cores 2 --configfile tests/tiny.yaml --quiet rules
         test -s results/FINDINGS.md
         echo "debian13: the main job on tests/tiny.yaml took ${SECONDS} s"; SECONDS=0
-        ./install.sh && .venv/bin/pytest -q -p no:cacheprovider tests/test_grid.py \
-            tests/test_results.py tests/test_findings.py tests/test_config_fuzz.py \
-            tests/test_intervals.py tests/test_claims.py tests/test_scaling.py
+        ./install.sh && .venv/bin/pytest -q -p no:cacheprovider tests/grid/test_grid.py \
+            tests/results/test_results.py tests/report/test_findings.py tests/grid/test_config_fuzz.py \
+            tests/stats/test_intervals.py tests/stats/test_claims.py tests/stats/test_scaling.py
         echo "debian13: the unit tests took ${SECONDS} s"'

@@ -51,12 +51,18 @@ def run_tiny_grid(workdir):
     return workdir
 
 
+WAITS = {"finished_run", "scenarios", "keras_side"}
+"""The fixtures of runs made in the background (the tiny grid, the scenarios)."""
+
+
 def pytest_collection_modifyitems(items):
-    """Run the tests that wait for a background run (the tiny grid, the scenarios) after the
-    others, in their order, so that the session's first minutes do unit tests while those
-    runs proceed instead of waiting for them."""
-    waits = [item for item in items
-             if {"finished_run", "scenarios", "keras_side"} & set(item.fixturenames)]
+    """Mark e2e the tests of tests/e2e/ and those that wait for a background run, and run the
+    latter after the others, in their order, so that the session's first minutes do unit
+    tests while those runs proceed instead of waiting for them."""
+    for item in items:
+        if "e2e" in item.path.parent.name or WAITS & set(item.fixturenames):
+            item.add_marker(pytest.mark.e2e)
+    waits = [item for item in items if WAITS & set(item.fixturenames)]
     items[:] = [item for item in items if item not in waits] + waits
 
 

@@ -1,4 +1,4 @@
-"""Inference side of tests/test_keras_model.py, run in a fresh Python (eager TensorFlow): one
+"""Inference side of tests/measure/test_keras_model.py, run in a fresh Python (eager TensorFlow): one
 timed run (bench.run) of a tiny cell per keras api, static and dynamic, in mode train and in
 mode inference, from the same initial weights and batches. Prints one JSON line: per api,
 impl and mode, the record's first and last loss, graph node count, FLOP per step and

@@ -1,4 +1,4 @@
-"""keras_jax side of tests/test_keras_model.py, run in a fresh Python (Keras 3 on its JAX
+"""keras_jax side of tests/measure/test_keras_model.py, run in a fresh Python (Keras 3 on its JAX
 backend, no TensorFlow), as a keras_jax job imports it (frameworks.import_jax, then
 keras_model.import_keras_jax).
 
@@ -7,7 +7,7 @@ loss before and after one Adam step of keras_model.jax_train_step (built by
 jax_model.compile_step); "padded", for lstm with mixed lengths, the first loss again with the
 inputs beyond each sequence_length changed; "inference", the mode-inference step's loss at
 the initial weights, twice (no update); "tensorflow", whether TensorFlow was imported. Timed
-keras_jax runs are tested end to end (tests/test_jax_model.py's tiny grid).
+keras_jax runs are tested end to end (tests/measure/test_jax_model.py's tiny grid).
 """
 
 import json

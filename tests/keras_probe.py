@@ -1,4 +1,4 @@
-"""Keras side of tests/test_keras_model.py, run in a fresh Python (eager TensorFlow, Keras 3).
+"""Keras side of tests/measure/test_keras_model.py, run in a fresh Python (eager TensorFlow, Keras 3).
 
 Prints one JSON line: the losses per cell, api and unroll (lstm with both apis, gru with
 keras: each XLA compilation takes seconds) and "padding" (masking). Timed keras runs are

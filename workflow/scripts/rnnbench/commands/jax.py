@@ -65,7 +65,7 @@ LIGHT_DEFAULTS = {
     **{axis: [value] for axis, value in ABLATION_DEFAULTS.items()},
 }
 """ONLY for a machine without PyYAML, where config.schema.yaml cannot be read: a copy of the
-schema's defaults of the keys a preset leaves out (tests/test_standalone.py checks that it
+schema's defaults of the keys a preset leaves out (tests/commands/test_standalone.py checks that it
 agrees with the schema)."""
 LIGHT_MINIMUMS = {"repeats": 1, "steps": 2, "warmup_steps": 0, "max_warmup_steps": 0,
                   "num_samples": 1, "seed": 0}

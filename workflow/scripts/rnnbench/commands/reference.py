@@ -4,7 +4,7 @@ replaced), and for main the tests, each timed (--no-run: use results/ or --resul
 they are, and the times recorded before); then write its folder under docs/figures/
 (FINDINGS.md, summary.csv, the charts, run.json: wall time and where it ran; the runs of
 WITH_RUNS; the held-out's VALIDATION.md) and the README's answer (rnnbench.report.readme;
-tests/test_reference.py holds it to the committed runs).
+tests/commands/test_reference.py holds it to the committed runs).
 
     rnnbench reference [--run main|apis|sweep|map|heldout] [--no-run [--results DIR]]"""
 

@@ -7,7 +7,7 @@ Writes the results into a temporary folder (not timed), then times, each in this
 load_results, share_runs, summarize, cumulative_time, writing the three tables, and
 findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
 num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts
-nothing (tests/test_scale.py runs it small, to keep it working). Writes nothing outside its
+nothing (tests/commands/test_scale.py runs it small, to keep it working). Writes nothing outside its
 temporary folders.
 """
 

@@ -20,7 +20,7 @@ RICHER_ALPHA = 0.01
 """The partial F test's level for the richer form. Stricter than 0.05 because choosing a form
 costs the intervals their coverage: at 0.05, 5 % of maps of a constant-throughput machine
 chose it, and in those the per-FLOP interval held the true value about a third of the time
-(tests/test_costmodel.py's synthetic maps)."""
+(tests/costmodel/test_costmodel.py's synthetic maps)."""
 TERMS = ("fixed", "per_passed", "per_computed", "per_flop", "per_flop_log2_size")
 """The model's terms, in the order identified_terms admits them."""
 GROUP_COLUMNS = ("api", "environment", "cell", "input_dim", "mode")

@@ -2,7 +2,7 @@
 runner, what an api lacks, the time estimate's and the memory bound's constants).
 
 Adding an api is a record here, its runner (rnnbench/measure/runners/), and its value in the
-schemas' ``api`` enums (tests/test_apis.py checks each record is complete).
+schemas' ``api`` enums (tests/grid/test_apis.py checks each record is complete).
 """
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ def tf_version_key(tf_version: str) -> tuple[int, ...]:
 
 MIN_REPEATS = 3
 """The fewest processes per cell and implementation at which every interval here keeps its
-stated coverage in tests/test_intervals.py's simulation (rnnbench.stats.intervals): at 2, the t-intervals of the geometric
+stated coverage in tests/stats/test_intervals.py's simulation (rnnbench.stats.intervals): at 2, the t-intervals of the geometric
 mean and the ratio still cover 95 %, but the break-even interval (one degree of freedom) is
 unbounded in most experiments and covers 97.5 %, more than it states. At 1 there is no
 interval at all."""

@@ -21,7 +21,7 @@ def _result_validator() -> Callable[[dict], None]:
     against jsonschema's 1.4 ms: aggregating 100,000 results takes seconds, not minutes);
     where it is not installed (the TF 2.12 and 2.16 images, which validate one record per
     job) jsonschema validates. The schema uses nothing beyond draft 7, fastjsonschema's
-    newest; tests/test_results.py checks that both accept and reject the same records."""
+    newest; tests/results/test_results.py checks that both accept and reject the same records."""
     schema = yaml.safe_load(RESULT_SCHEMA.read_text())
     try:
         import fastjsonschema

@@ -12,7 +12,7 @@ SETTLE_BLOCK = 20
 """Steps per block of the settle test: the last two blocks are compared."""
 SETTLE_ALPHA = 0.05
 """The settle test's level: on stationary step times it extends a warm-up that had already
-ended in at most this share of runs (its false-alarm rate; tests/test_steady.py)."""
+ended in at most this share of runs (its false-alarm rate; tests/measure/test_steady.py)."""
 SETTLE_TOLERANCE = 0.02
 """A slowdown of the earlier block below this share of the later block's median counts as
 settled however significant: 2 % is about the error of a 500-step median."""
@@ -41,7 +41,7 @@ def mann_whitney_greater(x: np.ndarray, y: np.ndarray) -> float:
     """One-sided p-value of the Mann-Whitney U test that ``x`` tends to be greater than
     ``y``, by the normal approximation with tie and continuity corrections (H. B. Mann and
     D. R. Whitney, Ann. Math. Statist. 18, 1947; as scipy.stats.mannwhitneyu with
-    method="asymptotic", which tests/test_steady.py checks it against). Written out here
+    method="asymptotic", which tests/measure/test_steady.py checks it against). Written out here
     because a training job runs where scipy may be missing (the TF 2.16 image has none);
     meant for blocks of 20 or more values, where the approximation is good."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)

@@ -52,7 +52,7 @@ def ordered_row(data: pd.DataFrame, field: str, **header) -> tuple[pd.DataFrame,
     Chromium on the saved HTML) drew a cell's points in another row's panel where some (row,
     column) pair had no data: the setup_time chart of docs/figures showed the reference
     cell's sequence_length 2 points in the ablated row, and the ablated cell's under
-    sequence_length full, which it does not have (tests/test_charts.py)."""
+    sequence_length full, which it does not have (tests/report/test_charts.py)."""
     rank = {label: number for number, label in enumerate(natural_order(data[field]))}
     keyed = data.assign(**{f"{field}_key": data[field].map(lambda v: f"{rank[v]:04d} {v}")})
     return keyed, alt.Row(f"{field}_key:N", title=None,

@@ -3,7 +3,7 @@ gets), rule plot (which function draws one), the report's captions (workflow/rep
 is written from it) and results/README.md read.
 
 Adding a chart is a function in charts.py or charts_varied.py and a record here; then
-``python3 -m rnnbench.report.chartlist > workflow/report/plot.rst`` (tests/test_charts.py
+``python3 -m rnnbench.report.chartlist > workflow/report/plot.rst`` (tests/report/test_charts.py
 checks the file, and that results/README.md names every kind). This module imports no
 plotting library: the Snakefile reads it.
 """

@@ -3,7 +3,7 @@ reference map (docs/figures/map/), its predictions for the held-out run written 
 runs (docs/figures/heldout/predicted.csv) and their check (VALIDATION.md), and, on the public
 claims of docs/presets.md, one sentence per claim a preset ran: what the model predicts
 against what the preset measured (the block is written by ``rnnbench reference --run map``
-and checked by tests/test_predict.py), and the README's paragraph on why (map_paragraph)."""
+and checked by tests/commands/test_predict.py), and the README's paragraph on why (map_paragraph)."""
 
 from __future__ import annotations
 

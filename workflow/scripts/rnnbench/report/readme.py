@@ -1,7 +1,7 @@
 """The README's answer, in words, from the committed reference runs under docs/figures/: the
 choice per api, the setup and step ratios with their intervals, how the answer moves with
 max_len and length, and the cost model's why (``rnnbench reference`` writes it between
-ANSWER_BEGIN and ANSWER_END; tests/test_reference.py holds it to the runs)."""
+ANSWER_BEGIN and ANSWER_END; tests/commands/test_reference.py holds it to the runs)."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ def test_gpus_are_read_from_the_driver_or_nvidia_smi(tmp_path):
     assert hardware.gpu_names(tmp_path / "none", {"PATH": str(tmp_path / "empty")}) == []
 
 
+@pytest.mark.slow
 def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
     """The executor a command line asks for, with Snakemake's own parser: abbreviations,
     profiles given as a folder, by $SNAKEMAKE_PROFILE or relative to where Snakemake started
@@ -72,6 +73,7 @@ def test_a_gpu_config_is_refused_only_for_a_local_run_without_a_gpu():
 
 
 @pytest.mark.skipif(bool(hardware.gpu_names()), reason="this machine has an NVIDIA GPU")
+@pytest.mark.slow
 def test_a_dry_run_with_device_gpu_stops_here_before_any_job(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({**TINY, "device": "gpu"}))
     proc = snakemake(tmp_path, "-n", "--cores", "1", check=False)

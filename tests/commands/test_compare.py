@@ -60,6 +60,7 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     assert compare.compare_markdown(table.iloc[0:0], []).endswith("no cell in common.\n")
 
 
+@pytest.mark.slow
 def test_the_command_writes_table_markdown_and_chart(tmp_path, capsys):
     ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))

@@ -176,6 +176,7 @@ def test_new_ablation_axes_name_their_cells_and_threads():
     assert plan.charted_ablation_axes(list(only.values())) == []
 
 
+@pytest.mark.slow
 def test_one_at_a_time_varies_each_ablation_alone():
     config = default_config(max_len=[10, 20], sequence_length=[5], ablation_design="one_at_a_time",
                             fetches=["loss", "hooks", "hooks_cold"], swap_memory=[False, True],

@@ -32,6 +32,7 @@ def hold(lock, seconds):
              exclusive.LOCK_VARIABLE: str(lock)})
 
 
+@pytest.mark.slow
 def test_a_second_measuring_job_waits_for_the_first_to_end(tmp_path):
     lock = tmp_path / "measuring.lock"
     first = hold(lock, 1.5)

@@ -116,6 +116,7 @@ def test_unknown_chart():
         charts.build_chart("pie", None, None)
 
 
+@pytest.mark.slow
 def test_saved_html_works_offline(tables, tmp_path):
     chart = charts.build_chart("ratio_heatmap", *tables)
     charts.save_chart(chart, str(tmp_path / "c.html"), str(tmp_path / "c.svg"))

@@ -247,6 +247,7 @@ def test_build_sh_keeps_an_image_file_copied_in_place(tmp_path):
     assert not image.is_symlink() and image.read_bytes() == b"an image copied here by hand"
 
 
+@pytest.mark.slow
 def test_a_missing_image_stops_the_run_and_names_the_build_command(tmp_path):
     # A copy of the workflow whose definition differs by a comment: its image is not built.
     repo, work = copy_of_the_workflow(tmp_path, "# changed\n")

@@ -26,7 +26,7 @@ from rnnbench.results.load import load_results, read_table, share_runs
 from rnnbench.stats.summary import summarize
 from rnnbench.grid import cells as grid_cells, plan
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "behaviour"
 RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"}
 """Result fields renamed since (generic phase names), old -> new, inside column names."""
 ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd")

@@ -113,11 +113,12 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
         configcheck.check_config_files([tmp_path / "nothere.yaml"], {}, None)
 
 
+@pytest.mark.slow
 def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path, monkeypatch,
                                                                    capsys):
     """Snakemake reads --configfile files before the workflow: for those ``rnnbench check`` is
     how a user gets the workflow's messages (docs/running.md); it reads them over config.yaml,
-    as the workflow does (in-process here: tests/test_install.py runs the command)."""
+    as the workflow does (in-process here: tests/commands/test_install.py runs the command)."""
     from conftest import REPO, snakemake
     from rnnbench import cli
 

@@ -14,7 +14,7 @@ import yaml
 
 from rnnbench.stats import intervals
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPEATS = yaml.safe_load((REPO / "config.yaml").read_text())["repeats"]
 EXPERIMENTS = 2000
 SPREAD = 0.10  # sd of log per-process values: a 10 % spread between processes

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("yaml", "pandas", "jsonschema", "tensorflow", "snakemake")
 """What a bare GPU machine lacks: ``rnnbench jax`` must not need it."""
 
@@ -116,6 +116,7 @@ def test_the_standalone_checks_hold_without_jsonschema(monkeypatch):
             standalone.expand({**preset, **change})
 
 
+@pytest.mark.slow
 def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
     from rnnbench.commands import jax as standalone
 
@@ -126,6 +127,7 @@ def test_the_standalone_script_stops_once_where_jax_sees_no_gpu(tmp_path):
         standalone.check_jax("gpu")
 
 
+@pytest.mark.slow
 def test_the_standalone_script_refuses_what_would_mix_or_lose_runs(tmp_path):
     import fcntl
 

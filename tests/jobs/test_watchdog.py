@@ -3,6 +3,7 @@
 naming which in its log (rnnbench.jobs.watchdog, rnnbench.jobs.jobstart); failures.error_line carries
 that line to the terminal."""
 
+import pytest
 import signal
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def _seconds_to_end(proc, timeout):
     return time.monotonic() - began
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_a_job_inside_a_long_call_at_once():
     control, job = _child(LONG_C_CALL, "python-default"), _child(LONG_C_CALL, "at-once")
     for proc in (control, job):
@@ -96,6 +98,7 @@ def test_the_watchdog_stops_a_job_past_its_memory_limit(tmp_path):
     assert failures.error_line(lines) == lines[-1]
 
 
+@pytest.mark.slow
 def test_the_watchdog_stops_a_job_past_its_time_limit_and_ends_with_a_job_that_finishes(
         tmp_path):
     log = tmp_path / "job.log"

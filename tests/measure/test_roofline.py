@@ -31,6 +31,7 @@ def test_time_steps_per_step_follows_the_batches():
     assert flop.time_steps_per_step(lengths, 4, first=1, count=1) == 5
 
 
+@pytest.mark.slow
 def test_matmul_peak_is_measured():
     tf = model.import_tf()
     peak = roofline.measure_matmul_peak(tf, size=128, repeats=5, intra_op=1, inter_op=1,

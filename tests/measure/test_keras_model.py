@@ -14,6 +14,8 @@ import pytest
 from conftest import REPO
 from rnnbench.measure import data, keras_model, model
 
+pytestmark = pytest.mark.slow  # each test builds or trains a model in a framework
+
 tf = model.import_tf()
 tf1 = tf.compat.v1
 PROBE = REPO / "tests" / "keras_probe.py"

@@ -59,6 +59,7 @@ def simulate(runs: pd.DataFrame, rng: np.random.Generator, spread: float = 0.1) 
     return runs.assign(median_step_s=true_step(runs) * np.exp(rng.normal(0, spread, len(runs))))
 
 
+@pytest.mark.slow
 def test_the_fit_recovers_the_parameters_and_its_intervals_cover_95_percent():
     """400 synthetic maps: each parameter's 95 % interval holds the true value, and the
     prediction interval of a new run at a shape off the map (batch 32, 64 units, max_len 30,
@@ -112,6 +113,7 @@ def test_a_grid_keeps_only_the_terms_it_identifies():
     assert full.terms[:3] == ["fixed", "per_passed", "per_flop"]
 
 
+@pytest.mark.slow
 def test_throughput_that_grows_with_the_matmul_is_found_by_the_f_test():
     """A machine whose cost per FLOP falls 30 % per doubling of the matmul: the richer form
     is kept (p < 0.01); on the constant-throughput machine it is not, but in about 1 % of maps."""
@@ -235,6 +237,7 @@ def synthetic_summary(runs: pd.DataFrame) -> pd.DataFrame:
                         ).reset_index()
 
 
+@pytest.mark.slow
 def test_the_crossover_map_draws_the_model_and_the_measured_cells():
     from rnnbench.report.charts_model import FRACTIONS, crossover_chart, crossover_table
 

@@ -11,6 +11,8 @@ from fetch_plan import fetch_plan
 from rnnbench.measure import bench, data, frameworks, metadata, model, timing
 from rnnbench.measure.schema import validate_result
 
+pytestmark = pytest.mark.slow  # each test builds or trains a model in a framework
+
 tf = model.import_tf()
 WORKFLOW_META = {"git": metadata.git_commit(REPO), "image_sha256": None}
 tf1 = tf.compat.v1

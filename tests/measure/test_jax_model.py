@@ -18,7 +18,9 @@ from rnnbench.measure import data
 
 from rnnbench.measure import jax_model  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # each test builds or trains a model in a framework
+
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = {"PYTHONPATH": str(REPO / "workflow" / "scripts")}
 MAX_LEN, INPUT_DIM, NUM_UNITS, SEED = 6, 3, 8, 0
 
@@ -244,7 +246,7 @@ def test_jax_cannot_be_kept_out_once_imported():
 def jax_grid(workdir):
     """A tiny grid with api [keras_jax, jax_scan] and unroll [max_len, 2] through the
     workflow in ``workdir``: no TensorFlow job (the tiny grid of conftest runs compat_v1's;
-    one FINDINGS of both frameworks: tests/test_behaviour.py). Run in the background."""
+    one FINDINGS of both frameworks: tests/report/test_behaviour.py). Run in the background."""
     import yaml
 
     from conftest import TINY, own_lock, snakemake

@@ -113,6 +113,23 @@ def test_a_grid_keeps_only_the_terms_it_identifies():
     assert full.terms[:3] == ["fixed", "per_passed", "per_flop"]
 
 
+def test_one_cell_with_lengths_drawn_per_batch_identifies_no_cost_per_time_step():
+    """One cell whose runs compute slightly different numbers of time steps (lengths drawn per
+    batch, as sequence_length uniform gives): the per-run spread is no design, so only the
+    fixed cost is identified, and FINDINGS' Why shows no number but what the grid lacks."""
+    rng = np.random.default_rng(3)
+    one = map_design(batches=(32,), units=(32,), max_lens=(24,), lengths=(12,), repeats=6)
+    one["time_steps_per_step"] = 12 + rng.uniform(-0.3, 0.3, len(one))  # per-run draws
+    runs = simulate(one, rng).assign(busy=False, environment="e", mode="train",
+                                     api="compat_v1")
+    assert costmodel.fit_impl(runs, "static").terms == ["fixed"]
+    assert costmodel.fit_groups(runs) == []
+    section = "\n".join(why.why_section(pd.DataFrame(), runs, {}))
+    assert "Not fitted: in compat_v1, basic_lstm (1 cell) every cell computes as many" in section
+    assert "a second max_len, or a second sequence_length" in section
+    assert not any(char.isdigit() for char in section.split("(1 cell)")[1].split("(e.g.")[0])
+
+
 @pytest.mark.slow
 def test_throughput_that_grows_with_the_matmul_is_found_by_the_f_test():
     """A machine whose cost per FLOP falls 30 % per doubling of the matmul: the richer form

@@ -61,10 +61,21 @@ def design(runs: pd.DataFrame, center: float = 0.0) -> pd.DataFrame:
     }, index=runs.index)
 
 
-def identified_terms(columns: pd.DataFrame, candidates=TERMS[:4]) -> list[str]:
+def identified_terms(columns: pd.DataFrame, candidates=TERMS[:4],
+                     cells: np.ndarray | None = None) -> list[str]:
     """The terms among ``candidates`` (in order) whose column raises the rank of those
     admitted before it: the parameters the grid identifies (columns scaled to unit norm, a
-    relative tolerance of 1e-9)."""
+    relative tolerance of 1e-9).
+
+    Args:
+        columns: design's columns, one row per run.
+        candidates: the terms to try, in order.
+        cells: each row's cell id: the rank is then the cells' (each cell's mean row), so a
+            column that moves only between the runs of one cell (the computed steps of
+            lengths drawn anew per batch) identifies nothing.
+    """
+    if cells is not None:
+        columns = columns.groupby(cells, sort=False).mean()
     kept: list[str] = []
     for term in candidates:
         trial = columns[kept + [term]].to_numpy(dtype=float)
@@ -182,11 +193,12 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     center = float(log2_size(mine).mean())
     columns = design(mine, center)
     y = mine["median_step_s"].to_numpy(dtype=float)
+    cells = mine["cell_id"].to_numpy()
     richer_p = math.nan
     if terms is not None:
-        terms = identified_terms(columns, terms)
-    elif "per_flop" in (terms := identified_terms(columns)):
-        richer = identified_terms(columns, [*terms, "per_flop_log2_size"])
+        terms = identified_terms(columns, terms, cells)
+    elif "per_flop" in (terms := identified_terms(columns, cells=cells)):
+        richer = identified_terms(columns, [*terms, "per_flop_log2_size"], cells)
         if len(richer) > len(terms) and len(y) > len(richer) + 1:
             X1 = columns[richer].to_numpy(dtype=float)
             _, weights = _wls(X1, y)

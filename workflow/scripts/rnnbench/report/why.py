@@ -18,8 +18,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel.fit import (Fit, finite_runs, fit_groups, model_rows, model_runs, parts,
-                                quiet_runs, ratio_prediction)
+from rnnbench.costmodel.fit import (GROUP_COLUMNS, Fit, design, finite_runs, fit_groups,
+                                    identified_terms, log2_size, model_rows, model_runs, parts,
+                                    quiet_runs, ratio_prediction)
 from rnnbench.stats.formats import interval_text
 from rnnbench.costmodel.check import (error_words, geometric_means, group_rows, leave_one_out,
                                  noise_floor, step_error)
@@ -220,10 +221,11 @@ def setup_laws(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _not_fitted(runs: pd.DataFrame) -> list[str]:
-    """The Why section of a grid the model could explain but for its busy runs (left out of
-    every fit: costmodel.model_runs), saying so; empty for a grid it cannot explain anyway."""
+    """The Why section of a grid the model does not explain: what the grid lacks (a second
+    number of computed time steps) where that is why, else that its busy runs were left out
+    (costmodel.model_runs); empty where neither is why (too few runs)."""
     if "busy" not in runs or not fit_groups(runs.assign(busy=False)):
-        return []
+        return _unidentified(runs)
     from rnnbench.report.sections import busy_words  # (not on predict's path)
 
     busy = runs["busy"].astype(bool)
@@ -233,6 +235,31 @@ def _not_fitted(runs: pd.DataFrame) -> list[str]:
             "(docs/cost-model.md); too few of them are left to fit both "
             "implementations. The busy runs' times are in the tables above; on a quieter "
             "machine the grid would be explained here.", ""]
+
+
+def _unidentified(runs: pd.DataFrame) -> list[str]:
+    """The Why section of a grid whose cells all compute as many time steps per step (one
+    cell, or cells alike in max_len and length): a cost per time step cannot be told from the
+    fixed cost, so the model shows no numbers and says what to add; [] for another grid."""
+    plain = model_rows(model_runs(runs.assign(busy=False)))
+    lacking = []
+    for key, group in plain.groupby(list(GROUP_COLUMNS), sort=False):
+        for impl in ("static", "dynamic"):
+            mine = group[group["impl"] == impl]
+            columns = design(mine, float(log2_size(mine).mean())) if len(mine) else None
+            if columns is not None and identified_terms(
+                    columns, cells=mine["cell_id"].to_numpy()) == ["fixed"]:
+                lacking.append(f"{key[0]}, {key[2]} ({mine['cell_id'].nunique()} cell"
+                               f"{'' if mine['cell_id'].nunique() == 1 else 's'})")
+                break
+    if not lacking:
+        return []
+    return ["## Why: the cost model", "",
+            f"Not fitted: in {'; '.join(lacking)} every cell computes as many time steps per "
+            "step, so a cost per time step cannot be told apart from the fixed cost, and the "
+            "model's numbers would mean nothing (docs/cost-model.md). To explain the ratio, add "
+            "a cell that computes another number of time steps: a second max_len, or a second "
+            "sequence_length (e.g. sequence_length: [2, max_len]).", ""]
 
 
 def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str]) -> list[str]:

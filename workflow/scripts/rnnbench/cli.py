@@ -28,6 +28,8 @@ COMMANDS = {
                  "reproducibility.md, .csv)",
     "scale": "time aggregation on synthetic results and a large grid's dry run (writes only "
              "temporary folders)",
+    "probe": "measure this machine's unit costs (loop iteration, cond, op, graph node, "
+             "matmul) in about a minute (writes results/probe.json or --out)",
     "jax": "measure a JSON preset of JAX cells without Snakemake or TensorFlow (reads PRESET; "
            "writes OUT/runs/, OUT/data/, OUT/standalone.json)",
 }

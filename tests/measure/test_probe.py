@@ -1,0 +1,46 @@
+"""The probe of the machine's unit costs (rnnbench.measure.probe, ``rnnbench probe``): every
+cost measured is positive and finite, the units hold the nodes they are made of, the record
+carries the fingerprint results carry, and bad arguments are refused by name."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+
+@pytest.mark.slow
+def test_the_probe_measures_every_unit_cost_of_this_machine(tmp_path):
+    out = tmp_path / "probe.json"
+    done = subprocess.run([sys.executable, "-m", "rnnbench", "probe", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO / "workflow" / "scripts"),
+                               "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    record = json.loads(out.read_text())
+    costs = record["unit_costs"]
+    assert set(costs) == {"while_iteration_s", "loop_op_pair_s", "op_pair_s", "op_pair_nodes",
+                          "graph_construction_s_per_node", "session_setup_s_per_node",
+                          "bytes_per_node", "cond_skipped_s", "cond_skipped_nodes"}
+    assert all(math.isfinite(value) and value >= 0 for value in costs.values()), costs
+    assert costs["op_pair_nodes"] == 2  # a multiply and an add, nothing folded away
+    assert 1e-8 < costs["while_iteration_s"] < 1e-3 and 1e-8 < costs["op_pair_s"] < 1e-3
+    assert len(record["matmul"]) == 9
+    assert all(row["forward_flop_per_s"] > 1e6 for row in record["matmul"])
+    assert record["environment"].startswith(record["meta"]["cpu_model"])
+    assert "TensorFlow" in record["environment"] and record["probe_s"] < 60
+    assert "while_iteration_s" in done.stdout and str(out) in done.stdout
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--threads", "0"], "--threads 0: at least 1"),
+    (["--out", "."], "--out . is a folder: give a file"),
+])
+def test_the_probe_refuses_bad_arguments_by_name(options, words, capsys):
+    from rnnbench import cli
+
+    assert cli.main(["probe", *options]) == 2
+    assert words in capsys.readouterr().err

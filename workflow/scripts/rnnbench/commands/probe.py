@@ -1,0 +1,66 @@
+"""Measure this machine's unit costs, the terms the cost model is written in, in about a minute:
+
+    rnnbench probe [--out FILE] [--threads N]
+
+A while_loop iteration, a multiply-add pair inside the loop and unrolled, a skipped cond,
+graph construction and Session setup per node, the memory a node holds, and matmul rates at
+an LSTM step's shapes (forward and gradient), in TF1 graph mode with the training jobs'
+threads (docs/cost-model.md, The probe). Writes the record (the unit costs, the machine's
+fingerprint as results carry it: load.environment) to FILE (default: results/probe.json)
+and prints the unit costs. Exit status 0, or 2 with a one-line message for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rnnbench.measure import metadata
+from rnnbench.measure.model import import_tf
+from rnnbench.measure.probe import probe
+from rnnbench.results.load import environment
+
+SCHEMA_VERSION = 1
+"""The probe record's layout (its keys: kind, schema_version, environment, meta, the
+probe's own)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``rnnbench probe``'s arguments."""
+    parser.add_argument("--out", type=Path, default=Path("results/probe.json"),
+                        help="where the record goes (default: results/probe.json)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="the Session's intra- and inter-op threads (default 1, as the "
+                             "training jobs)")
+
+
+def record(threads: int) -> dict:
+    """The probe's record: its unit costs, the matmul rates and this machine's metadata."""
+    tf = import_tf()
+    measured = probe(tf, threads, threads)
+    meta = {**metadata.collect(metadata.tensorflow_info(tf, "cpu")), "image_sha256": None}
+    return {"kind": "probe", "schema_version": SCHEMA_VERSION,
+            "environment": environment(meta), "meta": meta, **measured}
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rnnbench probe``; returns the exit status."""
+    if args.threads < 1:
+        print(f"rnnbench probe: --threads {args.threads}: at least 1", file=sys.stderr)
+        return 2
+    if args.out.is_dir():
+        print(f"rnnbench probe: --out {args.out} is a folder: give a file", file=sys.stderr)
+        return 2
+    result = record(args.threads)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    for name, value in result["unit_costs"].items():
+        unit = "" if name.endswith(("_nodes", "bytes_per_node")) else " µs"
+        shown = value * 1e6 if unit else value
+        print(f"{name:32} {shown:10.3g}{unit}")
+    best = max(row["forward_flop_per_s"] for row in result["matmul"])
+    print(f"{'matmul forward, best shape':32} {best / 1e9:10.3g} GFLOP/s")
+    print(f"{result['environment']}; {result['probe_s']:.0f} s; wrote {args.out}")
+    return 0

@@ -1,0 +1,179 @@
+"""The machine's unit costs that decide static_rnn against dynamic_rnn, measured in about a
+minute in TF1 graph mode (a Session with the training jobs' threads): a while_loop
+iteration, a small op pair inside the loop and unrolled, a skipped cond, graph construction
+and Session setup per node, the memory a node holds, and matmul rates at the cell's shapes.
+
+Each unit cost is a slope: one graph at two sizes (n1 < n2 repetitions of the unit), each
+session.run timed REPEATS times after WARMUP, cost = (median(n2) - median(n1)) / (n2 - n1),
+so the run's fixed overhead cancels. Method: docs/cost-model.md, The probe.
+"""
+
+from __future__ import annotations
+
+import time
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+from rnnbench.measure.model import session_config
+
+REPEATS = 15
+"""Timed session.run calls per graph (their median is the graph's time)."""
+WARMUP = 3
+"""Untimed session.run calls first (the first pays Grappler and allocation)."""
+MATMUL_SHAPES = tuple((batch, units) for batch in (8, 32, 128) for units in (32, 128, 256))
+"""(batch_size, num_units) of the matmul probes: an LSTM step's [batch, 16 + units] x
+[16 + units, 4 units] matmul, the map's 16 inputs."""
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MiB (/proc/self/statm; NaN elsewhere)."""
+    import os
+
+    try:
+        pages = int(open("/proc/self/statm").read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def _median_run(session: Any, fetch: Any, feed: dict | None = None) -> float:
+    """Median seconds of one session.run of ``fetch`` over REPEATS, after WARMUP."""
+    for _ in range(WARMUP):
+        session.run(fetch, feed)
+    seconds = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        session.run(fetch, feed)
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds))
+
+
+def _slope(times: dict[int, float]) -> float:
+    """Seconds per unit between the two sizes of ``times`` ({size: seconds})."""
+    (n1, t1), (n2, t2) = sorted(times.items())
+    return (t2 - t1) / (n2 - n1)
+
+
+def _loop_graph(tf: ModuleType, pairs: int) -> tuple[Any, Any, Any]:
+    """A tf.while_loop whose body does ``pairs`` multiply-add pairs on a [1] variable;
+    returns (graph, the loop's output, the iterations placeholder)."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf1.Variable([1.0001]).read_value()  # read once: the pairs are a multiply and an add
+        n = tf1.placeholder(tf.int32, [])
+
+        def body(i, x):
+            for _ in range(pairs):
+                x = x * a + a
+            return i + 1, x
+
+        _, out = tf1.while_loop(lambda i, x: i < n, body, [tf.constant(0), a])
+        init = tf1.global_variables_initializer()
+    graph.init = init
+    return graph, out, n
+
+
+def loop_costs(tf: ModuleType, config: Any) -> dict[str, float]:
+    """Seconds per while_loop iteration (an empty body) and per multiply-add pair inside it."""
+    per_iteration = {}
+    for pairs in (0, 8):
+        graph, out, n = _loop_graph(tf, pairs)
+        with tf.compat.v1.Session(graph=graph, config=config) as session:
+            session.run(graph.init)
+            per_iteration[pairs] = _slope({k: _median_run(session, out, {n: k})
+                                           for k in (100, 1000)})
+    return {"while_iteration_s": per_iteration[0],
+            "loop_op_pair_s": (per_iteration[8] - per_iteration[0]) / 8}
+
+
+def _chain(tf: ModuleType, size: int, unit: Callable) -> tuple[Any, Any, float, int]:
+    """A graph of ``size`` units in a chain (``unit(x, a, skip)`` -> x) on a [1] variable;
+    returns (graph, its output, seconds to build it, its node count)."""
+    tf1 = tf.compat.v1
+    start = time.perf_counter()
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf1.Variable([1.0001]).read_value()  # read once: a unit is its own ops alone
+        skip = tf1.placeholder_with_default(True, [])  # a cond takes its copy-through branch
+        x = a
+        for _ in range(size):
+            x = unit(x, a, skip)
+        graph.init = tf1.global_variables_initializer()
+    built = time.perf_counter() - start
+    return graph, x, built, len(graph.as_graph_def().node)
+
+
+def chain_costs(tf: ModuleType, config: Any, name: str, unit: Callable,
+                sizes: tuple[int, int]) -> dict[str, float]:
+    """Per unit of a chain at two ``sizes``: its run time (``<name>_s``), and, per node of
+    the graph, its construction, its Session setup (the first run: Grappler, allocation)
+    and the memory it adds (peak RSS)."""
+    run, build, setup, rss, nodes = {}, {}, {}, {}, {}
+    for size in sizes:
+        before = rss_mb()
+        graph, out, build[size], nodes[size] = _chain(tf, size, unit)
+        with tf.compat.v1.Session(graph=graph, config=config) as session:
+            session.run(graph.init)
+            start = time.perf_counter()
+            session.run(out)
+            setup[size] = time.perf_counter() - start
+            run[size] = _median_run(session, out)
+            rss[size] = rss_mb() - before
+    per_node = {size: nodes[size] for size in sizes}
+    node_slope = _slope(per_node)
+    return {f"{name}_s": _slope(run),
+            f"{name}_nodes": node_slope,
+            "graph_construction_s_per_node": _slope(build) / node_slope,
+            "session_setup_s_per_node": _slope(setup) / node_slope,
+            "bytes_per_node": max(_slope(rss), 0.0) * 2 ** 20 / node_slope}
+
+
+def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
+    """Seconds and FLOP/s of an LSTM step's matmul and of its gradient (two matmuls of the
+    same size) at each MATMUL_SHAPES, net of an empty run's overhead."""
+    tf1 = tf.compat.v1
+    rows = []
+    rng = np.random.default_rng(0)
+    for batch, units in MATMUL_SHAPES:
+        k, n = 16 + units, 4 * units
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf1.Variable(rng.standard_normal((batch, k), dtype=np.float32))
+            w = tf1.Variable(rng.standard_normal((k, n), dtype=np.float32))
+            forward = tf.reduce_sum(tf.matmul(x, w))
+            backward = tf.add_n([tf.reduce_sum(g) for g in tf1.gradients(forward, [x, w])])
+            empty = tf.reduce_sum(x[:1, :1])
+            init = tf1.global_variables_initializer()
+        with tf1.Session(graph=graph, config=config) as session:
+            session.run(init)
+            base = _median_run(session, empty)
+            ahead = max(_median_run(session, forward) - base, 1e-9)
+            back = max(_median_run(session, backward) - base, 1e-9)
+        flop = 2.0 * batch * k * n
+        rows.append({"batch_size": batch, "num_units": units, "k": k, "n": n,
+                     "forward_s": ahead, "backward_s": back, "forward_flop_per_s": flop / ahead,
+                     "backward_flop_per_s": 2 * flop / back})
+    return rows
+
+
+def probe(tf: ModuleType, intra_op: int = 1, inter_op: int = 1) -> dict[str, Any]:
+    """Every unit cost of this machine (seconds, bytes; see the module docstring), with the
+    matmul rates and the probe's own wall seconds.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode (model.import_tf).
+        intra_op, inter_op: the Session's threads (the training jobs' default: 1 and 1).
+    """
+    start = time.perf_counter()
+    config = session_config(tf, "cpu", intra_op, inter_op)
+    costs = loop_costs(tf, config)
+    costs.update(chain_costs(tf, config, "op_pair", lambda x, a, skip: x * a + a, (200, 2000)))
+    cond = chain_costs(tf, config, "cond_skipped", lambda x, a, skip: tf.cond(
+        skip, lambda: x, lambda: x * a + a), (50, 400))
+    costs.update({key: value for key, value in cond.items() if key.startswith("cond_")})
+    return {"unit_costs": costs, "matmul": matmul_rates(tf, config),
+            "threads": {"intra_op": intra_op, "inter_op": inter_op},
+            "probe_s": time.perf_counter() - start}

@@ -307,3 +307,28 @@ def test_a_failed_rule_is_named_with_its_logs_cause(workdir):
     lines = failures.report_failed_tables(steps, started, said.append)
     assert said == lines == ["aggregate failed: ValueError: runs of two environments (its log: "
                              "results/logs/aggregate.log)"]
+
+
+@pytest.mark.slow
+def test_a_chart_renderer_stopped_by_an_address_space_limit_is_named_with_its_fix(tmp_path):
+    """Under ``ulimit -v`` vl-convert's V8 dies before any Python line ("Fatal process out of
+    memory: Oilpan: CagedHeap reservation."): plot.py's log gets the crash (its stderr file
+    descriptor is the log's), and error_line names the limit and how to lift it."""
+    import subprocess
+    import sys
+
+    from rnnbench.pipeline.failures import error_line
+
+    log = tmp_path / "plot.log"
+    script = ("import os, sys\n"
+              f"sys.stderr = open({str(log)!r}, 'w')\n"
+              "os.dup2(sys.stderr.fileno(), 2)\n"
+              "import vl_convert\n"
+              "vl_convert.vegalite_to_svg({'mark': 'point', 'data': {'values': [{'a': 1}]}})\n")
+    done = subprocess.run(["bash", "-c", f'ulimit -v 4000000; exec "{sys.executable}" -c "$0"',
+                           script], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    line = error_line(log.read_text().splitlines())
+    assert line.startswith("the chart renderer (vl-convert's V8) could not reserve its "
+                           "address space: an address-space limit is set (ulimit -v "), line
+    assert "lift it (ulimit -v unlimited)" in line

@@ -14,6 +14,8 @@ rule findings:
     conda:
         "../../envs/environment.yaml"
     threads: 1
+    # before the charts (priority 0): FINDINGS needs none, and a chart that fails stops the run
+    priority: 1
     resources:
         mem_mb=1024,
         runtime=10,

@@ -1,8 +1,10 @@
 """Rule plot: one Altair chart, saved as offline HTML and as SVG."""
 
+import os
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")
+os.dup2(sys.stderr.fileno(), 2)  # a crash of the renderer itself (V8) is logged too
 
 from rnnbench.report.charts import build_chart, save_chart  # noqa: E402
 from rnnbench.results.load import read_table  # noqa: E402

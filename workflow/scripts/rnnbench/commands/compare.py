@@ -223,11 +223,11 @@ def main(args: argparse.Namespace) -> int:
     text = "\n".join([compare_markdown(table, claims),
                       *jax_sections(dict(zip(args.names, (a, b))))])
     (out / "compare.md").write_text(text)
+    print(text, flush=True)  # the tables first: the chart renderer can end the process
     if not table.empty:
         from rnnbench.report.charts import save_chart
 
         save_chart(compare_chart(table), str(out / "compare.html"), str(out / "compare.svg"))
-    print(text)
     return 0
 
 

@@ -24,6 +24,12 @@ ROOT_CAUSE = re.compile(r"OOM when allocating tensor[^\n]*|\bMemoryError\b[^\n]*
 allocation that failed as ``InvalidArgumentError: Graph execution error:`` and names the out
 of memory ('OOM when allocating tensor ...') only lines above."""
 
+ADDRESS_SPACE = re.compile(r"Fatal process out of memory: Oilpan: CagedHeap reservation")
+"""What the chart renderer (vl-convert's V8) prints when it cannot reserve its address space."""
+ADDRESS_SPACE_WORDS = ("the chart renderer (vl-convert's V8) could not reserve its address space: "
+                       "an address-space limit is set (ulimit -v "
+                       "{limit}); lift it (ulimit -v unlimited) and run the same command again")
+"""error_line's words for ADDRESS_SPACE ({limit}: this process's limit, in kB)."""
 BOUND = re.compile(r"^(?:out of memory|over its time limit): ")
 """The line rnnbench's watchdog writes when it stops a job past its memory or time limit
 (watchdog.over_bound)."""
@@ -39,10 +45,19 @@ STOPPED_EARLY = ("stopped before its first log line (Ctrl-C, or killed, while Py
 """Why a result is missing whose job left an empty log."""
 
 
+def address_space_limit() -> str:
+    """This process's address-space limit in kB as ``ulimit -v`` prints it ('unlimited')."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return "unlimited" if soft == resource.RLIM_INFINITY else str(soft // 1024)
+
+
 def error_line(lines: list[str]) -> str:
     """What a failed job's log says went wrong, in one line.
 
-    The watchdog's line where it stopped the job (BOUND); else the last exception message line
+    The chart renderer's failure to reserve its address space (ADDRESS_SPACE), said with its
+    fix; the watchdog's line where it stopped the job (BOUND); else the last exception message line
     (a TensorFlow error is followed by more stack frames, so the last line is no message), or,
     where another line names a ROOT_CAUSE the exception does not, 'out of memory: ' and that
     cause; a log with no exception ends where the job was stopped from outside (Ctrl-C, a
@@ -50,6 +65,8 @@ def error_line(lines: list[str]) -> str:
     '' for an empty log.
     """
     lines = [line.strip() for line in lines if line.strip()]
+    if any(ADDRESS_SPACE.search(line) for line in lines):
+        return ADDRESS_SPACE_WORDS.format(limit=address_space_limit())
     bound = [line for line in lines if BOUND.match(line)]
     if bound:
         return bound[-1]

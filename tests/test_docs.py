@@ -100,6 +100,51 @@ def test_each_script_command_the_pages_give_takes_its_arguments():
             assert len(args) == container.build_arguments.__code__.co_argcount, (page, line)
 
 
+def _snakemake_lines():
+    """Every Snakemake command line the pages and the presets' comments give, as words after
+    the word snakemake (up to a shell comment, a pipe or an &&)."""
+    found = set()
+    comments = []  # a preset's comment lines joined (a command may wrap), cut at ')' or ';'
+    for path in PRESETS:
+        text = " ".join(line.lstrip("# ") for line in TEXTS[path].splitlines()
+                        if line.startswith("#"))
+        comments += [(path.name, re.split(r"[();]|\s{2,}", "snakemake " + part)[0])
+                     for part in text.split("snakemake ")[1:]]
+    for page, line in [*_commands("snakemake"), *comments]:
+        try:
+            words = shlex.split(line.split("#")[0].replace("\\", " "), posix=True)
+        except ValueError:  # a span cut inside quotes: not a whole command line
+            continue
+        for i, word in enumerate(words):
+            if word.endswith("snakemake") and i + 1 < len(words):
+                rest = words[i + 1:]
+                for stop in ("&&", "|", ";"):
+                    rest = rest[:rest.index(stop)] if stop in rest else rest
+                prose = [k for k, w in enumerate(rest) if re.fullmatch(r"[A-Za-z]+[,.]?", w)
+                         and not (k and rest[k - 1] in ("--cores", "-c", "--sdm", "--profile"))]
+                rest = rest[:prose[0]] if prose and str(page).endswith(".yaml") else rest
+                found.add((str(page), tuple(rest)))
+    return sorted(found)
+
+
+def test_each_snakemake_command_line_the_pages_give_parses_as_snakemake_reads_it():
+    """Each line parses with Snakemake's own argument parser, and each --configfile it gives
+    is a config file (a target after --configfile is read as a config file: this was
+    presets/calibrate-resources.yaml's documented command)."""
+    from snakemake.cli import get_argument_parser
+
+    parser = get_argument_parser()
+    lines = _snakemake_lines()
+    assert len(lines) > 10
+    for page, words in lines:
+        try:
+            args = parser.parse_args(list(words))
+        except SystemExit:
+            pytest.fail(f"{page}: snakemake {' '.join(words)} does not parse")
+        for path in args.configfile or []:
+            assert str(path).endswith((".yaml", ".yml", ".json")), (page, words, str(path))
+
+
 def test_each_configfile_the_pages_give_is_a_valid_grid():
     for page, line in _commands("snakemake"):
         words = shlex.split(line.split("#")[0])

@@ -66,9 +66,10 @@ def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp
 
 
 def test_bad_input_is_refused_in_one_line(tmp_path, capsys):
-    code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile",
-                     str(tmp_path / "missing.yaml")])
-    assert code == 2 and "is not a file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse's refusal
+        cli.main(["reproduce", str(tmp_path / "out"), "--configfile",
+                  str(tmp_path / "missing.yaml")])
+    assert refused.value.code == 2 and "missing.yaml: no such file" in capsys.readouterr().err
     no_claims = tmp_path / "no-claims.yaml"
     no_claims.write_text("claims: []\n")
     code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile", str(no_claims)])

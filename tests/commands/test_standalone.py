@@ -143,7 +143,7 @@ def test_the_standalone_script_refuses_what_would_mix_or_lose_runs(tmp_path):
     assert proc.returncode == 1 and "a JSON object of config keys, not [1, 2]" in proc.stderr
     (tmp_path / "file").write_text("")
     proc = run(json.dumps(tiny), tmp_path / "file")
-    assert proc.returncode == 1 and "file: a file where the output folder goes" in proc.stderr
+    assert proc.returncode == 2 and "OUT: " in proc.stderr and "is a file, not a folder" in proc.stderr
     # another script writing into OUT (its lock held here): refused before any run; the
     # grid's warnings come first, as the workflow prints them
     out = tmp_path / "locked"

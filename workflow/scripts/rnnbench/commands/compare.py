@@ -34,6 +34,7 @@ from rnnbench.results.sides import read_side
 from rnnbench.stats.summary import summarize
 from rnnbench.stats.tables import cell_labels, verdict
 from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.arguments import existing_file, output_folder
 
 SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
 """What each side's static / dynamic ratio and the two sides' ratio are given for."""
@@ -194,9 +195,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", help="side B: the same")
     parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
                         help="the sides' names in the tables (default: A B)")
-    parser.add_argument("--configfile", default=str(REPO / "config.yaml"),
+    parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",
                         help="the claims to judge (default: the shipped config's)")
-    parser.add_argument("--out", default="results/compare",
+    parser.add_argument("--out", type=output_folder, default=Path("results/compare"),
                         help="the folder written (default: %(default)s)")
 
 

@@ -43,6 +43,7 @@ from rnnbench.grid.configcheck import (check_cross_fields, config_warnings, sche
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
 from rnnbench.pipeline.files import write_if_changed
 from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.arguments import existing_file, output_folder
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 """The folder holding the package (workflow/scripts): each run's fresh Python gets it on
@@ -337,9 +338,9 @@ def measure(preset_path: str | Path, out_dir: str | Path) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench jax``'s arguments."""
-    parser.add_argument("preset", metavar="PRESET",
+    parser.add_argument("preset", metavar="PRESET", type=existing_file,
                         help="a JSON preset of config keys (e.g. presets/jax-gpu.json)")
-    parser.add_argument("out", metavar="OUT",
+    parser.add_argument("out", metavar="OUT", type=output_folder,
                         help="the output folder (runs/, data/, standalone.json); a second "
                              "call with the same OUT measures only the runs still missing")
 

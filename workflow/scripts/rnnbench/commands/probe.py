@@ -21,6 +21,7 @@ from rnnbench.measure import metadata
 from rnnbench.measure.model import import_tf
 from rnnbench.measure.probe import probe
 from rnnbench.results.load import environment
+from rnnbench.pipeline.arguments import output_file, positive_int
 
 SCHEMA_VERSION = 1
 """The probe record's layout (its keys: kind, schema_version, environment, meta, the
@@ -29,9 +30,9 @@ probe's own)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench probe``'s arguments."""
-    parser.add_argument("--out", type=Path, default=Path("results/probe.json"),
+    parser.add_argument("--out", type=output_file, default=Path("results/probe.json"),
                         help="where the record goes (default: results/probe.json)")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=positive_int, default=1,
                         help="the Session's intra- and inter-op threads (default 1, as the "
                              "training jobs)")
 
@@ -47,12 +48,6 @@ def record(threads: int) -> dict:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``rnnbench probe``; returns the exit status."""
-    if args.threads < 1:
-        print(f"rnnbench probe: --threads {args.threads}: at least 1", file=sys.stderr)
-        return 2
-    if args.out.is_dir():
-        print(f"rnnbench probe: --out {args.out} is a folder: give a file", file=sys.stderr)
-        return 2
     result = record(args.threads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -27,6 +27,7 @@ from rnnbench.pipeline.files import all_or_nothing
 from rnnbench.report import modelpages as modeldocs
 from rnnbench.report.readme import REFERENCE_RUNS, WITH_RUNS, expected_answer, readme_answer
 from rnnbench.results.load import read_table
+from rnnbench.pipeline.arguments import existing_folder
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reference``'s arguments."""
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(cells the model predicted before they ran)")
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and the run's run.json times")
-    parser.add_argument("--results", type=Path, default=None,
+    parser.add_argument("--results", type=existing_folder, default=None,
                         help=f"with --no-run: the results folder to use (default: {REPO}/results)")
 
 

@@ -32,6 +32,7 @@ from rnnbench.stats.formats import interval_text
 from rnnbench.results.load import read_table
 from rnnbench.stats.tables import claim_table
 from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.arguments import existing_file, output_folder, positive_int
 
 SETUP_AND_MEMORY = ("graph_construction_s", "setup_s", "first_100_steps_s", "peak_rss_mb")
 """Claim quantities whose verdicts must agree in every cell."""
@@ -138,12 +139,12 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reproduce``'s arguments."""
-    parser.add_argument("outdir", type=Path,
+    parser.add_argument("outdir", type=output_folder,
                         help="folder for the two runs (run1/, run2/) and reproducibility.md/.csv")
-    parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml",
+    parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",
                         help="the grid to run twice, with its claims (default: %(default)s, the "
                              "main job: about 4 minutes a run on 2 cores)")
-    parser.add_argument("--cores", type=int, default=1,
+    parser.add_argument("--cores", type=positive_int, default=1,
                         help="Snakemake's --cores for each run (default: %(default)s)")
 
 

@@ -27,6 +27,7 @@ from rnnbench.grid.cells import cell_id
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
 from rnnbench.measure.record import SCHEMA_VERSION
 from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.arguments import at_least, count, positive_int
 
 SYNTHETIC_PROTOCOL = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
                       "max_warmup_steps": 500, "hook_every": 100, "device": "cpu", "seed": 0,
@@ -162,11 +163,12 @@ def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench scale``'s arguments."""
-    parser.add_argument("--results", type=int, default=100_000,
+    parser.add_argument("--results", type=at_least(12, " (one cell: 6 static and 6 dynamic runs)"),
+                        default=100_000,
                         help="synthetic results to aggregate (default: %(default)s)")
-    parser.add_argument("--cells", type=int, default=1000,
+    parser.add_argument("--cells", type=count, default=1000,
                         help="the dry run's cells (0: no dry run; default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=6,
+    parser.add_argument("--repeats", type=positive_int, default=6,
                         help="the dry run's repeats (2 x repeats training jobs a cell)")
 
 

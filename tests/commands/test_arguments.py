@@ -1,0 +1,51 @@
+"""Every ``rnnbench`` subcommand refuses a bad argument when its command line is read: exit
+status 2, the argument and the value named, no traceback, nothing started (a hang here was
+``reproduce --cores 0``; tracebacks were ``scale --results 5``'s ``--cells -3``,
+``reproduce README.md``, ``compare ... --out README.md``)."""
+
+import pytest
+
+from conftest import REPO
+from rnnbench import cli
+
+README = str(REPO / "README.md")
+RUNS = str(REPO / "tests" / "fixtures" / "behaviour" / "results" / "runs")
+BAD = [
+    (["reproduce", "/tmp/x", "--cores", "0"], "--cores: 0: at least 1"),
+    (["reproduce", "/tmp/x", "--cores", "-2"], "--cores: -2: at least 1"),
+    (["reproduce", "/tmp/x", "--cores", "two"], "--cores: 'two' is not a whole number"),
+    (["reproduce", README], f"outdir: {README}: {README} is a file, not a folder"),
+    (["reproduce", f"{README}/run"], f"{README} is a file, not a folder"),
+    (["reproduce", "/tmp/x", "--configfile", "nowhere.yaml"], "nowhere.yaml: no such file"),
+    (["reproduce", "/tmp/x", "--configfile", str(REPO)], "a folder, not a file"),
+    (["scale", "--results", "0"], "--results: 0: at least 12 (one cell: 6 static and 6"),
+    (["scale", "--results", "5"], "--results: 5: at least 12"),
+    (["scale", "--results", "-5"], "--results: -5: at least 12"),
+    (["scale", "--cells", "-3"], "--cells: -3: 0 or more"),
+    (["scale", "--repeats", "0"], "--repeats: 0: at least 1"),
+    (["scale", "--cells", "1e9"], "--cells: '1e9' is not a whole number"),
+    (["compare", RUNS, RUNS + "/..", "--out", README], f"--out: {README}: {README} is a file"),
+    (["compare", RUNS, RUNS, "--configfile", "nowhere.yaml"], "nowhere.yaml: no such file"),
+    (["probe", "--threads", "0"], "--threads: 0: at least 1"),
+    (["probe", "--out", str(REPO)], f"--out: {REPO} is a folder: give a file"),
+    (["probe", "--out", f"{README}/probe.json"], f"{README} is a file, not a folder"),
+    (["jax", "nowhere.json", "/tmp/out"], "PRESET: nowhere.json: no such file"),
+    (["jax", str(REPO / "presets" / "jax-tiny.json"), README], f"OUT: {README}: {README} is a"),
+    (["reference", "--no-run", "--results", README], f"--results: {README}: a file, not a"),
+    (["reference", "--no-run", "--results", "/nowhere"], "--results: /nowhere: no such folder"),
+    (["predict", "--batch", "0", "--units", "8", "--max-len", "4"], "--batch"),
+    (["predict", "--batch", "x", "--units", "8", "--max-len", "4"], "--batch"),
+    (["check", "nowhere.yaml"], "nowhere.yaml"),
+]
+
+
+@pytest.mark.parametrize("argv, words", BAD, ids=[" ".join(argv[:3]) for argv, _ in BAD])
+def test_a_bad_argument_is_refused_in_one_line_naming_it(argv, words, capsys):
+    try:
+        status = cli.main(argv)
+    except SystemExit as done:  # argparse's refusal
+        status = done.code
+    err = capsys.readouterr().err
+    assert status in (1, 2) if argv[0] == "check" else status == 2, (status, err)
+    assert "Traceback" not in err
+    assert words in err.strip().splitlines()[-1], err  # the last line (after argparse's usage)

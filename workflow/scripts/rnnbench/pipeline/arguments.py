@@ -1,0 +1,98 @@
+"""Argument types of the ``rnnbench`` subcommands: each refuses a bad value when the command
+line is read (argparse: exit status 2, one line naming the argument and the value), before any
+work starts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def at_least(minimum: int, why: str = "") -> Callable[[str], int]:
+    """The type of a whole number of at least ``minimum`` (``why``: the reason, in words).
+
+    Its function raises argparse.ArgumentTypeError naming the value otherwise.
+    """
+    def whole(text: str) -> int:
+        value = _integer(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value}: at least {minimum}{why}")
+        return value
+
+    return whole
+
+
+positive_int = at_least(1)
+"""A whole number of at least 1."""
+
+
+def count(text: str) -> int:
+    """A whole number of at least 0.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the value otherwise.
+    """
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: 0 or more")
+    return value
+
+
+def existing_file(text: str) -> Path:
+    """A file that exists.
+
+    Raises:
+        argparse.ArgumentTypeError: naming a missing path or a folder.
+    """
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(
+            f"{text}: {'a folder, not a file' if path.is_dir() else 'no such file'}")
+    return path
+
+
+def output_folder(text: str) -> Path:
+    """A folder to write into: an existing folder, or a path where one can be made.
+
+    Raises:
+        argparse.ArgumentTypeError: naming a file (or a file above it) in the way.
+    """
+    path = Path(text)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: {part} is a file, not a folder")
+    return path
+
+
+def output_file(text: str) -> Path:
+    """A file to write: a path that is no folder, under no file.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the folder or the file in the way.
+    """
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder: give a file")
+    output_folder(str(path.parent))
+    return path
+
+
+def existing_folder(text: str) -> Path:
+    """A folder that exists.
+
+    Raises:
+        argparse.ArgumentTypeError: naming a missing path or a file.
+    """
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text}: {'a file, not a folder' if path.exists() else 'no such folder'}")
+    return path

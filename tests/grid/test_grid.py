@@ -463,6 +463,8 @@ def test_protocol_id_changes_with_every_timing_setting():
         seen.add(grid_cells.protocol_id({**base, key: value}))
     assert len(seen) == 10
     assert grid_cells.protocol_id({**base, "log_every": 3}) == grid_cells.protocol_id(base)
+    # one number, one folder: min_measure_s -0.0, 0 and 0.0 measure alike
+    assert len({grid_cells.protocol_id({**base, "min_measure_s": v}) for v in (-0.0, 0, 0.0)}) == 1
     # runs in an image go to a folder of their own, named by the image
     in_image = grid_cells.protocol_id(base, image="rnnbench-cpu-0123456789abcdef")
     assert in_image == grid_cells.protocol_id(base) + "_rnnbench-cpu-0123456789abcdef"

@@ -48,7 +48,7 @@ def protocol_label(protocol: dict) -> str:
     protocols apart."""
     return "_".join(
         [
-            f"steps{protocol['steps']}-{float(protocol['min_measure_s'])!r}s",
+            f"steps{protocol['steps']}-{float(protocol['min_measure_s']) + 0.0!r}s",  # -0.0: 0.0
             f"warmup{protocol['warmup_steps']}-{protocol['max_warmup_steps']}",
             f"hooks{protocol['hook_every']}",
             f"seed{protocol['seed']}",

@@ -449,3 +449,22 @@ def test_a_run_with_other_settings_than_its_cell_is_refused_naming_the_setting(t
     planned = {"c1": {**record["cell"], "max_len": 20}}
     assert "ran with max_len 10, while its cell c1 asks for 20" in refused(record, planned)
     load.load_results(write_results(tmp_path, [record]), cells={"c1": record["cell"]})
+
+
+@pytest.mark.parametrize("key, value", [("steps", 500), ("warmup_steps", 7), ("seed", 3),
+                                        ("min_measure_s", 2.0), ("hook_every", 1),
+                                        ("max_warmup_steps", 99), ("grappler_alone", False)])
+def test_a_run_of_another_protocol_than_its_folders_is_refused(tmp_path, key, value):
+    """A result recording other steps, warm-up, seed, ... than the protocol its folder plans
+    was summarised with the others, without a word: it is refused, naming the setting."""
+    from conftest import TINY_PROTOCOL
+
+    planned = {k: TINY_PROTOCOL[k] for k in load.PROTOCOL_KEYS}
+    record = make_result("static", "c1", 1)
+    load.load_results(write_results(tmp_path, [record]), protocol=planned)  # its own: read
+    load.load_results(write_results(tmp_path, [record]),  # 0 and 0.0 s are one setting
+                      protocol={**planned, "min_measure_s": float(planned["min_measure_s"])})
+    record["protocol"][key] = value
+    with pytest.raises(ValueError, match=rf"ran with {key} {value!r}, while its protocol "
+                                         rf"\(steps4-0\.0s_.*\) asks for "):
+        load.load_results(write_results(tmp_path, [record]), protocol=planned)

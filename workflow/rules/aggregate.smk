@@ -27,6 +27,7 @@ rule aggregate:
     params:
         shared=SHARED_RUNS,
         cells=CELLS,
+        protocol={key: config[key] for key in PROTOCOL_KEYS},
     script:
         "../scripts/aggregate.py"
 

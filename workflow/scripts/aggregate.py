@@ -12,9 +12,10 @@ from rnnbench.stats.summary import cumulative_time, summarize  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
 # reference's static runs (cells.shared_runs): they were measured once
-# each run's recorded settings against its planned cell's (load_results' cells)
+# each run's recorded settings against its planned cell's and protocol (load_results' cells,
+# protocol)
 runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks,
-                               dict(snakemake.params.cells)),
+                               dict(snakemake.params.cells), dict(snakemake.params.protocol)),
                   dict(snakemake.params.shared))
 runs.to_csv(snakemake.output.measurements, index=False)
 peaks = {}  # float32 matmul FLOP/s by intra-op threads and tf_version (rule peak)

@@ -14,7 +14,8 @@ import jsonschema
 import numpy as np
 import pandas as pd
 
-from rnnbench.grid.axes import ABLATION_DEFAULTS, CELL_AXES, sequence_length_id, value_of
+from rnnbench.grid.axes import (ABLATION_DEFAULTS, CELL_AXES, PROTOCOL_KEYS, sequence_length_id,
+                                 value_of)
 from rnnbench.grid.cells import Cell, ablation_label, cell_id, protocol_label, shared_runs, varied_axes
 from rnnbench.grid.layout import parse_result_path
 from rnnbench.measure.schema import validate_result
@@ -60,7 +61,8 @@ RELATED_COLUMNS = ("base_cell_id", "compat_v1_cell_id", "default_tf_cell_id", "a
 
 def load_results(paths: Iterable[str | Path],
                  benchmarks: Iterable[str | Path] | None = None,
-                 cells: dict[str, dict] | None = None) -> pd.DataFrame:
+                 cells: dict[str, dict] | None = None,
+                 protocol: dict | None = None) -> pd.DataFrame:
     """One row per run from result JSON files (schema 5 or 6); units in column names.
 
     ``init_s`` is what a run initialises before its first step (compat_v1: the Session and
@@ -91,8 +93,9 @@ def load_results(paths: Iterable[str | Path],
     order of ``paths``; NaN without).
 
     With ``cells`` (the grid's, {cell_id: cell}: rule aggregate's), each run's recorded cell
-    must be its planned cell's, and every run's TensorFlow threads its cell's
-    (_settings_mismatch).
+    must be its planned cell's, and every run's TensorFlow threads its cell's; with
+    ``protocol`` (the config's PROTOCOL_KEYS: rule aggregate's), each run's recorded protocol
+    must be it (_settings_mismatch lists what must match).
 
     Raises:
         ValueError: if ``paths`` is empty, or a file is not JSON, fails the result schema,
@@ -104,7 +107,7 @@ def load_results(paths: Iterable[str | Path],
     jobs = dict(zip(map(str, paths), map(job_cost, benchmarks or [])))
     for path in paths:
         raw = Path(path).read_bytes()
-        result = _read_result(path, raw, cells)
+        result = _read_result(path, raw, cells, protocol)
         recorded.append(result["cell"])
         rows.append({**_run_columns(result), "path": str(path),
                      "sha256": hashlib.sha256(raw).hexdigest(),
@@ -115,7 +118,8 @@ def load_results(paths: Iterable[str | Path],
     return _sorted(pd.DataFrame(rows))
 
 
-def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = None) -> dict:
+def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = None,
+                 protocol: dict | None = None) -> dict:
     """A result file's record, checked against the schema and against its path."""
     fix = ("delete it, and the command that wrote it (the workflow, or rnnbench jax) "
            "measures it anew")
@@ -133,20 +137,30 @@ def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = N
         raise ValueError(f"{path}: records cell {said[0]}, {said[1]}, repeat {said[2]}, not "
                          f"what its path says ({', '.join(map(str, where))}): the file was "
                          f"copied or moved; {fix}")
-    mismatch = _settings_mismatch(result, cells)
+    mismatch = _settings_mismatch(result, cells, protocol)
     if mismatch:
         raise ValueError(f"{path}: {mismatch}, so its timing is not its cell's and is never "
                          f"pooled with the others: move it to results/stale/ and run again")
     return result
 
 
-def _settings_mismatch(result: dict, cells: dict[str, dict] | None = None) -> str | None:
+def _settings_mismatch(result: dict, cells: dict[str, dict] | None = None,
+                       protocol: dict | None = None) -> str | None:
     """What a result recorded running with that is not what its cell asks for, in words, or
-    None: the cell's axes against the planned cell's (``cells``, {cell_id: cell}, where
-    given), and the TensorFlow threads the run set (metadata). (A job's Snakemake threads,
-    job_threads, may be fewer than its TensorFlow threads under --cores 1: Snakemake then runs
-    nothing beside it, and TensorFlow's threads still take the machine's cores.)"""
+    None; the one list of what must match before runs are pooled: the cell's axes against
+    the planned cell's (``cells``, {cell_id: cell}, where given), the TensorFlow threads the
+    run set (metadata), and the protocol it ran (steps, minimum measuring time, warm-up,
+    hooks, device, seed, Grappler alone: PROTOCOL_KEYS) against the planned ``protocol``,
+    where given. (A job's Snakemake threads, job_threads, may be fewer than its TensorFlow
+    threads under --cores 1: Snakemake then runs nothing beside it, and TensorFlow's threads
+    still take the machine's cores.)"""
     cell, meta = result["cell"], result["metadata"]
+    for key in PROTOCOL_KEYS if protocol else ():
+        ran, planned_value = result["protocol"].get(key), protocol[key]
+        if ran != planned_value and not (key == "min_measure_s" and ran is not None
+                                         and float(ran) == float(planned_value)):
+            return (f"ran with {key} {ran!r}, while its protocol "
+                    f"({protocol_label(protocol)}) asks for {planned_value!r}")
     planned = (cells or {}).get(result["cell_id"])
     for axis in CELL_AXES if planned else ():
         if cell.get(axis, ABLATION_DEFAULTS.get(axis)) != planned[axis]:

@@ -3,6 +3,7 @@ shape off the map in under 2 seconds without TensorFlow, says when it extrapolat
 refuses bad options by name; and the committed pages written from the model (the held-out
 predictions, VALIDATION.md, docs/presets.md's block) are what the committed runs give."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,19 @@ def test_breakeven_is_never_where_static_is_slower():
                                          {"static": (1e-3, 0.95e-3, 1.05e-3),
                                           "dynamic": (2e-3, 1.9e-3, 2.1e-3)})
     assert point == pytest.approx(4000) and low < point < high
+
+
+@pytest.mark.parametrize("shape, words", [
+    ({"units": 1_000_000_000}, "--units 1e+09: over 10x outside the fitted 32-128"),
+    ({"batch": 1}, "--batch 1: over 10x outside the fitted 16-64"),
+    ({"max_len": 1000, "length": 500}, "--max-len 1000: over 10x outside the fitted 10-40"),
+])
+def test_predict_refuses_a_shape_orders_of_magnitude_off_the_map(shape, words):
+    """predict --units 1000000000 printed a peak memory of 1,188 MiB (its memory law follows
+    max_len alone): a shape over 10x beyond the map on an axis is refused, naming it."""
+    runs = read_table(REPO / "docs" / "figures" / "map" / "measurements.csv")
+    options = {"batch": 32, "units": 64, "max_len": 20, "length": None, **shape}
+    with pytest.raises(ValueError, match=re.escape(words)):
+        predict.prediction(runs, None, options["batch"], options["units"], None,
+                           options["max_len"], options["length"])
+    predict.prediction(runs, None, 32, 64, None, 100, 40)  # 2.5x past max_len: predicted

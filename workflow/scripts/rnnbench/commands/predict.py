@@ -197,6 +197,7 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
                 for impl, g in kept.groupby("impl")) or "none") + " (the model needs both "
             "implementations, in cells that vary the time steps computed)")
     pair = pairs[0]
+    _refuse_far_off(pair["static"], rows)
     step = {impl: tuple(fit.predict(rows)[["step_s", "low", "high"]].iloc[0])
             for impl, fit in pair.items()}
     mean = {impl: tuple(fit.predict(rows, runs=10 ** 9)[["step_s", "low", "high"]].iloc[0])
@@ -210,6 +211,28 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
             "ratio": tuple(ratio_prediction(pair, rows).iloc[0]), "extrapolates": words,
             "fit": pair, "cell": cell, "input_dim": input_dim, "length": length,
             "left_out": len(group_rows(runs[runs["cell"] == cell], pair)) - len(group)}
+
+
+FAR_OFF = 10.0
+"""A shape more than this factor beyond the fitted range on an axis is not predicted."""
+OPTIONS = {"batch_size": "--batch", "num_units": "--units", "max_len": "--max-len",
+           "computed": "--length"}
+
+
+def _refuse_far_off(fit, rows: pd.DataFrame) -> None:
+    """Refuse a shape orders of magnitude off the map (FAR_OFF beyond the fitted range).
+
+    Raises:
+        ValueError: naming the option, its value and the fitted range.
+    """
+    for axis, option in OPTIONS.items():
+        low, high = fit.ranges[axis]
+        value = float(rows[axis].iloc[0])
+        if value > FAR_OFF * high or value < low / FAR_OFF:
+            raise ValueError(
+                f"{option} {value:g}: over {FAR_OFF:g}x outside the fitted {low:g}-{high:g}; "
+                "the model's form and its laws are not known to hold that far off the map "
+                "(the weights alone grow with num_units squared): measure such a cell instead")
 
 
 def _law_line_mean(runs: pd.DataFrame, impl: str, max_len: int) -> tuple | None:

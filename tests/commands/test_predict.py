@@ -100,9 +100,12 @@ def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tm
     assert status == 0 and "- (positive values at under 2 max_len)" in out
     assert "break-even: not predicted" in out
     status, out = ask(runs, "--batch", "16", "--units", "32", "--max-len", "5000")
-    dynamic = next(line for line in out.splitlines() if line.startswith("| dynamic_rnn"))
-    assert status == 0 and "- (its line falls below 0 here)" in dynamic and " -" not in \
-        dynamic.replace("- (its", "")
+    assert status == 2 and "--max-len 5000: over 10x outside the fitted 10-40" in out
+    group = runs[(runs["batch_size"] == 16) & (runs["num_units"] == 32)]
+    laws = {q: predict._law_line(group, q, 5000) for q in ("setup_s", "peak_rss_mb",
+                                                           "node_count")}
+    assert laws["setup_s"]["dynamic"] is None  # its line falls below 0 there: no number
+    assert all(value is None or value[0] > 0 for law in laws.values() for value in law.values())
 
 
 def test_the_held_out_predictions_come_from_the_committed_map(tmp_path):

@@ -11,13 +11,13 @@ from rnnbench import cli
 README = str(REPO / "README.md")
 RUNS = str(REPO / "tests" / "fixtures" / "behaviour" / "results" / "runs")
 BAD = [
-    (["reproduce", "/tmp/x", "--cores", "0"], "--cores: 0: at least 1"),
-    (["reproduce", "/tmp/x", "--cores", "-2"], "--cores: -2: at least 1"),
-    (["reproduce", "/tmp/x", "--cores", "two"], "--cores: 'two' is not a whole number"),
+    (["reproduce", "{tmp}/x", "--cores", "0"], "--cores: 0: at least 1"),
+    (["reproduce", "{tmp}/x", "--cores", "-2"], "--cores: -2: at least 1"),
+    (["reproduce", "{tmp}/x", "--cores", "two"], "--cores: 'two' is not a whole number"),
     (["reproduce", README], f"outdir: {README}: {README} is a file, not a folder"),
     (["reproduce", f"{README}/run"], f"{README} is a file, not a folder"),
-    (["reproduce", "/tmp/x", "--configfile", "nowhere.yaml"], "nowhere.yaml: no such file"),
-    (["reproduce", "/tmp/x", "--configfile", str(REPO)], "a folder, not a file"),
+    (["reproduce", "{tmp}/x", "--configfile", "nowhere.yaml"], "nowhere.yaml: no such file"),
+    (["reproduce", "{tmp}/x", "--configfile", str(REPO)], "a folder, not a file"),
     (["scale", "--results", "0"], "--results: 0: at least 12 (one cell: 6 static and 6"),
     (["scale", "--results", "5"], "--results: 5: at least 12"),
     (["scale", "--results", "-5"], "--results: -5: at least 12"),
@@ -29,7 +29,7 @@ BAD = [
     (["probe", "--threads", "0"], "--threads: 0: at least 1"),
     (["probe", "--out", str(REPO)], f"--out: {REPO} is a folder: give a file"),
     (["probe", "--out", f"{README}/probe.json"], f"{README} is a file, not a folder"),
-    (["jax", "nowhere.json", "/tmp/out"], "PRESET: nowhere.json: no such file"),
+    (["jax", "nowhere.json", "{tmp}/out"], "PRESET: nowhere.json: no such file"),
     (["jax", str(REPO / "presets" / "jax-tiny.json"), README], f"OUT: {README}: {README} is a"),
     (["reference", "--no-run", "--results", README], f"--results: {README}: a file, not a"),
     (["reference", "--no-run", "--results", "/nowhere"], "--results: /nowhere: no such folder"),
@@ -40,7 +40,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("argv, words", BAD, ids=[" ".join(argv[:3]) for argv, _ in BAD])
-def test_a_bad_argument_is_refused_in_one_line_naming_it(argv, words, capsys):
+def test_a_bad_argument_is_refused_in_one_line_naming_it(argv, words, capsys, tmp_path):
+    argv = [word.replace("{tmp}", str(tmp_path)) for word in argv]
     try:
         status = cli.main(argv)
     except SystemExit as done:  # argparse's refusal

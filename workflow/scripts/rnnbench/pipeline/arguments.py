@@ -46,17 +46,25 @@ def count(text: str) -> int:
     return value
 
 
-def existing_file(text: str) -> Path:
-    """A file that exists.
+def _existing(kind: str, is_kind: Callable[[Path], bool], other: str) -> Callable[[str], Path]:
+    """The type of an existing ``kind`` (file or folder): ``is_kind`` tells it, ``other``
+    names what stands there instead."""
+    def existing(text: str) -> Path:
+        path = Path(text)
+        if not is_kind(path):
+            raise argparse.ArgumentTypeError(
+                f"{text}: {other if path.exists() else f'no such {kind}'}")
+        return path
 
-    Raises:
-        argparse.ArgumentTypeError: naming a missing path or a folder.
-    """
-    path = Path(text)
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(
-            f"{text}: {'a folder, not a file' if path.is_dir() else 'no such file'}")
-    return path
+    return existing
+
+
+existing_file = _existing("file", Path.is_file, "a folder, not a file")
+"""A file that exists (its function raises ArgumentTypeError naming a missing path or a
+folder)."""
+existing_folder = _existing("folder", Path.is_dir, "a file, not a folder")
+"""A folder that exists (its function raises ArgumentTypeError naming a missing path or a
+file)."""
 
 
 def output_folder(text: str) -> Path:
@@ -84,15 +92,3 @@ def output_file(text: str) -> Path:
     output_folder(str(path.parent))
     return path
 
-
-def existing_folder(text: str) -> Path:
-    """A folder that exists.
-
-    Raises:
-        argparse.ArgumentTypeError: naming a missing path or a file.
-    """
-    path = Path(text)
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text}: {'a file, not a folder' if path.exists() else 'no such folder'}")
-    return path

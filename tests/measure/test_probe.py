@@ -1,6 +1,6 @@
 """The probe of the machine's unit costs (rnnbench.measure.probe, ``rnnbench probe``): every
 cost measured is positive and finite, the units hold the nodes they are made of, the record
-carries the fingerprint results carry, and bad arguments are refused by name."""
+carries the fingerprint results carry, (its bad arguments: tests/commands/test_arguments.py)."""
 
 import json
 import math
@@ -33,14 +33,3 @@ def test_the_probe_measures_every_unit_cost_of_this_machine(tmp_path):
     assert record["environment"].startswith(record["meta"]["cpu_model"])
     assert "TensorFlow" in record["environment"] and record["probe_s"] < 60
     assert "while_iteration_s" in done.stdout and str(out) in done.stdout
-
-
-@pytest.mark.parametrize("options, words", [
-    (["--threads", "0"], "--threads 0: at least 1"),
-    (["--out", "."], "--out . is a folder: give a file"),
-])
-def test_the_probe_refuses_bad_arguments_by_name(options, words, capsys):
-    from rnnbench import cli
-
-    assert cli.main(["probe", *options]) == 2
-    assert words in capsys.readouterr().err

@@ -11,11 +11,11 @@ rule findings:
         report(layout.FINDINGS, caption="../report/findings.rst", category="Findings"),
     log:
         layout.rule_log("findings"),
+    # before the charts (priority 0): FINDINGS needs none, and a chart that fails stops the run
+    priority: 1
     conda:
         "../../envs/environment.yaml"
     threads: 1
-    # before the charts (priority 0): FINDINGS needs none, and a chart that fails stops the run
-    priority: 1
     resources:
         mem_mb=1024,
         runtime=10,

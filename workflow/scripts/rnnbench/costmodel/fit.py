@@ -85,6 +85,19 @@ def identified_terms(columns: pd.DataFrame, candidates=TERMS[:4],
     return kept
 
 
+def runs_design(mine: pd.DataFrame) -> tuple[pd.DataFrame, float, np.ndarray]:
+    """design's columns of one implementation's runs (model_rows), the size term centred on
+    their mean (log2 MFLOP per call), that centre, and each run's cell id."""
+    center = float(log2_size(mine).mean())
+    return design(mine, center), center, mine["cell_id"].to_numpy()
+
+
+def cell_terms(mine: pd.DataFrame) -> list[str]:
+    """The terms one implementation's runs (model_rows) identify, judged on their cells."""
+    columns, _, cells = runs_design(mine)
+    return identified_terms(columns, cells=cells)
+
+
 def _wls(X: np.ndarray, y: np.ndarray, iterations: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """IRLS for a constant coefficient of variation: (beta, weights 1 / fitted^2). Starts
     from weights 1 / y^2; a non-positive fitted value keeps its observed weight."""
@@ -190,10 +203,8 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     mine = model_rows(runs[runs["impl"] == impl])
     if mine.empty:
         raise ValueError(f"fit_impl: no runs of {impl}")
-    center = float(log2_size(mine).mean())
-    columns = design(mine, center)
+    columns, center, cells = runs_design(mine)
     y = mine["median_step_s"].to_numpy(dtype=float)
-    cells = mine["cell_id"].to_numpy()
     richer_p = math.nan
     if terms is not None:
         terms = identified_terms(columns, terms, cells)

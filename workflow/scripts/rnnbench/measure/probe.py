@@ -122,8 +122,7 @@ def chain_costs(tf: ModuleType, config: Any, name: str, unit: Callable,
             setup[size] = time.perf_counter() - start
             run[size] = _median_run(session, out)
             rss[size] = rss_mb() - before
-    per_node = {size: nodes[size] for size in sizes}
-    node_slope = _slope(per_node)
+    node_slope = _slope(nodes)
     return {f"{name}_s": _slope(run),
             f"{name}_nodes": node_slope,
             "graph_construction_s_per_node": _slope(build) / node_slope,

@@ -18,9 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from rnnbench.costmodel.fit import (GROUP_COLUMNS, Fit, design, finite_runs, fit_groups,
-                                    identified_terms, log2_size, model_rows, model_runs, parts,
-                                    quiet_runs, ratio_prediction)
+from rnnbench.costmodel.fit import (GROUP_COLUMNS, Fit, cell_terms, finite_runs, fit_groups,
+                                    model_rows, model_runs, parts, quiet_runs, ratio_prediction)
 from rnnbench.stats.formats import interval_text
 from rnnbench.costmodel.check import (error_words, geometric_means, group_rows, leave_one_out,
                                  noise_floor, step_error)
@@ -246,9 +245,7 @@ def _unidentified(runs: pd.DataFrame) -> list[str]:
     for key, group in plain.groupby(list(GROUP_COLUMNS), sort=False):
         for impl in ("static", "dynamic"):
             mine = group[group["impl"] == impl]
-            columns = design(mine, float(log2_size(mine).mean())) if len(mine) else None
-            if columns is not None and identified_terms(
-                    columns, cells=mine["cell_id"].to_numpy()) == ["fixed"]:
+            if len(mine) and cell_terms(mine) == ["fixed"]:
                 lacking.append(f"{key[0]}, {key[2]} ({mine['cell_id'].nunique()} cell"
                                f"{'' if mine['cell_id'].nunique() == 1 else 's'})")
                 break

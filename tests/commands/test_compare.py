@@ -44,7 +44,7 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     _write(theirs / "box", _runs("c1", 0.030, 0.020, cpu="gpu box"))
     _write(theirs / "third", _runs("c1", 0.010, 0.020, cpu="third"))
     a, b = sides.read_side(ours), sides.read_side(theirs)
-    table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
+    table = compare.compare(a, b, [CLAIM], 0.1, ("ours", "theirs"))
     assert len(table) == 2  # c1 against each of theirs' two environments; c2 is ours alone
     assert table["side_b"].tolist() == ["theirs #1", "theirs #2"]
     gpu = table[table["environment_b"].str.startswith("gpu box")].iloc[0]
@@ -55,9 +55,12 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     assert gpu["b_over_a_dynamic_median_step_s"] == pytest.approx(1.0)
     assert gpu["b_over_a_static_median_step_s_ci_low"] < 3.0 < \
         gpu["b_over_a_static_median_step_s_ci_high"]
-    text = compare.compare_markdown(table, [CLAIM])
+    text = compare.compare_markdown(table, [CLAIM], 0.1)
     assert "never pooled" in text and "| holds / does not hold" in text
-    assert compare.compare_markdown(table.iloc[0:0], []).endswith("no cell in common.\n")
+    # each side's step decision at the margin: static faster by more than 10 % on one side,
+    # dynamic on the other
+    assert "| static faster by more than 10 % / dynamic faster by more than 10 % |" in text
+    assert compare.compare_markdown(table.iloc[0:0], [], 0.1).endswith("no cell in common.\n")
 
 
 @pytest.mark.slow
@@ -91,7 +94,7 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.010, 0.020) + jax)
     _write(ours / "jax", jax)
     a, b = sides.read_side(ours), sides.read_side(theirs)
-    table = compare.compare(a, b, [CLAIM], ("ours", "theirs"))
+    table = compare.compare(a, b, [CLAIM], 0.1, ("ours", "theirs"))
     c1 = table[table["cell_id"] == "c1"]
     assert sorted(c1["protocol_a"].str.split("_").str[0]) == ["steps50-1.0s", "steps500-1.0s"]
     # each protocol's runs alone: B / A is theirs' static (0.0102) over that protocol's own
@@ -102,7 +105,7 @@ def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells
     j1 = table[table["cell_id"] == "j1"].iloc[0]
     # a jax_scan cell is judged too: unroll max_len in static's part, unroll=1 in dynamic's
     assert j1["a_steps"] in ("holds", "does not hold", "inconclusive")
-    text = compare.compare_markdown(table, [CLAIM])
+    text = compare.compare_markdown(table, [CLAIM], 0.1)
     assert "steps50-1.0s_warmup40-500_hooks100_seed0" in text
 
 

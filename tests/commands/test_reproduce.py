@@ -10,14 +10,14 @@ from rnnbench.commands import reproduce
 
 def claims(rows):
     return pd.DataFrame(rows, columns=["claim", "cell_id", "quantity", "ratio", "ci_low",
-                                       "ci_high", "verdict"])
+                                       "ci_high", "decision", "verdict"])
 
 
 FIRST = claims([
-    ("start", "c1", "setup_s", 7.0, 6.5, 7.5, "holds"),
-    ("steps", "c1", "median_step_s", 1.20, 1.10, 1.30, "does not hold"),
-    ("speed", "c1", "median_step_s", 1.20, 1.10, 1.30, "holds"),
-    ("steps", "c2", "median_step_s", 0.95, 0.85, 1.05, "inconclusive"),
+    ("start", "c1", "setup_s", 7.0, 6.5, 7.5, "above", "holds"),
+    ("steps", "c1", "median_step_s", 1.20, 1.11, 1.30, "above", "does not hold"),
+    ("speed", "c1", "median_step_s", 1.20, 1.11, 1.30, "above", "holds"),
+    ("steps", "c2", "median_step_s", 0.95, 0.85, 1.05, "undecided", "inconclusive"),
 ])
 
 
@@ -27,22 +27,29 @@ def test_identical_runs_meet_every_target():
     assert table["covers_1"].all() and table["covers_2"].all()
     assert all(reproduce.targets(table).values())
     text = reproduce.report(table, [200.0, 210.0])
-    assert "Identical verdicts: 4 of 4; contradictory: 0" in text
-    assert "- no contradictory verdict: met" in text
+    assert "Identical decisions: 4 of 4; contradictory: 0" in text
+    assert "- no contradictory decision: met" in text
 
 
 def test_a_contradiction_and_a_changed_setup_verdict_fail_their_targets():
     second = FIRST.copy()
-    second.loc[1, ["ratio", "ci_low", "ci_high", "verdict"]] = [0.9, 0.85, 0.95, "holds"]
-    second.loc[0, ["ratio", "ci_low", "ci_high", "verdict"]] = [1.1, 0.9, 1.3, "inconclusive"]
+    second.loc[1, ["ratio", "ci_low", "ci_high", "decision", "verdict"]] = [
+        0.8, 0.75, 0.85, "below", "holds"]
+    second.loc[0, ["ratio", "ci_low", "ci_high", "decision", "verdict"]] = [
+        1.1, 0.9, 1.3, "undecided", "inconclusive"]
+    # no practical difference where the other run says larger: changed, not contradictory
+    second.loc[2, ["ratio", "ci_low", "ci_high", "decision", "verdict"]] = [
+        1.0, 0.95, 1.05, "within", "does not hold"]
     table = reproduce.compare(FIRST, second).set_index(["claim", "cell_id"])
     assert table.loc[("steps", "c1"), "contradictory"]
-    assert not table.loc[("start", "c1"), "contradictory"]  # holds vs inconclusive: no
-    assert not table.loc[("steps", "c1"), "covers_1"]  # 1.10-1.30 misses 0.9
+    assert not table.loc[("start", "c1"), "contradictory"]  # above vs undecided: no
+    assert not table.loc[("speed", "c1"), "contradictory"]
+    assert not table.loc[("speed", "c1"), "same"]
+    assert not table.loc[("steps", "c1"), "covers_1"]  # 1.11-1.30 misses 0.8
     met = reproduce.targets(table.reset_index())
-    assert met == {"no contradictory verdict": False,
-                   "at least 90% of verdicts identical": False,
-                   "every setup and memory verdict identical": False}
+    assert met == {"no contradictory decision": False,
+                   "at least 90% of decisions identical": False,
+                   "every setup and memory decision identical": False}
 
 
 def test_runs_of_different_grids_are_not_compared():

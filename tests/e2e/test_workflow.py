@@ -135,7 +135,10 @@ def test_findings_give_a_verdict_per_cell(finished_run):
         row = next(line for line in claims.splitlines()
                    if line.startswith(f"| {cell['api']}, max_len {cell['max_len']} "))
         assert f"| {cell['ratio_median_step_s']:.2f} [" in row  # our ratio, from the summary
-        assert re.search(r"\| (holds|does not hold|inconclusive( \(the interval holds 1\))?)"
+        # the decision at the 10 % margin (the schema's default), then the verdict
+        assert re.search(r"\| (static faster by more than 10 %|dynamic faster by more than 10 %|"
+                         r"no practical difference \(within 10 %\)|undecided)  *"
+                         r"\| (holds|does not hold|inconclusive( \(the interval [^)]*\))?)"
                          r"( \(one process decides it\))?  *\|$", row), row
     assert "- keras, max_len 8: unroll=True takes" in text
     assert "| compat_v1, max_len 8 | `basic_lstm_bs8_ml8_slu1-4_nu8_in4` " in text.replace(
@@ -316,7 +319,7 @@ def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp
     before = results_tree(copy)
     proc = snakemake(copy, "-n", "--cores", "1", "--configfile", str(copy / "config.yaml"),
                      str(copy / "claims.yaml"))
-    assert "the claims or extrapolate changed since FINDINGS.md was written" in proc.stderr
+    assert "the claims, extrapolate or margin changed since FINDINGS.md was written" in proc.stderr
     assert re.search(r"findings\s+1\n", proc.stdout) and results_tree(copy) == before
     proc = snakemake(copy, "--cores", "1", "--configfile", str(copy / "config.yaml"),
                      str(copy / "claims.yaml"))

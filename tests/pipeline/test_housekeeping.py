@@ -160,10 +160,11 @@ def test_a_file_where_the_stale_tables_go_stops_the_run(workdir):
 
 
 def test_findings_settings_are_written_when_they_change(workdir):
-    config = {"claims": [{"id": "c"}], "extrapolate": 10, "steps": 5}
+    config = {"claims": [{"id": "c"}], "extrapolate": 10, "margin": 0.1, "steps": 5}
     assert not housekeeping.write_findings_settings(config, False, print)
     path = Path(layout.FINDINGS_SETTINGS)
-    assert json.loads(path.read_text()) == {"claims": [{"id": "c"}], "extrapolate": 10}
+    assert json.loads(path.read_text()) == {"claims": [{"id": "c"}], "extrapolate": 10,
+                                            "margin": 0.1}
     written = path.stat().st_mtime_ns
     time.sleep(0.01)
     housekeeping.write_findings_settings({**config, "steps": 6}, False, print)  # not a setting
@@ -180,7 +181,7 @@ def test_a_dry_run_writes_no_findings_settings(workdir):
     write(layout.FINDINGS_SETTINGS, "{}\n")
     assert housekeeping.write_findings_settings({"claims": []}, True, said.append)
     assert Path(layout.FINDINGS_SETTINGS).read_text() == "{}\n"
-    assert said == ["results: the claims or extrapolate changed since FINDINGS.md was written: a "
+    assert said == ["results: the claims, extrapolate or margin changed since FINDINGS.md was written: a "
                     "run rewrites results/findings_settings.json and FINDINGS.md (this command "
                     "runs no job: nothing written)"]
     assert housekeeping.findings_settings(True) == layout.FINDINGS_SETTINGS

@@ -28,12 +28,12 @@ CLAIM = {"id": "steps", "seed": "000", "statement": "static trains faster",
     ("static < dynamic", math.nan, math.nan, "inconclusive"),  # one repeat: no interval
 ])
 def test_verdict_at_the_interval_edges(direction, low, high, expected):
-    assert tables.verdict(direction, low, high) == expected
+    assert tables.verdict(direction, low, high, 0.0) == expected
 
 
 def test_an_unknown_direction_is_refused():
     with pytest.raises(ValueError, match="'static = dynamic'"):
-        tables.verdict("static = dynamic", 0.5, 0.9)
+        tables.verdict("static = dynamic", 0.5, 0.9, 0.1)
 
 
 def fixed_runs(tmp_path):
@@ -55,14 +55,14 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     (tmp_path / "base").mkdir()
     runs = fixed_runs(tmp_path)
     summary = summarize(runs)
-    table = tables.claim_table(summary, [CLAIM]).set_index("cell_id")
+    table = tables.claim_table(summary, [CLAIM], 0.1).set_index("cell_id")
     assert table.loc["c1", "verdict"] == "holds"  # 0.5 [0.5, 0.5]: identical repeats
     assert table.loc["c2", "verdict"] == "does not hold"  # static slower: 2.0
     assert table.loc["c1_nomo", "ablations"] == "no Grappler"
     assert not table.loc["c1", "figure_in_interval"]  # 0.266 is outside [0.5, 0.5]
 
     text = findings.findings_markdown(summary, runs, [CLAIM],
-                                      {"repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+                                      {"margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "### steps: static trains faster" in text
     # the bottom line first, a sentence per claim over the reference cells
     assert text.index("## Bottom line") < text.index("## Where this was measured")
@@ -81,7 +81,7 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
         "c1": "max_len 10, sequences of 5 steps", "c2": "max_len 20, sequences that fill max_len",
         "c1_nomo": "max_len 10, sequences of 5 steps, no Grappler"}
     assert re.search(r"\| max_len 20, sequences that fill max_len +\| 2.00 \[2.00, 2.00\] +\| "
-                     r"does not hold +\|", text)
+                     r"dynamic faster by more than 10 % +\| does not hold +\|", text)
     assert re.search(r"\| max_len 20, sequences that fill max_len +\| `c2` +\|", text)
     share = (math.log(0.25) - math.log(0.5)) / (math.log(0.266) - math.log(0.5))
     assert (f"- max_len 10, sequences of 5 steps with no Grappler: ratio 0.25 [0.25, 0.25] (holds), against 0.50 "
@@ -118,10 +118,10 @@ def test_a_grid_where_every_cell_is_ablated_has_reference_cells(tmp_path):
                for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
     runs = load.load_results(write_results(tmp_path, records))
     summary = summarize(runs)
-    assert tables.claim_table(summary, [CLAIM])["reference"].all()
+    assert tables.claim_table(summary, [CLAIM], 0.1)["reference"].all()
     assert tables.ablation_effects(runs).empty
     text = findings.findings_markdown(summary, runs, [CLAIM],
-                                      {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+                                      {"margin": 0.1, "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "In compat_v1 (static_rnn / dynamic_rnn), it holds in the one cell (0.50)." in text
     assert "No cell of this grid ablates another (the ablation axes at one value each): " \
            "no cause is isolated here." in text
@@ -135,7 +135,7 @@ def test_a_jax_grid_is_not_told_to_turn_grappler_off(tmp_path):
                for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [CLAIM],
-                                      {"repeats": 2, "steps": 3, "warmup_steps": 1,
+                                      {"margin": 0.1, "repeats": 2, "steps": 3, "warmup_steps": 1,
                                        "max_warmup_steps": 1})
     assert "Not isolated by Grappler: the grid's apis run on JAX, which has none" in text
     assert "twin with Grappler off" not in text
@@ -150,7 +150,7 @@ def test_the_cold_fetch_pitfall_is_reported(tmp_path):
                for impl in ("static", "dynamic") for repeat in (1, 2)]
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [],
-                                      {"repeats": 2, "steps": 10, "warmup_steps": 1, "max_warmup_steps": 1})
+                                      {"margin": 0.1, "repeats": 2, "steps": 10, "warmup_steps": 1, "max_warmup_steps": 1})
     # mean (2 + 9 x 0.01) / 10 = 0.209 s against the median 0.01 s
     assert ("- `c1_fhookscold` static: the hook fetch set's first run, inside the timed loop, "
             "took 2.000 s against a median step of 0.0100 s (200x); over 10 measured steps the "
@@ -168,7 +168,7 @@ def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
     table = tables.version_table(summary, runs)
     assert table["cell_id"].tolist() == ["c1_tf2.12", "c1"]  # c2 ran in one version only
     assert table["stem"].tolist() == ["c1", "c1"]
-    text = findings.findings_markdown(summary, runs, [], {"repeats": 2, "steps": 3,
+    text = findings.findings_markdown(summary, runs, [], {"margin": 0.1, "repeats": 2, "steps": 3,
                                                          "warmup_steps": 1, "max_warmup_steps": 1})
     assert "TensorFlow 2.12.0, TensorFlow 2.21.0; no container (bare run)" in text
     assert "## Across TensorFlow versions" in text
@@ -178,7 +178,7 @@ def test_the_versions_section_lists_each_cell_per_tensorflow_version(tmp_path):
                      r"1.00 \[1.00, 1.00\] +\| 10.00 / 5.00 +\| 2.00 \[2.00, 2.00\] +\|", text)
     assert re.search(r"\| max_len 10, sequences of 5 steps \(c1\) \| 2.21.0 +\| 3.50 / 3.50 +\| "
                      r"1.00 \[1.00, 1.00\] +\| 10.00 / 20.00 +\| 0.50 \[0.50, 0.50\] +\|", text)
-    one = findings.findings_markdown(*_one_version(tmp_path), [], {"repeats": 2, "steps": 3,
+    one = findings.findings_markdown(*_one_version(tmp_path), [], {"margin": 0.1, "repeats": 2, "steps": 3,
                                                                   "warmup_steps": 1, "max_warmup_steps": 1})
     assert "Across TensorFlow versions" not in one
 
@@ -196,7 +196,7 @@ def test_claims_are_judged_in_keras_cells(tmp_path):
                for impl in ("static", "dynamic") for repeat in (1, 2)]
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [CLAIM],
-                                      {"repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+                                      {"margin": 0.1, "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "  - In keras (unroll=True / unroll=False), it holds in the one cell (0.50)." in text
     assert "unroll=True against unroll=False (keras)" in text
     assert "## For Keras users" in text and "### steps" in text
@@ -205,11 +205,11 @@ def test_claims_are_judged_in_keras_cells(tmp_path):
 def test_no_claims_and_an_unknown_quantity(tmp_path):
     runs = load.load_results(hand_made_runs(tmp_path))
     summary = summarize(runs)
-    text = findings.findings_markdown(summary, runs, [], {"repeats": 3, "steps": 3,
+    text = findings.findings_markdown(summary, runs, [], {"margin": 0.1, "repeats": 3, "steps": 3,
                                                           "warmup_steps": 1, "max_warmup_steps": 1})
     assert "The config lists no claims" in text
     with pytest.raises(ValueError, match="quantity 'speed'"):
-        tables.claim_table(summary, [{**CLAIM, "quantity": "speed"}])
+        tables.claim_table(summary, [{**CLAIM, "quantity": "speed"}], 0.1)
 
 
 def test_interval_text_shows_an_interval_that_is_not_a_point():
@@ -230,12 +230,13 @@ def test_a_verdict_one_process_decides_is_marked(tmp_path):
     runs = load.load_results(write_results(tmp_path, records))
     summary = summarize(runs)
     table = tables.claim_table(summary, [CLAIM, {**CLAIM, "id": "memory",
-                                                   "quantity": "peak_rss_mb"}])
+                                                   "quantity": "peak_rss_mb"}], 0.1)
     assert table.set_index("claim").loc["steps", "fragile"]
     assert not table.set_index("claim").loc["memory", "fragile"]
     text = findings.findings_markdown(summary, runs, [CLAIM], {
-        "repeats": 6, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert "| inconclusive (the interval holds 1) (one process decides it) |" in text
+        "margin": 0.1, "repeats": 6, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert ("| inconclusive (the interval holds 1 and reaches past the 10 % margin) (one process "
+            "decides it) |") in text
     assert "*One process decides it*: leaving out one repeat" in text
 
 
@@ -245,7 +246,7 @@ def test_findings_name_every_environment_and_host(tmp_path):
     records[1]["metadata"]["hostname"] = "node2"
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [], {
-        "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+        "margin": 0.1, "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert ("environments (each cell's runs come from one; never pooled): cpu (2 CPUs), CPU, "
             "TensorFlow 2.21.0 (CPU build), Python 3.11, bare, host(s) h, node2: 4 runs") in text
 
@@ -255,7 +256,7 @@ def test_a_fixed_warm_up_is_not_called_settled(tmp_path):
     says the warm-up was fixed."""
     runs = load.load_results(hand_made_runs(tmp_path))
     text = findings.findings_markdown(summarize(runs), runs, [], {
-        "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+        "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "a fixed warm-up of 1 steps (max_warmup_steps 1 leaves no room for the settle " \
            "test, which needs 40)" in text
     assert "went on until the step times had settled" not in text

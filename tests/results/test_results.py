@@ -360,7 +360,7 @@ def test_a_cell_with_disagreeing_repeats_is_flagged_in_summary_and_findings(tmp_
     summary = summarize(runs)
     assert summary["disagreeing_repeats"].iloc[0].startswith("static: repeat 3: 131 ms | ")
     text = findings.findings_markdown(summary, runs, [], {
-        "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+        "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "- Repeats that disagree (their median steps fall into groups more than 1.5x " \
            "apart" in text and "(static: repeat 3: 131 ms | repeats 1, 2: 330, 331 ms" in text
 

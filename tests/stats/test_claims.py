@@ -19,14 +19,13 @@ from test_results import write_results
 BASE = {"id": "c", "seed": "t", "statement": "s"}
 
 
-@pytest.mark.parametrize("low, high, positive, edge, expected", [
-    (1.01, 1.2, True, 1.0, "holds"), (0.8, 0.99, True, 1.0, "does not hold"),
-    (0.9, 1.0, True, 1.0, "inconclusive"), (1.0, 1.1, False, 1.0, "inconclusive"),
-    (-0.2, -0.01, False, 0.0, "holds"), (0.01, 0.2, False, 0.0, "does not hold"),
-    (float("nan"), 1.2, True, 1.0, "inconclusive"),
+@pytest.mark.parametrize("low, high, positive, expected", [
+    (-0.2, -0.01, False, "holds"), (0.01, 0.2, False, "does not hold"),
+    (0.01, 0.2, True, "holds"), (-0.1, 0.0, False, "inconclusive"),
+    (float("nan"), 1.2, True, "inconclusive"),
 ])
-def test_side_verdicts_at_the_edges(low, high, positive, edge, expected):
-    assert claims.side_verdict(low, high, positive, edge) == expected
+def test_slope_verdicts_at_the_edges(low, high, positive, expected):
+    assert claims.side_verdict(low, high, positive) == expected
 
 
 def _runs(tmp_path, step_of, max_lens=(10, 20, 40), setup_of=None):
@@ -50,12 +49,14 @@ def test_between_compares_one_implementation_at_two_axis_values(tmp_path):
     runs = _runs(tmp_path, lambda impl, m: 0.01 if impl == "dynamic" else 0.001 * m)
     same = {**BASE, "kind": "between", "impl": "dynamic", "quantity": "median_step_s",
             "axis": "max_len", "values": [10, 40], "direction": "first < second"}
-    (row,) = claims.judge(same, runs)
-    assert row["verdict"] == "inconclusive"  # dynamic's steps: the same at both
+    (row,) = claims.judge(same, runs, 0.1)
+    # dynamic's steps: the same at both, within the 10 % margin: no practical difference
+    assert row["verdict"] == "does not hold"
+    assert claims.judge(same, runs, 0.0)[0]["verdict"] == "inconclusive"  # no margin
     slower = {**same, "impl": "static"}  # 0.01 s against 0.04 s
-    (row,) = claims.judge(slower, runs)
+    (row,) = claims.judge(slower, runs, 0.1)
     assert row["verdict"] == "holds" and "0.25 [" in row["estimate"]
-    assert claims.judge({**slower, "direction": "first > second"}, runs)[0]["verdict"] == \
+    assert claims.judge({**slower, "direction": "first > second"}, runs, 0.1)[0]["verdict"] == \
         "does not hold"
 
 
@@ -75,7 +76,7 @@ def test_a_between_claim_on_sequence_length_takes_either_spelling(tmp_path, valu
                                                           * (1 + 0.01 * repeat),) * 3)
                for length in lengths for repeat in (1, 2, 3) for impl in ("static", "dynamic")]
     runs = load.load_results(write_results(tmp_path, records))
-    (row,) = claims.judge(config["claims"][0], runs)
+    (row,) = claims.judge(config["claims"][0], runs, 0.1)
     assert row["verdict"] == "holds" and "0.5 [" in row["estimate"]
     with pytest.raises(ValueError, match=re.escape("name one value twice")):
         configcheck.validate_config({**config, "claims": [{**config["claims"][0],
@@ -87,12 +88,12 @@ def test_trend_judges_the_ratio_along_the_axis_by_its_slope(tmp_path):
     runs = _runs(tmp_path, lambda impl, m: 0.02 if impl == "dynamic" else 0.001 * m)
     claim = {**BASE, "kind": "trend", "quantity": "median_step_s", "axis": "max_len",
              "direction": "increasing"}
-    (row,) = claims.judge(claim, runs)
+    (row,) = claims.judge(claim, runs, 0.1)
     assert row["verdict"] == "holds"
-    assert claims.judge({**claim, "direction": "decreasing"}, runs)[0]["verdict"] == \
+    assert claims.judge({**claim, "direction": "decreasing"}, runs, 0.1)[0]["verdict"] == \
         "does not hold"
     flat = _runs(tmp_path / "flat", lambda impl, m: 0.02)
-    assert claims.judge(claim, flat)[0]["verdict"] == "inconclusive"
+    assert claims.judge(claim, flat, 0.1)[0]["verdict"] == "inconclusive"
 
 
 def _spread_runs(folder, spreads):
@@ -112,42 +113,42 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
                  setup_of=lambda impl, m: 0.5 + 0.1 * m if impl == "static" else 1.0)
     linear = {**BASE, "kind": "law", "impl": "static", "quantity": "graph_construction_s",
               "axis": "max_len", "form": "linear"}
-    assert claims.judge(linear, runs)[0]["verdict"] == "holds"
+    assert claims.judge(linear, runs, 0.1)[0]["verdict"] == "holds"
     reaches = {**BASE, "kind": "law", "impl": "static", "quantity": "graph_construction_s",
                "axis": "max_len", "at": 3000, "value": 306}
-    row = claims.judge(reaches, runs)[0]
+    row = claims.judge(reaches, runs, 0.1)[0]
     assert row["verdict"] == "holds" and "against the claimed 306" in row["estimate"]
-    assert claims.judge({**reaches, "value": 489}, runs)[0]["verdict"] == "does not hold"
+    assert claims.judge({**reaches, "value": 489}, runs, 0.1)[0]["verdict"] == "does not hold"
     # a line that clearly falls is no rising linear law: it does not hold
     falling_runs = _runs(tmp_path / "fall", lambda impl, m: 0.01,
                          setup_of=lambda impl, m: 10 - 0.1 * m if impl == "static" else 1.0)
-    assert claims.judge(linear, falling_runs)[0]["verdict"] == "does not hold"
+    assert claims.judge(linear, falling_runs, 0.1)[0]["verdict"] == "does not hold"
     curved = _runs(tmp_path / "curve", lambda impl, m: 0.01,
                    setup_of=lambda impl, m: 0.002 * m * m if impl == "static" else 1.0)
-    assert claims.judge(linear, curved)[0]["verdict"] == "does not hold"  # lack of fit
+    assert claims.judge(linear, curved, 0.1)[0]["verdict"] == "does not hold"  # lack of fit
     # a curve the line does not fit is read off the power law the runs choose
-    assert "power law" in claims.judge(reaches, curved)[0]["estimate"]
+    assert "power law" in claims.judge(reaches, curved, 0.1)[0]["estimate"]
     # runs too scattered: the prediction interval at 3000 reaches below zero
     scattered = _spread_runs(tmp_path / "scatter", (0.2, 1.0, 3.0))
-    row = claims.judge(reaches, scattered)[0]
+    row = claims.judge(reaches, scattered, 0.1)[0]
     assert row["verdict"] == "inconclusive" and "reaches zero or below" in row["reason"]
     predicted = row["estimate"].split(" against")[0]  # (a slope may be negative; a time not)
     assert "[-" not in predicted and "[0, " in predicted
     # a line that falls below zero at ``at`` predicts no time there
-    falling = claims.judge({**reaches, "at": -100}, runs)[0]
+    falling = claims.judge({**reaches, "at": -100}, runs, 0.1)[0]
     assert falling["verdict"] == "inconclusive" and "none (the line falls below zero there)" in \
         falling["estimate"] and falling["reason"] == "the line falls to zero or below there: " \
         "it predicts no time"
     # an interval that holds the claimed value and half of it: too wide to say "holds"
     wide = _spread_runs(tmp_path / "wide", (0.6, 1.0, 1.6))
     at100 = {**reaches, "at": 100, "value": 10}
-    row = claims.judge(at100, wide)[0]  # 11.2 [3.34, 19.06]: holds 10 and 5
+    row = claims.judge(at100, wide, 0.1)[0]  # 11.2 [3.34, 19.06]: holds 10 and 5
     assert row["verdict"] == "inconclusive" and row["reason"].startswith(
         "its 95 % interval [3.34, 19.06] holds the claimed 10 and 5: too wide")
-    tight = claims.judge({**at100, "value": 10.7}, runs)[0]
+    tight = claims.judge({**at100, "value": 10.7}, runs, 0.1)[0]
     assert tight["verdict"] == "holds", tight  # the tight runs pin it within a factor of 2
     text = findings.findings_markdown(summarize(runs), runs, [
-        {**reaches, "id": "build"}], {"repeats": 3, "steps": 3, "warmup_steps": 1,
+        {**reaches, "id": "build"}], {"margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1,
                                       "max_warmup_steps": 1})
     assert "- **build**: the t says \"s\".\n  - It holds in the one group of cells: static " \
            "graph_construction_s at max_len 3000: " in text
@@ -155,7 +156,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
     # a seed with a newline and blanks stays on its line; an empty one is named as such
     odd = findings.findings_markdown(summarize(runs), runs, [
         {**reaches, "id": "odd", "seed": "a  blog\npost"}, {**reaches, "id": "blank", "seed": ""}],
-        {"repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+        {"margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "- **odd**: a blog post says" in odd and "Source: a blog post. " in odd
     assert "- **blank**: an unnamed source says" in odd and "Source: unnamed. " in odd
 

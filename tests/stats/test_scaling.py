@@ -65,7 +65,7 @@ def test_findings_state_each_law_with_its_extrapolation(tmp_path):
     assert static["slope"] == pytest.approx(0.1, rel=0.05) and static["at"] == 3000
     assert static["predicted_low"] < 0.5 + 0.1 * 3000 * 1.02 < static["predicted_high"]
     text = findings.findings_markdown(summarize(runs), runs, [], {
-        "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1,
+        "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1,
         "extrapolate": {"max_len": [3000]}})
     assert "## Scaling laws" in text and "at 3000" in text and "graph construction (s)" in text
     one = scaling.scaling_section(scaling.scaling_table(runs[runs["max_len"] == 10]))

@@ -9,7 +9,8 @@ folder a user sent back, ``rnnbench jax``'s OUT/runs) or a measurements.csv. Eac
 summarised on its own (summary.summarize), per environment and protocol (load.environment,
 cells.protocol_label: a side holding runs of two machines, or of two protocols, gives two
 rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
-(setup, step) with their 95 % intervals, the verdict of each ratio claim of the config on
+(setup, step) with their 95 % intervals, each side's decision on the step ratio at the
+config's practical margin (intervals.decide), the verdict of each ratio claim of the config on
 each side (in every api's cells, as FINDINGS judges them), and the ratio of the two sides'
 geometric means (B / A, per implementation, setup and median step) with Welch's interval on
 the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
@@ -26,9 +27,10 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.stats import intervals
+from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import read_config
 from rnnbench.report.sections import jax_lines
-from rnnbench.stats.formats import column_interval
+from rnnbench.stats.formats import column_interval, decision_text, margin_text
 from rnnbench.grid.layout import IMPLEMENTATIONS
 from rnnbench.results.sides import read_side
 from rnnbench.stats.summary import summarize
@@ -56,7 +58,7 @@ def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
+def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict], margin: float,
             names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
     """One row per cell both sides measured and pair of their groups (summarize_side:
     environment and protocol).
@@ -66,13 +68,14 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
         claims: the ratio claims to judge on each side (config ``claims``), in every api's
             cells as FINDINGS judges them (tables.claim_table: the unrolled variant in
             static's part).
+        margin: the practical margin the step ratio and the claims are decided at.
         names: the sides' names.
 
     Returns:
         Columns cell_id, label (tables.cell_labels), side_a, side_b, environment_a,
         environment_b, protocol_a, protocol_b; per side and SIDE_METRICS metric
-        ``<side>_ratio_<metric>`` (static / dynamic) with ``_ci_low`` / ``_ci_high``; per
-        claim ``<side>_<claim id>`` (verdict);
+        ``<side>_ratio_<metric>`` (static / dynamic) with ``_ci_low`` / ``_ci_high``;
+        ``<side>_step_decision`` (intervals.decide); per claim ``<side>_<claim id>`` (verdict);
         per implementation and metric ``b_over_a_<impl>_<metric>`` (geometric mean of side B
         over side A's, Welch's 95 % interval) with ``_ci_low`` / ``_ci_high``.
     """
@@ -90,11 +93,14 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
                 for metric in SIDE_METRICS:
                     for suffix in ("", "_ci_low", "_ci_high"):
                         row[f"{key}_ratio_{metric}{suffix}"] = cell[f"ratio_{metric}{suffix}"]
+                row[f"{key}_step_decision"] = intervals.decide(
+                    cell["ratio_median_step_s_ci_low"], cell["ratio_median_step_s_ci_high"],
+                    margin)
                 for claim in claims:
                     quantity = claim["quantity"]
                     row[f"{key}_{claim['id']}"] = verdict(
                         claim["direction"], cell[f"ratio_{quantity}_ci_low"],
-                        cell[f"ratio_{quantity}_ci_high"])
+                        cell[f"ratio_{quantity}_ci_high"], margin)
             for impl in IMPLEMENTATIONS:
                 mine = {key: runs[key][(runs[key]["cell_id"] == left["cell_id"])
                                        & (runs[key]["impl"] == impl)
@@ -111,9 +117,10 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict],
     return pd.DataFrame(rows)
 
 
-def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
+def compare_markdown(table: pd.DataFrame, claims: list[dict], margin: float) -> str:
     """compare()'s table as a Markdown section: which environment each side is, then per
-    cell each side's ratios and verdicts, and B / A per implementation."""
+    cell each side's ratios, step decisions (at ``margin``) and verdicts, and B / A per
+    implementation."""
     if table.empty:
         return "## Comparison\n\nThe two result sets have no cell in common.\n"
     sides = pd.concat([table[[f"side_{key}", f"environment_{key}", f"protocol_{key}"]]
@@ -131,6 +138,9 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
     })
     verdicts = pd.DataFrame({"cell": table["label"],
                              "sides": table["side_a"] + " / " + table["side_b"],
+                             f"steps (margin {margin_text(margin)})": [
+                                 " / ".join(decision_text(r[f"{key}_step_decision"], margin)
+                                            for key in ("a", "b")) for _, r in table.iterrows()],
                              **{claim["id"]: table[f"a_{claim['id']}"] + " / "
                                 + table[f"b_{claim['id']}"] for claim in claims}})
     return "\n".join([
@@ -141,8 +151,8 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict]) -> str:
         "repeat), and B / A between the sides (Welch's interval: different processes).", "",
         sides.drop_duplicates().to_markdown(index=False), "",
         shown.to_markdown(index=False), "",
-        *(["Verdicts on each side (A / B):", "", verdicts.to_markdown(index=False), ""]
-          if claims else []),
+        "Decisions and verdicts on each side (A / B):", "", verdicts.to_markdown(index=False),
+        "",
     ])
 
 
@@ -196,7 +206,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
                         help="the sides' names in the tables (default: A B)")
     parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",
-                        help="the claims to judge (default: the shipped config's)")
+                        help="the claims to judge and the practical margin (default: the "
+                             "shipped config's)")
     parser.add_argument("--out", type=output_folder, default=Path("results/compare"),
                         help="the folder written (default: %(default)s)")
 
@@ -217,11 +228,12 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _refuse(error)
     claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
-    table = compare(a, b, claims, tuple(args.names))
+    margin = margin_of(config)
+    table = compare(a, b, claims, margin, tuple(args.names))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)
-    text = "\n".join([compare_markdown(table, claims),
+    text = "\n".join([compare_markdown(table, claims, margin),
                       *jax_sections(dict(zip(args.names, (a, b))))])
     (out / "compare.md").write_text(text)
     print(text, flush=True)  # the tables first: the chart renderer can end the process

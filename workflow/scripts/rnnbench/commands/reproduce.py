@@ -7,10 +7,12 @@ Each run is the workflow (Snakefile) in a folder of its own (``OUTDIR/run1``, ``
 with copies of the repository's config.yaml and of the given config, which replaces its keys
 one by one, as ``snakemake --configfile F`` does), so nothing is shared between them but the
 machine; the config must list claims. Afterwards it
-prints, per cell and claim, both verdicts, both ratios with their 95 % intervals, whether each
-interval covers the other run's estimate, and the totals, and checks the targets: no
-contradictory verdict (holds in one run, does not hold in the other), at least 90 % of the
-(cell, claim) verdicts identical, every setup and memory verdict identical. The table also
+prints, per cell and claim, both decisions at the config's practical margin
+(intervals.decide) and verdicts, both ratios with their 95 % intervals, whether each interval
+covers the other run's estimate, and the totals, and checks the targets: no contradictory
+decision (larger by more than the margin in one run, smaller by more than it in the other),
+at least 90 % of the (cell, claim) decisions identical, every setup and memory decision
+identical. The table also
 goes to ``OUTDIR/reproducibility.md`` and ``.csv``. Exit status 0 when the targets are met,
 1 when not, 2 when a run fails or the input is wrong (a one-line message says why). A folder
 whose run finished with the same configs is not run again (delete it to re-measure); one that
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import load_claims, own_claims, read_config
 from rnnbench.stats.formats import interval_text
 from rnnbench.results.load import read_table
@@ -40,26 +43,27 @@ AGREEMENT_TARGET = 0.9
 
 
 def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """Per (claim, cell_id) of two tables.claim_table results: both verdicts, ratios and
-    intervals (suffixes ``_1``, ``_2``), ``same`` (identical verdicts), ``contradictory``
-    (holds in one, does not hold in the other), and ``covers_1`` / ``covers_2``: whether run
-    1's interval covers run 2's estimate, and the other way round.
+    """Per (claim, cell_id) of two tables.claim_table results: both decisions
+    (intervals.decide), verdicts, ratios and intervals (suffixes ``_1``, ``_2``), ``same``
+    (identical decisions), ``contradictory`` (larger by more than the margin in one, smaller
+    by more than it in the other), and ``covers_1`` / ``covers_2``: whether run 1's interval
+    covers run 2's estimate, and the other way round.
 
     Raises:
         ValueError: if the two tables do not hold the same (claim, cell_id) pairs (names
             those that differ).
     """
     keys = ["claim", "cell_id", "quantity"]
-    columns = keys + ["ratio", "ci_low", "ci_high", "verdict"]
+    columns = keys + ["ratio", "ci_low", "ci_high", "decision", "verdict"]
     pairs = [set(map(tuple, t[["claim", "cell_id"]].to_numpy().tolist())) for t in (first, second)]
     if pairs[0] != pairs[1]:
         raise ValueError(f"the runs judged different (claim, cell) pairs: "
                          f"{sorted(pairs[0] ^ pairs[1])}")
     both = first[columns].merge(second[columns], on=keys, suffixes=("_1", "_2"))
-    verdicts = both[["verdict_1", "verdict_2"]]
-    both["same"] = both["verdict_1"] == both["verdict_2"]
-    both["contradictory"] = verdicts.isin(["holds"]).any(axis=1) & verdicts.isin(
-        ["does not hold"]).any(axis=1)
+    decisions = both[["decision_1", "decision_2"]]
+    both["same"] = both["decision_1"] == both["decision_2"]
+    both["contradictory"] = decisions.isin(["below"]).any(axis=1) & decisions.isin(
+        ["above"]).any(axis=1)
     for run, other in ((1, 2), (2, 1)):
         both[f"covers_{run}"] = both[f"ratio_{other}"].between(both[f"ci_low_{run}"],
                                                                both[f"ci_high_{run}"])
@@ -70,10 +74,10 @@ def targets(table: pd.DataFrame) -> dict[str, bool]:
     """Whether compare's table meets each target (module docstring)."""
     fixed = table[table["quantity"].isin(SETUP_AND_MEMORY)]
     return {
-        "no contradictory verdict": not table["contradictory"].any(),
-        f"at least {AGREEMENT_TARGET:.0%} of verdicts identical":
+        "no contradictory decision": not table["contradictory"].any(),
+        f"at least {AGREEMENT_TARGET:.0%} of decisions identical":
             table["same"].mean() >= AGREEMENT_TARGET,
-        "every setup and memory verdict identical": bool(fixed["same"].all()),
+        "every setup and memory decision identical": bool(fixed["same"].all()),
     }
 
 
@@ -85,6 +89,7 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
 
     shown = pd.DataFrame({
         "claim": table["claim"], "cell": table["cell_id"],
+        "decision, run 1": table["decision_1"], "decision, run 2": table["decision_2"],
         "verdict, run 1": table["verdict_1"], "verdict, run 2": table["verdict_2"],
         "ratio, run 1": interval(1), "ratio, run 2": interval(2),
         "run 1 covers run 2's": table["covers_1"].map({True: "yes", False: "no"}),
@@ -92,7 +97,7 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
     })
     met = targets(table)
     lines = [shown.to_markdown(index=False), "",
-             f"Identical verdicts: {int(table['same'].sum())} of {len(table)}; contradictory: "
+             f"Identical decisions: {int(table['same'].sum())} of {len(table)}; contradictory: "
              f"{int(table['contradictory'].sum())}; intervals covering the other run's "
              f"estimate: {int(table['covers_1'].sum() + table['covers_2'].sum())} of "
              f"{2 * len(table)}. Wall time of the runs: "
@@ -148,8 +153,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Snakemake's --cores for each run (default: %(default)s)")
 
 
-def claims_of(configfile: Path) -> list[dict]:
-    """The claims the runs of ``configfile`` (over config.yaml) will judge.
+def claims_of(configfile: Path) -> tuple[list[dict], float]:
+    """The claims the runs of ``configfile`` (over config.yaml) will judge, and the practical
+    margin they are decided at (config ``margin``).
 
     Raises:
         ValueError: naming --configfile when it is not a file, not valid YAML, its claims do
@@ -170,14 +176,14 @@ def claims_of(configfile: Path) -> list[dict]:
     if not claims or not isinstance(claims, list):
         raise ValueError(f"--configfile: {configfile} (with config.yaml) lists no claims "
                          f"({claims!r}): there are no verdicts to compare")
-    return claims
+    return claims, margin_of(config)
 
 
 def main(args: argparse.Namespace) -> int:
     """``rnnbench reproduce``: check the config's claims, run the workflow twice (run_once),
     write and print the comparison; returns the exit status (module docstring)."""
     try:
-        claims = claims_of(args.configfile)
+        claims, margin = claims_of(args.configfile)
     except ValueError as error:
         print(f"reproduce: {error}", file=sys.stderr)
         return 2
@@ -189,7 +195,8 @@ def main(args: argparse.Namespace) -> int:
         except RuntimeError as error:
             print(f"reproduce: {error}", file=sys.stderr)
             return 2
-        tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims))
+        tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims,
+                                  margin))
     table = compare(*tables)
     text = report(table, wall)
     (args.outdir / "reproducibility.md").write_text(text)

@@ -58,6 +58,12 @@ def schema_defaults() -> dict:
             if "default" in spec}
 
 
+def margin_of(config: dict) -> float:
+    """The practical margin of a config read without the schema (configfiles.read_config):
+    its ``margin``, else the schema's default. Needs PyYAML."""
+    return float(config.get("margin", schema_defaults()["margin"]))
+
+
 def _floats(value: Any, key: str) -> Iterator[tuple[str, float]]:
     """(key, value) of every float inside a config value (lists and mappings searched)."""
     if isinstance(value, float):
@@ -105,6 +111,8 @@ def _check_axes(config: dict) -> None:
     if not math.isfinite(config["min_measure_s"]):
         raise ValueError(f"min_measure_s: {config['min_measure_s']!r} is not a finite number of "
                          "seconds")
+    if not math.isfinite(config["margin"]):
+        raise ValueError(f"margin: {config['margin']!r} is not a finite fraction (0.1 for 10 %)")
     if "hooks" in config["fetches"] and config["warmup_steps"] < 1:
         raise ValueError("fetches: hooks needs warmup_steps >= 1 (its every-step fetch set "
                          f"first runs in the first warm-up step), not {config['warmup_steps']}")
@@ -162,7 +170,7 @@ def check_cross_fields(config: dict) -> None:
             exceeds some max_len in the grid, num_samples < a batch_size, the grid has
             duplicate sequence_length settings, fetches hooks comes without a warm-up step,
             an ablation axis with several values lacks its reference (ABLATION_DEFAULTS),
-            max_warmup_steps < warmup_steps, min_measure_s is not finite (JSON-Schema's
+            max_warmup_steps < warmup_steps, min_measure_s or margin is not finite (JSON-Schema's
             minimum admits NaN and infinity), the grid asks for more than MAX_TRAINING_JOBS
             jobs or a dataset above
             MAX_DATASET_BYTES, or it has no cell (naming left_out's reasons), or a claim asks
@@ -171,7 +179,7 @@ def check_cross_fields(config: dict) -> None:
             extrapolate names an axis the grid gives one value.
     """
     for key, value in config.items():
-        if key in ("claims", "min_measure_s"):  # the seeds' figures are ratios; seconds
+        if key in ("claims", "min_measure_s", "margin"):  # ratios; seconds; a fraction
             continue
         for where, number in _floats(value, key):
             raise ValueError(f"{where}: {number!r} is not an integer")

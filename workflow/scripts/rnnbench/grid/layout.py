@@ -88,7 +88,8 @@ TABLES = {"measurements": MEASUREMENTS, "summary": SUMMARY, "cumulative": CUMULA
 """Every table a run writes, by name: what is set aside when they no longer describe the
 results on disk."""
 FINDINGS_SETTINGS = f"{RESULTS}/findings_settings.json"
-"""The settings FINDINGS.md depends on that change no measurement (the claims, extrapolate)."""
+"""The settings FINDINGS.md depends on that change no measurement (the claims, extrapolate,
+margin)."""
 PLOTS = f"{RESULTS}/plots"
 """The charts' folder."""
 CHART_FORMATS = ("html", "svg")

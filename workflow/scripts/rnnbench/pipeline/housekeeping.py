@@ -47,7 +47,7 @@ from rnnbench.pipeline.files import (
 Say = Callable[[str], None]
 """Where a function sends each line it has to say (the workflow: standard error)."""
 
-FINDINGS_KEYS = ("claims", "extrapolate")
+FINDINGS_KEYS = ("claims", "extrapolate", "margin")
 """The config keys FINDINGS.md depends on that change no measurement."""
 
 NOTHING_MOVED = "(this command runs no job: nothing moved)"
@@ -220,7 +220,7 @@ def write_findings_settings(config: dict, dry_run: bool, say: Say,
         write_if_changed(path, text)
         return False
     if Path(path).exists() and Path(path).read_text() != text:
-        say("results: the claims or extrapolate changed since FINDINGS.md was written: a run "
+        say("results: the claims, extrapolate or margin changed since FINDINGS.md was written: a run "
             f"rewrites {path} and FINDINGS.md (this command runs no job: nothing written)")
         return True
     return False

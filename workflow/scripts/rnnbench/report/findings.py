@@ -1,6 +1,7 @@
 """results/FINDINGS.md in Markdown, written only from measured tables: every number and every
 verdict below comes from summary.csv and measurements.csv through rnnbench.stats.tables (claim
-verdicts: tables.verdict, against 1: intervals.side_of_one), nothing is written by hand.
+verdicts: tables.verdict, at the config's practical margin: intervals.decide), nothing is
+written by hand.
 The sections for one api or question are rnnbench.report.sections'; numbers are written as
 rnnbench.stats.formats writes them.
 """
@@ -17,7 +18,8 @@ from rnnbench.stats.claims import judge, unclear_reason
 from rnnbench.report.sections import (cold_fetch_lines, effects_section, jax_lines,
                                         keras_lines, setup_section, stability_lines,
                                         version_section)
-from rnnbench.stats.formats import breakeven_text, ratio_text, shape_words
+from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
+                                    shape_words)
 from rnnbench.stats.intervals import MIN_REPEATS
 from rnnbench.stats.scaling import scaling_section, scaling_table
 from rnnbench.report.why import why_section
@@ -56,19 +58,21 @@ def _verb(verdict: str) -> str:
     return "is inconclusive" if verdict == "inconclusive" else verdict
 
 
-def _unclear_reason(row: pd.Series) -> str:
-    """Why a claim_table row's verdict is inconclusive (tables.verdict): its interval holds
-    1, or there is none (claims.unclear_reason, without the bounds the table gives)."""
-    return unclear_reason(row["ci_low"], row["ci_high"], bounds=False)
+def _unclear_reason(row: pd.Series, margin: float) -> str:
+    """Why a claim_table row's verdict is inconclusive (tables.verdict): its interval reaches
+    past the margin, or there is none (claims.unclear_reason, without the bounds the table
+    gives)."""
+    return unclear_reason(row["ci_low"], row["ci_high"], bounds=False, margin=margin)
 
 
-def _why_inconclusive(row: pd.Series) -> str:
+def _why_inconclusive(row: pd.Series, margin: float) -> str:
     """A claim_table row's verdict, with the reason where it is inconclusive."""
-    return (f"inconclusive ({_unclear_reason(row).replace('95 % ', '')})"
+    return (f"inconclusive ({_unclear_reason(row, margin).replace('95 % ', '')})"
             if row["verdict"] == "inconclusive" else row["verdict"])
 
 
-def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str]) -> list[str]:
+def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str],
+                margin: float) -> list[str]:
     """FINDINGS' first section: per claim, who claimed it (its figures are theirs, not ours),
     then short sentences: per api, the verdicts over the cells without an ablation (counts
     and the range of ratios: the unrolled variant over the loop, vocabulary.API_WORDS), the
@@ -76,7 +80,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
     ablation under which the verdict changes, with the share of the log-ratio gap to the
     claim's figure it closes where the intervals decide it (tables.decided_gap_share).
 
-    ``table``: tables.claim_table; ``labels``: tables.cell_labels."""
+    ``table``: tables.claim_table at ``margin``; ``labels``: tables.cell_labels."""
     lines = []
     for claim in claims:
         rows = table[table["claim"] == claim["id"]]
@@ -86,12 +90,13 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str])
                      + (" (its figures, not ours)." if re.search(r"\d", claim["statement"])
                         else "."))
         for api, in_api in rows.groupby("api", sort=False):
-            lines += [f"  - {line}" for line in _api_sentences(claim, in_api, labels, api)]
+            lines += [f"  - {line}" for line in _api_sentences(claim, in_api, labels, api,
+                                                                 margin)]
     return lines
 
 
 def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
-                   api: str) -> list[str]:
+                   api: str, margin: float) -> list[str]:
     """bottom_line's sentences for one api's rows of a claim."""
     static, dynamic = API_WORDS[api]["static"], API_WORDS[api]["dynamic"]
     base = rows[rows["reference"]]
@@ -102,7 +107,7 @@ def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
     out = [f"In {api} ({static} / {dynamic}), {_count(base['verdict'], units)} ({span})."]
     unclear = base[base["verdict"] == "inconclusive"]
     out += [f"Inconclusive where {reason}." for reason in
-            dict.fromkeys(_unclear_reason(row) for _, row in unclear.iterrows())]
+            dict.fromkeys(_unclear_reason(row, margin) for _, row in unclear.iterrows())]
     figure = claim.get("figure")
     if figure is not None:
         inside = int(base["figure_in_interval"].sum())
@@ -254,7 +259,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     summary.summarize; runs: load.load_results). Cells are named by what tells them apart
     (tables.cell_labels); tables are pandas' to_markdown."""
     labels = cell_labels(summary)
-    table = claim_table(summary, claims)
+    margin = config["margin"]
+    table = claim_table(summary, claims, margin)
     out = [
         "# Findings",
         "",
@@ -272,8 +278,9 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     if not claims:
         out += ["The config lists no claims (`claims:`)."]
     ratio_claims = [c for c in claims if c.get("kind", "ratio") == "ratio"]
-    others = {c["id"]: judge(c, runs) for c in claims if c.get("kind", "ratio") != "ratio"}
-    out += bottom_line(table, ratio_claims, labels)
+    others = {c["id"]: judge(c, runs, margin) for c in claims
+              if c.get("kind", "ratio") != "ratio"}
+    out += bottom_line(table, ratio_claims, labels, margin)
     for claim in claims:
         if claim["id"] in others:
             out += _other_claim_line(claim, others[claim["id"]])
@@ -285,8 +292,9 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         out += ["## Claims", ""]
     for claim in claims:
         out += (_other_claim_section(claim, others[claim["id"]]) if claim["id"] in others
-                else _claim_section(claim, table[table["claim"] == claim["id"]], labels))
-    out += _user_sections(summary, runs, labels)
+                else _claim_section(claim, table[table["claim"] == claim["id"]], labels,
+                                    margin))
+    out += _user_sections(summary, runs, labels, margin)
     out += _ablation_sections(summary, runs, labels, config)
     out += why_section(summary, runs, labels)
     breakeven = pd.DataFrame({
@@ -339,6 +347,13 @@ def _method(config: dict) -> list[str]:
         + ("" if config["repeats"] >= MIN_REPEATS else
            f"; with {config['repeats']} repeats, below {MIN_REPEATS}, they do not") + ".",
         "",
+        f"Each ratio is decided at a practical margin of {margin_text(config['margin'])} "
+        "(config `margin`): larger or smaller by more than it where the whole interval lies "
+        "past it, no practical difference where the whole interval lies within it, else "
+        "undecided; a claim holds where the decision is its side, does not hold where it is "
+        "the other side or no difference (each wrong decision at most 2.5 %; "
+        "`docs/method.md`, Decisions).",
+        "",
         "What an interval covers: the spread between fresh processes within this one run. "
         "It does not cover the drift between two runs on the same machine, which can be "
         "larger. `rnnbench reproduce` runs the grid twice and counts how often one run's "
@@ -361,14 +376,20 @@ def _other_claim_section(claim: dict, judged: list[dict]) -> list[str]:
             "No group of cells in this grid has what the claim needs.", ""]
 
 
-def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """A ratio claim's section: its source, what is tested, its verdict per cell (``rows``:
-    the claim's rows of tables.claim_table) and what the ablations change."""
+def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
+                   margin: float) -> list[str]:
+    """A ratio claim's section: its source, what is tested, its decision and verdict per cell
+    (``rows``: the claim's rows of tables.claim_table at ``margin``) and what the ablations
+    change."""
+    smaller = "smaller" if claim["quantity"] == "peak_rss_mb" else "faster"
     figure = claim.get("figure")
     verdicts = pd.DataFrame({
         "cell": rows["cell_id"].map(labels),
         "static / dynamic [95 % interval]": [ratio_text(r) for _, r in rows.iterrows()],
-        "verdict": [_why_inconclusive(r) + (" (one process decides it)" if r["fragile"] else "")
+        f"decision (margin {margin_text(margin)})": [
+            decision_text(r["decision"], margin, smaller=smaller) for _, r in rows.iterrows()],
+        "verdict": [_why_inconclusive(r, margin)
+                    + (" (one process decides it)" if r["fragile"] else "")
                     for _, r in rows.iterrows()],
     })
     out = [
@@ -390,11 +411,11 @@ def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str]) -> l
 
 
 def _user_sections(summary: pd.DataFrame, runs: pd.DataFrame,
-                   labels: dict[str, str]) -> list[str]:
+                   labels: dict[str, str], margin: float) -> list[str]:
     """FINDINGS' 'For Keras users', 'For JAX users' and 'Across TensorFlow versions', each
-    where the grid has its cells."""
+    where the grid has its cells (Keras' step decided at ``margin``)."""
     out = []
-    keras = keras_lines(summary, runs, labels)
+    keras = keras_lines(summary, runs, margin, labels)
     if keras:
         out += ["## For Keras users", "",
                 "A Keras LSTM / GRU layer, unroll=True against unroll=False (api keras: its "

@@ -11,13 +11,16 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.grid.apis import APIS
+from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import read_config
 from rnnbench.grid.layout import REPO
 from rnnbench.grid.vocabulary import API_WORDS
 from rnnbench.report import modelpages as modeldocs
 from rnnbench.results.load import read_table
-from rnnbench.stats.formats import breakeven_text, column_interval, shape_words
-from rnnbench.stats.tables import axis_words, claim_table, decided_gap_share, verdict
+from rnnbench.stats.formats import (breakeven_text, catch_up_text, column_interval,
+                                    margin_text, shape_words)
+from rnnbench.stats.intervals import decide
+from rnnbench.stats.tables import axis_words, claim_table, decided_gap_share
 from rnnbench.grid.axes import value_of
 
 FIGURES = REPO / "docs" / "figures"
@@ -64,13 +67,13 @@ def _breakeven_seconds(cell: pd.Series) -> float:
     return cell["dynamic_setup_s"] + cell["breakeven_steps"] * cell["dynamic_median_step_s"]
 
 
-def _cause_sentences(summary: pd.DataFrame, claims: list[dict]) -> list[str]:
+def _cause_sentences(summary: pd.DataFrame, claims: list[dict], margin: float) -> list[str]:
     """The cause the grid isolates, in two sentences: an ablation cell whose step verdict (on
     the first step claim with a seed figure) differs from its reference's, both conclusive,
     and its share of the log-ratio distance to that figure, where the intervals decide it
-    (tables.decided_gap_share)."""
+    (tables.decided_gap_share; verdicts at the practical ``margin``)."""
     table = claim_table(summary, [c for c in claims if c["quantity"] == "median_step_s"
-                                  and c.get("figure") is not None][:1])
+                                  and c.get("figure") is not None][:1], margin)
     sentences = []
     for _, twin in table[~table["reference"]].iterrows():
         ref = table[table["cell_id"] == twin["base_cell_id"]].iloc[0]
@@ -88,15 +91,15 @@ def _cause_sentences(summary: pd.DataFrame, claims: list[dict]) -> list[str]:
     return sentences
 
 
-def _step_verdict(cell: pd.Series) -> str:
-    """tables.verdict of 'static's steps are faster' in a summary row."""
-    return verdict("static < dynamic", cell["ratio_median_step_s_ci_low"],
-                   cell["ratio_median_step_s_ci_high"])
+def _step_decision(cell: pd.Series, margin: float) -> str:
+    """intervals.decide of a summary row's step ratio at the practical ``margin``."""
+    return decide(cell["ratio_median_step_s_ci_low"], cell["ratio_median_step_s_ci_high"],
+                  margin)
 
 
-def _faster(cell: pd.Series) -> bool:
-    """Static's steps faster than dynamic's, by the step ratio's 95 % interval."""
-    return _step_verdict(cell) == "holds"
+def _faster(cell: pd.Series, margin: float) -> bool:
+    """Static's steps faster than dynamic's by more than ``margin`` (the 95 % interval)."""
+    return _step_decision(cell, margin) == "below"
 
 
 def impl_names(cell: pd.Series) -> tuple[str, str]:
@@ -108,20 +111,24 @@ def impl_names(cell: pd.Series) -> tuple[str, str]:
     return words["static"].replace("=k", f"={factor}"), words["dynamic"]
 
 
-def choice(cells: pd.DataFrame) -> str:
+def choice(cells: pd.DataFrame, margin: float) -> str:
     """The choice in one sentence, in the api's words (impl_names), from ``cells`` (summary
-    rows of one api, no ablation): the loop, unless some cell's unrolled steps are faster
-    (their interval below 1) and pay back its setup; then the fewest break-even steps (and
-    seconds of training, _breakeven_seconds) among such cells, and their lengths unless
-    that holds at every length measured."""
+    rows of one api, no ablation): the loop, unless some cell's unrolled steps are faster by
+    more than the practical ``margin`` (their interval below 1 / (1 + margin)) and pay back
+    its setup; then the fewest break-even steps (and seconds of training,
+    _breakeven_seconds) among such cells, and their lengths unless that holds at every
+    length measured."""
     static, dynamic = impl_names(cells.iloc[0])
     faster = sorted((cell for _, cell in cells.iterrows()
-                     if _faster(cell) and not pd.isna(cell["breakeven_steps"])),
+                     if _faster(cell, margin) and not pd.isna(cell["breakeven_steps"])),
                     key=lambda cell: cell["breakeven_steps"])
     if not faster:
-        slower = all(_step_verdict(cell) == "does not hold" for _, cell in cells.iterrows())
-        said = "never paid back" if slower else "did not clearly pay back"
-        return f"Use {dynamic}: {static} {said} its setup here."
+        decisions = {_step_decision(cell, margin) for _, cell in cells.iterrows()}
+        said = ("never paid back its setup" if decisions == {"above"} else
+                f"was within {margin_text(margin)} of it per step, too little to pay back "
+                "its setup" if decisions == {"within"} else
+                "did not clearly pay back its setup")
+        return f"Use {dynamic}: {static} {said} here."
     best = faster[0]
     after = (f"past about {int(best['breakeven_steps'])} steps ({_breakeven_seconds(best):.0f} s"
              " of training here)")
@@ -135,17 +142,18 @@ def choice(cells: pd.DataFrame) -> str:
             f"{after}: then {static} is faster overall.")
 
 
-def api_sentences(summary: pd.DataFrame) -> list[str]:
+def api_sentences(summary: pd.DataFrame, margin: float) -> list[str]:
     """The README's answer for Keras and JAX, from the apis reference run's summary
     (docs/figures/apis/summary.csv): per api, a paragraph of the choice, the setup ratio, and
-    the step ratio (unrolled over the loop, 95 % interval) in each cell."""
+    the step ratio (unrolled over the loop, 95 % interval) in each cell; the choice decided
+    at the practical ``margin``."""
     out = []
     for api, cells in summary[summary["ablations"].fillna("") == ""].groupby("api", sort=False):
         static, dynamic = impl_names(cells.iloc[0])
         steps = [f"{_ratio(cell, 'median_step_s')} (with {_length_words(cell)})"
                  for _, cell in cells.iterrows()]
         out.append(
-            f"**{APIS[api].title}: {choice(cells)}** "
+            f"**{APIS[api].title}: {choice(cells, margin)}** "
             f"Setup takes {cells['ratio_setup_s'].mean():.1f} times as long with {static} "
             f"({cells['static_setup_s'].mean():.2g} s against "
             f"{cells['dynamic_setup_s'].mean():.2g} s). Each {static} step takes "
@@ -153,10 +161,11 @@ def api_sentences(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def sweep_sentences(summary: pd.DataFrame) -> list[str]:
+def sweep_sentences(summary: pd.DataFrame, margin: float) -> list[str]:
     """How the answer moves with max_len and with the sequences' length, from the sweep
     reference run's summary (docs/figures/sweep/summary.csv): per sequence_length, static's
-    step ratio at each max_len; then where static's steps are faster."""
+    step ratio at each max_len; then where static's steps are faster by more than the
+    practical ``margin``."""
     cells = summary[summary["ablations"].fillna("") == ""].copy()
     cells["max_len"] = cells["max_len"].astype(int)
     out, wins = [], {}
@@ -166,12 +175,14 @@ def sweep_sentences(summary: pd.DataFrame) -> list[str]:
         ratios = [f"{cell['ratio_median_step_s']:.2f}" for _, cell in group.iterrows()]
         out.append(f"With {words}, static's steps take {_listed(ratios)} of dynamic's at "
                    f"max_len {_listed([str(m) for m in group['max_len']])}.")
-        for _, cell in group[[_faster(cell) for _, cell in group.iterrows()]].iterrows():
+        for _, cell in group[[_faster(cell, margin) for _, cell in group.iterrows()]].iterrows():
             wins.setdefault(int(cell["max_len"]), []).append(words)
-    out.append("static_rnn's steps are clearly faster (the interval below 1) only " + "; ".join(
+    out.append(f"static_rnn's steps are faster by more than {margin_text(margin)} (the whole "
+               "interval) only " + "; ".join(
         f"at max_len {max_len} ({_listed(words)})" for max_len, words in sorted(wins.items()))
-        + ". Elsewhere dynamic_rnn's are, or neither clearly." if wins else
-        "static_rnn's steps are clearly faster in none of these cells.")
+        + "; not elsewhere." if wins else
+        f"static_rnn's steps are faster by more than {margin_text(margin)} in none of these "
+        "cells.")
     return out
 
 
@@ -187,7 +198,7 @@ def _listed(words: list[str]) -> str:
 
 
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
-           main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
+           margin: float, main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
            sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None,
            map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None) -> str:
     """The README's answer, in short sentences (each under about 35 words), from the reference
@@ -201,6 +212,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         measurements: the first rows of results/measurements.csv, for where it ran
             (device_name, tensorflow_version, threads, python_version).
         claims: the config's claims.
+        margin: the config's practical margin (intervals.decide), for every decision.
         main_job_s: the main job's wall time, seconds.
         tests_s: the test suite's wall time, seconds (None: not measured).
         apis: the apis reference run's summary (api_sentences), or None.
@@ -215,50 +227,37 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     run = measurements.iloc[0]
     setups = plain["ratio_setup_s"]
     sentences = [
-        f"**{choice(plain)}**",
+        f"**{choice(plain, margin)}**",
         f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
         f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
         f"{shape_words(plain)}; {int(plain['static_repeats'].iloc[0])} fresh processes "
-        "per setting, 95 % intervals in brackets.",
+        "per setting, 95 % intervals in brackets. A step-time difference under "
+        f"{margin_text(margin)} counts as none.",
         "static_rnn takes "
         + (f"{setups.min():.1f} to {setups.max():.1f} times (over the {len(plain)} lengths)"
            if len(plain) > 1 else f"{setups.iloc[0]:.1f} times")
         + f" as long to set up ({plain['static_setup_s'].mean():.1f} s against "
         f"{plain['dynamic_setup_s'].mean():.2f} s).",
     ]
-    for _, cell in plain.iterrows():
-        ratio = _ratio(cell, "median_step_s")
-        step = _step_verdict(cell)
-        if step == "inconclusive":
-            sentences.append(f"With {_length_words(cell)}, static's steps take {ratio} of "
-                             f"dynamic's ({_step_ms(cell)}): no clear difference, so its "
-                             "setup may never pay back.")
-        elif pd.isna(cell["breakeven_steps"]) or step != "holds":
-            sentences.append(f"With {_length_words(cell)}, each static step takes {ratio} "
-                             f"times dynamic's ({_step_ms(cell)}): static never catches up.")
-        else:
-            sentences.append(
-                f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
-                f"({_step_ms(cell)}): it "
-                f"catches up after {breakeven_text(cell)} steps, about "
-                f"{_breakeven_seconds(cell):.0f} s of training here.")
+    sentences += [_step_sentence(cell, margin) for _, cell in plain.iterrows()]
     sentences.append(
         f"static_rnn needs {plain['ratio_peak_rss_mb'].max():.2f} times the memory "
         f"({plain['static_peak_rss_mb'].max():.0f} MiB against "
         f"{plain['dynamic_peak_rss_mb'].max():.0f} MiB at peak).")
-    sentences += _cause_sentences(summary, claims)
+    sentences += _cause_sentences(summary, claims, margin)
     paragraphs = ["\n".join(sentences)]
     def where(machine: str | None) -> str:  # another run's machine, where it is another
         return "" if machine in (None, run["device_name"]) else f" (measured on {machine})"
     if apis is not None:
         paragraphs += [f"The same shape in Keras and JAX{where(machines.get('apis'))} "
-                       "([its FINDINGS](docs/figures/apis/FINDINGS.md)).", *api_sentences(apis)]
+                       "([its FINDINGS](docs/figures/apis/FINDINGS.md)).",
+                       *api_sentences(apis, margin)]
     if sweep is not None:
         paragraphs.append(
             f"How the answer moves with max_len and length{where(machines.get('sweep'))}, "
             f"from {int(sweep['static_repeats'].iloc[0])} fresh processes per setting "
             "([its FINDINGS and 95 % intervals]"
-            "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep))
+            "(docs/figures/sweep/FINDINGS.md)).\n" + "\n".join(sweep_sentences(sweep, margin))
             + "\nFor your own shape, write it in a config and run it ([your own model]"
             "(docs/config.md#your-own-model)).")
     if map is not None:
@@ -270,6 +269,24 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "./install.sh && .venv/bin/pytest                 # the tests"
             + (f": {tests_s / 60:.0f} min there" if tests_s else "") + "\n"
             "```\n" + ANSWER_END)
+
+
+def _step_sentence(cell: pd.Series, margin: float) -> str:
+    """A reference cell's step ratio, its decision at ``margin`` and its break-even."""
+    ratio = _ratio(cell, "median_step_s")
+    step = _step_decision(cell, margin)
+    if step == "undecided":
+        return (f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
+                f"({_step_ms(cell)}): undecided, so its setup may never pay back.")
+    if step == "within":
+        return (f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
+                f"({_step_ms(cell)}): no practical difference; static {catch_up_text(cell)}.")
+    if pd.isna(cell["breakeven_steps"]) or step != "below":
+        return (f"With {_length_words(cell)}, each static step takes {ratio} times dynamic's "
+                f"({_step_ms(cell)}): static never catches up.")
+    return (f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
+            f"({_step_ms(cell)}): it catches up after {breakeven_text(cell)} steps, about "
+            f"{_breakeven_seconds(cell):.0f} s of training here.")
 
 
 def readme_answer(readme: str) -> str:
@@ -302,5 +319,6 @@ def expected_answer(repo: Path = REPO) -> str:
         others["validated"] = validation(read_table(heldout / "predicted.csv"),
                                          read_table(heldout / "measurements.csv"))
     return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
-                  config["claims"], run["workflow_s"], run.get("tests_s"), **others,
+                  config["claims"], margin_of(config), run["workflow_s"], run.get("tests_s"),
+                  **others,
                   machines=machines)

@@ -10,7 +10,7 @@ from typing import Iterable
 import pandas as pd
 
 from rnnbench.grid.axes import JAX_APIS
-from rnnbench.stats.formats import SPEED, breakeven_text, catch_up_text, column_interval, ratio_text
+from rnnbench.stats.formats import decision_text, breakeven_text, catch_up_text, column_interval, ratio_text
 from rnnbench.results.load import BUSY_OTHERS_SHARE, BUSY_STEAL_SHARE
 from rnnbench.measure.steady import DISTURBED_BLOCK_SPREAD, STABILITY_BLOCK
 from rnnbench.stats.summary import OUTLIER_FACTOR
@@ -82,16 +82,16 @@ def cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
             for _, row in cold_fetch_table(runs).iterrows()]
 
 
-def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
+def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, margin: float,
                 labels: dict[str, str] | None = None) -> list[str]:
     """'For Keras users': per cell of axes.KERAS_APIS without ablations, unroll=True
     (static) against unroll=False (dynamic): setup and step ratios with 95 % intervals and
     break-even; and, where the grid has the same cell in compat_v1, Keras's unroll=False step
-    against dynamic_rnn's (tables.keras_table). Cells are named by ``labels``
+    against dynamic_rnn's (tables.keras_table; the step decided at ``margin``). Cells are named by ``labels``
     (tables.cell_labels; default: by api, max_len and sequence_length). Empty without keras
     cells."""
     lines = []
-    plain = keras_table(summary, runs)
+    plain = keras_table(summary, runs, margin)
     labels = labels or cell_labels(plain, ("api", "max_len", "sequence_length"))
     for _, cell in plain.iterrows():
         setup = (cell["ratio_setup_s"], cell["ratio_setup_s_ci_low"], cell["ratio_setup_s_ci_high"])
@@ -103,7 +103,7 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                 f"{setup[0]:.2f} [{setup[1]:.2f}, {setup[2]:.2f}] times the setup of "
                 f"unroll=False ({phases}), its steps "
                 f"{step[0]:.2f} [{step[1]:.2f}, {step[2]:.2f}] times as long "
-                f"({SPEED[cell['step_verdict']]}); "
+                f"({decision_text(cell['step_decision'], margin, 'unroll=True', 'unroll=False')}); "
                 f"it {catch_up_text(cell)}.")
         if not pd.isna(cell["compat_v1_step_ratio"]):
             ratio, low, high = (cell[f"compat_v1_step_ratio{end}"]

@@ -4,8 +4,9 @@ from the runs with intervals of stated coverage:
 - ``between``: one implementation at two values of an axis ("dynamic_rnn takes as long at
   sequence_length 20 as at 100"): the ratio of the geometric means, first / second, with
   Welch's 95 % interval on the logs (different processes: unpaired; intervals.ratio_ci),
-  per group of cells alike in every other axis; holds when the interval lies on the claimed
-  side of 1.
+  per group of cells alike in every other axis; decided at the practical margin as a
+  static / dynamic ratio is (intervals.decide: holds beyond the margin on the claimed side,
+  does not hold on the other side or within it).
 - ``trend``: the static / dynamic ratio along a numeric axis ("approaches 1 as batch_size
   grows" is ``decreasing`` where static is slower): each repeat's paired log ratio against
   the axis value, a least-squares line (scaling.fit_line); holds when the slope's 95 %
@@ -35,15 +36,14 @@ import math
 from rnnbench.grid.axes import LABEL_AXES, axis_value_id
 from rnnbench.grid.claimspec import DIRECTIONS, KIND_DIRECTIONS, check_claim  # noqa: F401
 
-def side_verdict(low: float, high: float, positive_holds: bool, edge: float = 1.0) -> str:
-    """'holds' when [low, high] lies wholly above ``edge`` (``positive_holds``) or below it
-    (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'."""
-    from rnnbench.stats.intervals import side_of_one  # (numpy: not when the Snakefile is read)
+def side_verdict(low: float, high: float, positive_holds: bool) -> str:
+    """'holds' when [low, high] lies wholly above 0 (``positive_holds``) or below it
+    (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'
+    (intervals.side_of_one, intervals.claim_verdict): a slope's verdict."""
+    # numpy: not when the Snakefile is read
+    from rnnbench.stats.intervals import claim_verdict, side_of_one
 
-    side = side_of_one(low, high, edge)
-    if side == "across":
-        return "inconclusive"
-    return "holds" if (side == "above") == positive_holds else "does not hold"
+    return claim_verdict(side_of_one(low, high, 0.0), "above" if positive_holds else "below")
 
 
 def _groups(runs, axis: str):
@@ -58,24 +58,25 @@ def _groups(runs, axis: str):
         yield words, group
 
 
-def judge(claim: dict, runs) -> list[dict]:
+def judge(claim: dict, runs, margin: float) -> list[dict]:
     """The verdicts of a between, trend or law claim, one per group of cells it applies to:
     dicts with scope (the group in words), estimate (its numbers, in words) and verdict.
-    ``runs``: load.load_results's table (after share_runs). Empty when no group of the
-    grid has what the claim needs (e.g. both values of a between claim's axis)."""
+    ``runs``: load.load_results's table (after share_runs); ``margin``: the practical margin
+    a between claim's ratio is decided at. Empty when no group of the grid has what the
+    claim needs (e.g. both values of a between claim's axis)."""
     judge_group = {"between": _between, "trend": _trend, "law": _law}[claim["kind"]]
     out = []
     for words, group in _groups(runs, claim["axis"]):
         values = sorted(group[claim["axis"]].unique(), key=lambda v: (str(type(v)), v))
         if claim["kind"] != "between" and len(values) < 2:
             continue
-        found = judge_group(claim, group, values)
+        found = judge_group(claim, group, values, margin)
         if found:
             out.append({"scope": words, **found})
     return out
 
 
-def _between(claim: dict, group, values: list) -> dict | None:
+def _between(claim: dict, group, values: list, margin: float) -> dict | None:
     """A between claim in one group: Welch's interval of the ratio of the two values' runs."""
     from rnnbench.stats import intervals
 
@@ -87,27 +88,46 @@ def _between(claim: dict, group, values: list) -> dict | None:
         return None
     ratio, low, high = intervals.ratio_ci(first.to_numpy(float), second.to_numpy(float),
                                           paired=False)
-    found = side_verdict(low, high, claim["direction"] == "first > second")
-    return {"verdict": found, "reason": _across_reason(found, low, high, 1.0),
+    found = intervals.claim_verdict(intervals.decide(low, high, margin),
+                                    "above" if claim["direction"] == "first > second" else "below")
+    return {"verdict": found, "reason": _across_reason(found, low, high, 1.0, margin),
             "estimate": f"{claim['impl']} {quantity} at {axis} {claim['values'][0]} / at "
                         f"{claim['values'][1]}: {ratio:.3g} [{low:.3g}, {high:.3g}]"}
 
 
-def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = True) -> str:
-    """Why an interval decides no side of ``edge`` (intervals.side_of_one: 'across'): 'too
-    few repeats for an interval' (a NaN bound), else 'the 95 % interval [0.9, 1.2] holds 1'
-    (without the bounds: 'the 95 % interval holds 1'). FINDINGS' ratio claims read it too."""
+def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = True,
+                   margin: float = 0.0) -> str:
+    """Why an interval decides nothing (intervals.decide: 'undecided'; side_of_one: 'across').
+
+    Args:
+        low, high: the interval.
+        edge: 1 for a ratio, 0 for a slope.
+        bounds: whether the words give the interval's bounds.
+        margin: a ratio's practical margin (0: none).
+
+    Returns:
+        'too few repeats for an interval' (a NaN bound); else 'the 95 % interval [0.9, 1.2]
+        holds 1', with ' and reaches past the 10 % margin' where there is one, or, for an
+        interval on one side of 1, 'the 95 % interval [0.85, 0.95] lies below 1 but reaches
+        inside the 10 % margin'. FINDINGS' ratio claims read it too.
+    """
     if math.isnan(low) or math.isnan(high):
         return "too few repeats for an interval"
-    return f"the 95 % interval {f'[{low:.3g}, {high:.3g}] ' if bounds else ''}holds {edge:g}"
+    interval = f"the 95 % interval {f'[{low:.3g}, {high:.3g}] ' if bounds else ''}"
+    margin_words = f"the {100 * margin:g} % margin"
+    if low <= edge <= high:
+        return f"{interval}holds {edge:g}" + (f" and reaches past {margin_words}" if margin else "")
+    side = "below" if high < edge else "above"
+    return f"{interval}lies {side} {edge:g} but reaches inside {margin_words}"
 
 
-def _across_reason(verdict: str, low: float, high: float, edge: float) -> str:
+def _across_reason(verdict: str, low: float, high: float, edge: float,
+                   margin: float = 0.0) -> str:
     """Why a side verdict is inconclusive (unclear_reason): '' for a conclusive one."""
-    return unclear_reason(low, high, edge) if verdict == "inconclusive" else ""
+    return unclear_reason(low, high, edge, margin=margin) if verdict == "inconclusive" else ""
 
 
-def _trend(claim: dict, group, values: list) -> dict | None:
+def _trend(claim: dict, group, values: list, margin: float) -> dict | None:
     """A trend claim in one group: the slope of log(static / dynamic) along the axis."""
     import numpy as np
 
@@ -120,14 +140,14 @@ def _trend(claim: dict, group, values: list) -> dict | None:
     x = pairs.index.get_level_values(axis).to_numpy(float)
     law = scaling.fit_line(x, np.log(pairs["static"] / pairs["dynamic"]).to_numpy())
     low, high = law["slope_ci"]
-    found = side_verdict(low, high, claim["direction"] == "increasing", edge=0.0)
+    found = side_verdict(low, high, claim["direction"] == "increasing")
     return {"verdict": found, "reason": _across_reason(found, low, high, 0.0),
             "estimate": f"log(static / dynamic {quantity}) per unit of {axis}: "
                         f"{law['slope']:.3g} [{low:.3g}, {high:.3g}] over {axis} "
                         + ", ".join(map(str, values))}
 
 
-def _law(claim: dict, group, values: list) -> dict | None:
+def _law(claim: dict, group, values: list, margin: float) -> dict | None:
     """A law claim in one group: a line through one implementation's runs along the axis,
     with its lack-of-fit test; linear (``form``) or a value predicted at ``at``."""
     from rnnbench.stats import scaling

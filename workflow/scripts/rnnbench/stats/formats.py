@@ -8,8 +8,32 @@ import math
 
 import pandas as pd
 
-SPEED = {"holds": "faster", "does not hold": "slower", "inconclusive": "no clear difference"}
-"""A step verdict of 'static < dynamic' (tables.verdict) in words: static is ..."""
+def margin_text(margin: float) -> str:
+    """The practical margin as a percentage: '10 %'."""
+    return f"{100 * margin:g} %"
+
+
+def decision_text(decision: str, margin: float, static: str = "static",
+                  dynamic: str = "dynamic", smaller: str = "faster") -> str:
+    """A decision on a static / dynamic ratio (intervals.decide) in words.
+
+    Args:
+        decision: one of intervals.DECISIONS.
+        margin: the practical margin it was decided at.
+        static, dynamic: what plays each part (vocabulary.API_WORDS).
+        smaller: the word for a smaller quantity ('faster' for times, 'smaller' for memory).
+
+    Returns:
+        'static faster by more than 10 %', 'dynamic faster by more than 10 %', 'no practical
+        difference (within 10 %)' or 'undecided'; at margin 0, 'static faster' and the like.
+
+    Raises:
+        KeyError: for a decision not in intervals.DECISIONS.
+    """
+    by = f" by more than {margin_text(margin)}" if margin else ""
+    return {"below": f"{static} {smaller}{by}", "above": f"{dynamic} {smaller}{by}",
+            "within": f"no practical difference (within {margin_text(margin)})",
+            "undecided": "undecided"}[decision]
 
 
 def interval_text(estimate: float, low: float, high: float) -> str:

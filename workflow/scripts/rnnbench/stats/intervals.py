@@ -23,6 +23,52 @@ def side_of_one(low: float, high: float, edge: float = 1.0) -> str:
     return "above" if low > edge else "below" if high < edge else "across"
 
 
+DECISIONS = ("below", "above", "within", "undecided")
+"""decide's answers, for a static / dynamic ratio: static's quantity smaller by more than the
+margin, larger by more than it, no practical difference, undecided."""
+
+
+def decide(low: float, high: float, margin: float) -> str:
+    """A ratio's decision with a practical margin, from its 95 % interval.
+
+    Args:
+        low, high: the ratio's interval (static / dynamic; a NaN bound where there is none).
+        margin: the practical margin m (config ``margin``; 0.1 for 10 %): ratios between
+            1 / (1 + m) and 1 + m are no practical difference. 0 gives side_of_one's verdict.
+
+    Returns:
+        'below' (high < 1 / (1 + m)), 'above' (low > 1 + m), 'within' (m > 0 and the
+        interval inside [1 / (1 + m), 1 + m]), else 'undecided' (also for a NaN bound).
+        Each answer but 'undecided' is a one-sided test, or two (Schuirmann's TOST for
+        'within'), at 2.5 % (docs/method.md, Decisions).
+    """
+    if math.isnan(low) or math.isnan(high):
+        return "undecided"
+    if high < 1 / (1 + margin):
+        return "below"
+    if low > 1 + margin:
+        return "above"
+    if margin > 0 and 1 / (1 + margin) <= low and high <= 1 + margin:
+        return "within"
+    return "undecided"
+
+
+def claim_verdict(decision: str, claimed: str) -> str:
+    """A claim's verdict from a decision.
+
+    Args:
+        decision: decide's answer, or side_of_one's ('across' reads as 'undecided').
+        claimed: the side the claim says, 'below' or 'above'.
+
+    Returns:
+        'holds' where the decision is the claimed side, 'does not hold' where it is the
+        other side or 'within' (no practical difference), else 'inconclusive'.
+    """
+    if decision == claimed:
+        return "holds"
+    return "does not hold" if decision in ("below", "above", "within") else "inconclusive"
+
+
 @lru_cache(maxsize=None)
 def t_quantile(confidence: float, df: float) -> float:
     """Student's t quantile of a two-sided ``confidence`` interval at ``df`` degrees of

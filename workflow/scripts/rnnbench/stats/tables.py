@@ -5,10 +5,11 @@ summary.csv and measurements.csv (rnnbench.stats.summary, rnnbench.results.load)
 
 A claim says which implementation is larger on a quantity ("static > dynamic": the
 static/dynamic ratio exceeds 1) and may give the seed's own ratio. Per grid cell, the
-verdict compares the ratio's 95 % interval (rnnbench/stats/intervals.py: a paired t-interval on
-the log ratio over fresh processes) with 1: it **holds** when the whole interval lies on the
-claimed side, **does not hold** when it lies on the other side, and is **inconclusive** when
-it contains 1 (or could not be computed).
+decision places the ratio's 95 % interval (rnnbench/stats/intervals.py: a paired t-interval on
+the log ratio over fresh processes) against a practical margin m (intervals.decide): beyond
+1 + m or 1 / (1 + m), within both, or undecided. The claim **holds** when the decision is the
+claimed side, **does not hold** when it is the other side or no practical difference, and is
+**inconclusive** when undecided (docs/method.md, Decisions).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 from rnnbench.grid.axes import KERAS_APIS, LABEL_AXES
 from rnnbench.grid.cells import ablated_axes, varied_axes
 from rnnbench.grid.axes import tf_version_key
-from rnnbench.stats.intervals import side_of_one
+from rnnbench.stats.intervals import claim_verdict, decide
 from rnnbench.results.load import at_reference
 from rnnbench.stats.summary import ratio_of
 
@@ -38,35 +39,38 @@ in words every api's cells fit (vocabulary.API_WORDS has each api's own)."""
 DIRECTIONS = ("static > dynamic", "static < dynamic")
 
 
-def verdict(direction: str, low: float, high: float) -> str:
-    """'holds', 'does not hold' or 'inconclusive' for a claimed direction, from the 95 %
-    interval [low, high] of the static/dynamic ratio (see the module docstring; its side of
-    1: intervals.side_of_one). An interval that touches 1 is inconclusive; a NaN bound (fewer
-    than 2 repeats) is inconclusive.
+def verdict(direction: str, low: float, high: float, margin: float) -> str:
+    """A claim's verdict on a static / dynamic ratio, with a practical margin.
+
+    Args:
+        direction: one of DIRECTIONS.
+        low, high: the ratio's 95 % interval (NaN with fewer than 2 repeats).
+        margin: the practical margin (config ``margin``; intervals.decide).
+
+    Returns:
+        'holds', 'does not hold' or 'inconclusive' (intervals.claim_verdict of
+        intervals.decide: no practical difference does not hold).
 
     Raises:
         ValueError: for a direction not in DIRECTIONS.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction: {direction!r} is not one of {DIRECTIONS}")
-    side = side_of_one(low, high)
-    if side == "across":
-        return "inconclusive"
     claimed = "above" if direction == "static > dynamic" else "below"
-    return "holds" if side == claimed else "does not hold"
+    return claim_verdict(decide(low, high, margin), claimed)
 
 
 CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
-                 "verdict", "fragile", "figure", "figure_in_interval", "ablations", "api",
+                 "decision", "verdict", "fragile", "figure", "figure_in_interval", "ablations", "api",
                  "base_cell_id", "reference"]
 
 
-def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
+def claim_table(summary: pd.DataFrame, claims: list[dict], margin: float) -> pd.DataFrame:
     """One row per claim and cell, in every api: the seeds' claims are about static_rnn and
     dynamic_rnn, and in the other apis the unrolled variant plays static's part (Keras
     ``unroll=True``, a JAX scan's ``unroll`` factor above 1) and the loop dynamic's
-    (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, the
-    verdict, ``fragile`` (one process decides it: the quantity is among the cell's
+    (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, its
+    ``decision`` (intervals.decide at ``margin``), the verdict, ``fragile`` (one process decides it: the quantity is among the cell's
     summary.fragile_metrics), the seed's figure and whether our interval contains it (None
     without a figure), the cell's ablations.
 
@@ -88,7 +92,8 @@ def claim_table(summary: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
                 "claim": claim["id"], "cell_id": cell["cell_id"], "quantity": quantity,
                 "direction": claim["direction"], "ratio": cell[f"ratio_{quantity}"],
                 "ci_low": low, "ci_high": high,
-                "verdict": verdict(claim["direction"], low, high),
+                "decision": decide(low, high, margin),
+                "verdict": verdict(claim["direction"], low, high, margin),
                 "fragile": quantity in str(cell.get("fragile", "")).split(", "),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),
@@ -260,16 +265,16 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["stem", "order"], kind="stable").drop(columns="order")
 
 
-def keras_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def keras_table(summary: pd.DataFrame, runs: pd.DataFrame, margin: float) -> pd.DataFrame:
     """The cells of KERAS_APIS without ablations (summary rows: unroll=True is static,
-    unroll=False dynamic), with ``step_verdict``, whether unroll=True's steps are faster
-    (verdict of 'static < dynamic' on the step ratio), and, where the runs hold the same
+    unroll=False dynamic), with ``step_decision``, the step ratio's intervals.decide at ``margin``
+    ('below': unroll=True's steps faster by more than it), and, where the runs hold the same
     cell in compat_v1 (``compat_v1_cell_id``), Keras's unroll=False step against
     dynamic_rnn's: ``compat_v1_step_ratio`` with ``_ci_low`` / ``_ci_high`` (ratio_of of the
     dynamic runs; NaN without that cell). Keras runs the padded length, dynamic_rnn the
     batch's longest sequence."""
     plain = summary[summary["api"].isin(KERAS_APIS) & at_reference(summary)].copy()
-    plain["step_verdict"] = [verdict("static < dynamic", low, high) for low, high in zip(
+    plain["step_decision"] = [decide(low, high, margin) for low, high in zip(
         plain["ratio_median_step_s_ci_low"], plain["ratio_median_step_s_ci_high"])]
     against = []
     for cell_id, stem in zip(plain["cell_id"], plain["compat_v1_cell_id"]):

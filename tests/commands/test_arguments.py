@@ -33,6 +33,8 @@ BAD = [
     (["jax", str(REPO / "presets" / "jax-tiny.json"), README], f"OUT: {README}: {README} is a"),
     (["reference", "--no-run", "--results", README], f"--results: {README}: a file, not a"),
     (["reference", "--no-run", "--results", "/nowhere"], "--results: /nowhere: no such folder"),
+    (["reference", "--runs", "0"], "--runs: 0: at least 1"),
+    (["reference", "--gap-min", "-1"], "--gap-min: -1: 0 or more"),
     (["predict", "--batch", "0", "--units", "8", "--max-len", "4"], "--batch"),
     (["predict", "--batch", "x", "--units", "8", "--max-len", "4"], "--batch"),
     (["check", "nowhere.yaml"], "nowhere.yaml"),

@@ -244,3 +244,30 @@ def test_a_run_that_fails_while_it_is_written_leaves_everything_as_it_was(tmp_pa
     assert cli.main(["reference", "--run", "map", "--no-run", "--results", str(tmp_path)]) == 2
     assert {p: p.read_bytes() for p in watched} == before
     assert sorted((REPO / "docs/figures/map").iterdir()) == sorted(watched[:-2])
+
+
+def test_several_runs_are_pooled_and_one_run_removes_an_old_pool(tmp_path):
+    """reference writes each run's summary and their pool beside the folder, refuses runs of
+    two environments, and a later single run leaves no stale pool behind."""
+    import pandas as pd
+
+    summary = pd.read_csv(REPO / "docs/figures/summary.csv")
+    folders = []
+    for number, scale in enumerate((1.0, 1.1, 0.9)):
+        folder = tmp_path / f"run{number}"
+        folder.mkdir()
+        summary.assign(ratio_median_step_s=summary["ratio_median_step_s"] * scale).to_csv(
+            folder / "summary.csv", index=False)
+        folders.append(folder)
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    reference._write_pooled(figures, folders)
+    pooled = pd.read_csv(figures / "pooled.csv")
+    assert sorted(p.name for p in (figures / "runs").iterdir()) == [
+        "run1.csv", "run2.csv", "run3.csv"]
+    assert set(pooled["runs"]) == {3} and "ratio_median_step_s_tau" in pooled
+    reference._write_pooled(figures, folders[:1])
+    assert not (figures / "pooled.csv").exists() and not (figures / "runs").exists()
+    tables = [pd.DataFrame({"environment": [env]}) for env in ("cpu a", "cpu b")]
+    with pytest.raises(ValueError, match="never pooled"):
+        reference._same_environment(tables, folders[:2])

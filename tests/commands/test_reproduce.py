@@ -10,7 +10,7 @@ from rnnbench.commands import reproduce
 
 def claims(rows):
     return pd.DataFrame(rows, columns=["claim", "cell_id", "quantity", "ratio", "ci_low",
-                                       "ci_high", "decision", "verdict"])
+                                       "ci_high", "decision", "verdict"]).assign(repeats=6)
 
 
 FIRST = claims([
@@ -29,6 +29,8 @@ def test_identical_runs_meet_every_target():
     text = reproduce.report(table, [200.0, 210.0])
     assert "Identical decisions: 4 of 4; contradictory: 0" in text
     assert "- no contradictory decision: met" in text
+    assert (table["drift_share"] == 0).all()  # the same estimates: no drift between them
+    assert "the drift between the runs is a median 0% of a run's variance" in text
 
 
 def test_a_contradiction_and_a_changed_setup_verdict_fail_their_targets():
@@ -46,6 +48,8 @@ def test_a_contradiction_and_a_changed_setup_verdict_fail_their_targets():
     assert not table.loc[("speed", "c1"), "contradictory"]
     assert not table.loc[("speed", "c1"), "same"]
     assert not table.loc[("steps", "c1"), "covers_1"]  # 1.11-1.30 misses 0.8
+    # 1.20 and 0.80, each run's interval about 0.1 wide: most of the variance is drift
+    assert table.loc[("steps", "c1"), "drift_share"] > 0.8
     met = reproduce.targets(table.reset_index())
     assert met == {"no contradictory decision": False,
                    "at least 90% of decisions identical": False,

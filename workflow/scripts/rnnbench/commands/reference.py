@@ -4,9 +4,13 @@ replaced), and for main the tests, each timed (--no-run: use results/ or --resul
 they are, and the times recorded before); then write its folder under docs/figures/
 (FINDINGS.md, summary.csv, the charts, run.json: wall time and where it ran; the runs of
 WITH_RUNS; the held-out's VALIDATION.md) and the README's answer (rnnbench.report.readme;
-tests/commands/test_reference.py holds it to the committed runs).
+tests/commands/test_reference.py holds it to the committed runs). With --runs N (main: 3 by
+default), N runs --gap-min minutes apart, each in its own folder: the folder is written from
+the last, and runs/run<i>.csv (each run's summary) and pooled.csv (stats.pooling: the drift
+between runs in the intervals) beside it; the README's answer reads pooled.csv.
 
-    rnnbench reference [--run main|apis|sweep|map|heldout] [--no-run [--results DIR]]"""
+    rnnbench reference [--run main|apis|sweep|map|heldout] [--runs N] [--gap-min M]
+                       [--no-run [--results DIR ...]]"""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from rnnbench.pipeline.files import all_or_nothing
 from rnnbench.report import modelpages as modeldocs
 from rnnbench.report.readme import REFERENCE_RUNS, WITH_RUNS, expected_answer, readme_answer
 from rnnbench.results.load import read_table
-from rnnbench.pipeline.arguments import existing_folder
+from rnnbench.pipeline.arguments import count, existing_folder, positive_int
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench reference``'s arguments."""
@@ -37,8 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(cells the model predicted before they ran)")
     parser.add_argument("--no-run", action="store_true",
                         help="use the results as they are, and the run's run.json times")
-    parser.add_argument("--results", type=existing_folder, default=None,
-                        help=f"with --no-run: the results folder to use (default: {REPO}/results)")
+    parser.add_argument("--results", type=existing_folder, nargs="+", default=None,
+                        help="with --no-run: the results folder(s) to use, several to pool "
+                             f"(default: {REPO}/results)")
+    parser.add_argument("--runs", type=positive_int, default=None,
+                        help="how many runs to make and pool (default: 3 for main, else 1)")
+    parser.add_argument("--gap-min", type=count, default=5,
+                        help="minutes between two runs, so that they are not back to back "
+                             "(default: %(default)s)")
 
 
 def _timed(command: list[str], **kwargs) -> float:
@@ -96,12 +106,44 @@ def check_results(results: Path, config: Path) -> pd.DataFrame:
     return runs
 
 
-def _write(which: str, results: Path, runs: pd.DataFrame, page: str | None, run: dict) -> None:
-    """Write reference run ``which`` from ``results`` and its ``runs`` (checked): its folder
-    (FINDINGS, summary, runs where WITH_RUNS, charts, ``page`` as VALIDATION.md, run.json:
-    ``run`` and where it ran), the map's block of docs/presets.md, the README's answer."""
+def _write_pooled(figures: Path, folders: list[Path]) -> None:
+    """runs/run<i>.csv (each folder's summary.csv) and pooled.csv (stats.pooling) under
+    ``figures`` for several runs; for one, remove those of an earlier pooled reference."""
+    from rnnbench.stats.pooling import pooled_summary
+
+    shutil.rmtree(figures / "runs", ignore_errors=True)
+    (figures / "pooled.csv").unlink(missing_ok=True)
+    if len(folders) < 2:
+        return
+    (figures / "runs").mkdir()
+    summaries = [read_table(folder / "summary.csv") for folder in folders]
+    for number, folder in enumerate(folders, 1):
+        shutil.copy(folder / "summary.csv", figures / "runs" / f"run{number}.csv")
+    pooled_summary(summaries).to_csv(figures / "pooled.csv", index=False)
+
+
+def _same_environment(tables: list[pd.DataFrame], folders: list[Path]) -> None:
+    """Refuse to pool runs of different environments (load.environment).
+
+    Raises:
+        ValueError: naming the folders and their environments.
+    """
+    seen = {str(folder): sorted(set(table["environment"])) for folder, table in
+            zip(folders, tables)}
+    if len({tuple(v) for v in seen.values()}) > 1:
+        raise ValueError(f"runs of different environments are never pooled: {seen}")
+
+
+def _write(which: str, folders: list[Path], runs: pd.DataFrame, page: str | None,
+           run: dict) -> None:
+    """Write reference run ``which`` from the last of ``folders`` and its ``runs`` (checked):
+    its folder (FINDINGS, summary, runs where WITH_RUNS, charts, ``page`` as VALIDATION.md,
+    run.json: ``run`` and where it ran; all the folders' summaries pooled, _write_pooled), the
+    map's block of docs/presets.md, the README's answer."""
     figures = REPO / REFERENCE_RUNS[which][1]
+    results = folders[-1]
     figures.mkdir(parents=True, exist_ok=True)
+    _write_pooled(figures, folders)
     for old in figures.glob("*.svg"):  # charts of the run it replaces, which this one may lack
         old.unlink()
     for name in ("FINDINGS.md", "summary.csv") + (
@@ -124,42 +166,65 @@ def _write(which: str, results: Path, runs: pd.DataFrame, page: str | None, run:
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
 
 
+def _run_each(which: str, count: int, gap_min: float) -> tuple[list[Path], list[dict]]:
+    """``count`` fresh runs of ``which``, ``gap_min`` minutes apart, each by ``snakemake
+    --cores 1`` in a new temporary folder; their results folders and (wall seconds, start)."""
+    config = REFERENCE_RUNS[which][0]
+    folders, timings = [], []
+    for number in range(count):
+        if number:
+            print(f"rnnbench reference: {gap_min:g} min until run {number + 1} of {count}",
+                  flush=True)
+            time.sleep(60 * gap_min)
+        workdir = Path(tempfile.mkdtemp(prefix=f"rnnbench-reference-{which}-"))
+        shutil.copy(REPO / config, workdir / "config.yaml")
+        started = time.time()
+        job_s = _timed([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                        "--directory", str(workdir), "--cores", "1"])
+        folders.append(workdir / "results")
+        timings.append({"workflow_s": round(job_s, 1), "started_unix_s": round(started)})
+    return folders, timings
+
+
 def main(args: argparse.Namespace) -> int:
     """``rnnbench reference``: run (or, --no-run, take) one reference run (REFERENCE_RUNS),
-    write its folder under docs/figures/ and rewrite the README's answer; returns the exit
-    status (0)."""
+    or several pooled, write its folder under docs/figures/ and rewrite the README's answer;
+    returns the exit status (0, or 2 with a one-line message)."""
     config, folder = REFERENCE_RUNS[args.which]
     figures = REPO / folder
+    runs_made = args.runs if args.runs is not None else (
+        3 if args.which == "main" and not args.no_run else 1)
     if args.results and not args.no_run:
-        print(f"rnnbench reference: --results {args.results} needs --no-run (a run without it "
-              "is a fresh one, in a folder of its own)", file=sys.stderr)
+        print(f"rnnbench reference: --results {args.results[0]} needs --no-run (a run without "
+              "it is a fresh one, in a folder of its own)", file=sys.stderr)
         return 2
-    results = args.results or REPO / "results"
     if args.which == "heldout" and not (figures / "predicted.csv").exists():
         figures.mkdir(parents=True, exist_ok=True)  # the predictions, before any run
         modeldocs.write_predictions(figures / "predicted.csv")
+    before = json.loads((figures / "run.json").read_text()) if (
+        figures / "run.json").exists() else {}
     if args.no_run:
-        before = json.loads((figures / "run.json").read_text()) if (
-            figures / "run.json").exists() else {}
-        job_s, tests_s = before.get("workflow_s"), before.get("tests_s")
-    else:  # a fresh run, in a folder of its own: results/ is neither reused nor replaced
-        workdir = Path(tempfile.mkdtemp(prefix=f"rnnbench-reference-{args.which}-"))
-        shutil.copy(REPO / config, workdir / "config.yaml")
-        job_s = _timed([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-                        "--directory", str(workdir), "--cores", "1"])
-        results = workdir / "results"
+        folders = args.results or [REPO / "results"]
+        job_s, tests_s, timings = before.get("workflow_s"), before.get("tests_s"), None
+    else:  # fresh runs, in folders of their own: results/ is neither reused nor replaced
+        folders, timings = _run_each(args.which, runs_made, args.gap_min)
+        job_s = max(t["workflow_s"] for t in timings)
         tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                           cwd=REPO) if args.which == "main" else None)
     try:  # checked before anything is written, then all or nothing: never half replaced
-        runs = check_results(results, REPO / config)
+        tables = [check_results(results, REPO / config) for results in folders]
+        _same_environment(tables, folders)
+        runs = tables[-1]
         validation = modeldocs.validation_page(runs) if args.which == "heldout" else None
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
-            _write(args.which, results, runs, validation, {"config": config, "workflow_s": job_s and
-                   round(job_s, 1), "tests_s": tests_s and round(tests_s, 1)})
+            _write(args.which, folders, runs, validation, {
+                "config": config, "workflow_s": job_s and round(job_s, 1),
+                "tests_s": tests_s and round(tests_s, 1),
+                **({"runs": timings} if timings and len(timings) > 1 else {})})
     except (ValueError, KeyError) as error:
-        words = error if isinstance(error, ValueError) else f"--results {results}: no {error}"
+        words = error if isinstance(error, ValueError) else f"--results {folders[-1]}: no {error}"
         print(f"rnnbench reference: {words} (nothing written)", file=sys.stderr)
         return 2
-    print(f"{folder}/ and the README's answer rewritten from the run in {results} "
-          f"({job_s or 0:.0f} s; tests {tests_s or 0:.0f} s)")
+    print(f"{folder}/ and the README's answer rewritten from {len(folders)} run(s), the last in "
+          f"{folders[-1]} ({job_s or 0:.0f} s; tests {tests_s or 0:.0f} s)")
     return 0

@@ -22,16 +22,19 @@ holds another config's run is refused.
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import load_claims, own_claims, read_config
 from rnnbench.stats.formats import interval_text
+from rnnbench.stats.pooling import pool, run_standard_error
 from rnnbench.results.load import read_table
 from rnnbench.stats.tables import claim_table
 from rnnbench.grid.layout import REPO
@@ -47,14 +50,16 @@ def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     (intervals.decide), verdicts, ratios and intervals (suffixes ``_1``, ``_2``), ``same``
     (identical decisions), ``contradictory`` (larger by more than the margin in one, smaller
     by more than it in the other), and ``covers_1`` / ``covers_2``: whether run 1's interval
-    covers run 2's estimate, and the other way round.
+    covers run 2's estimate, and the other way round; ``drift_share``: the share of one run's
+    variance of its log ratio that is drift between the runs (pooling.pool's tau^2 over tau^2
+    plus the runs' own squared standard errors; NaN without intervals).
 
     Raises:
         ValueError: if the two tables do not hold the same (claim, cell_id) pairs (names
             those that differ).
     """
     keys = ["claim", "cell_id", "quantity"]
-    columns = keys + ["ratio", "ci_low", "ci_high", "decision", "verdict"]
+    columns = keys + ["ratio", "ci_low", "ci_high", "decision", "verdict", "repeats"]
     pairs = [set(map(tuple, t[["claim", "cell_id"]].to_numpy().tolist())) for t in (first, second)]
     if pairs[0] != pairs[1]:
         raise ValueError(f"the runs judged different (claim, cell) pairs: "
@@ -67,7 +72,18 @@ def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     for run, other in ((1, 2), (2, 1)):
         both[f"covers_{run}"] = both[f"ratio_{other}"].between(both[f"ci_low_{run}"],
                                                                both[f"ci_high_{run}"])
+    both["drift_share"] = [_drift_share(row) for _, row in both.iterrows()]
     return both
+
+
+def _drift_share(row: pd.Series) -> float:
+    """tau^2 / (tau^2 + the runs' mean squared standard error) of a compare() row."""
+    errors = np.array([run_standard_error(row[f"ci_low_{run}"], row[f"ci_high_{run}"],
+                                          int(row[f"repeats_{run}"])) for run in (1, 2)])
+    logs = np.log([row["ratio_1"], row["ratio_2"]])
+    tau = pool(logs, errors)[3]
+    own = float(np.mean(errors ** 2))
+    return tau ** 2 / (tau ** 2 + own) if np.isfinite(tau) and own > 0 else math.nan
 
 
 def targets(table: pd.DataFrame) -> dict[str, bool]:
@@ -94,13 +110,16 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
         "ratio, run 1": interval(1), "ratio, run 2": interval(2),
         "run 1 covers run 2's": table["covers_1"].map({True: "yes", False: "no"}),
         "run 2 covers run 1's": table["covers_2"].map({True: "yes", False: "no"}),
+        "drift share": table["drift_share"].map(lambda v: "" if v != v else f"{v:.0%}"),
     })
     met = targets(table)
     lines = [shown.to_markdown(index=False), "",
              f"Identical decisions: {int(table['same'].sum())} of {len(table)}; contradictory: "
              f"{int(table['contradictory'].sum())}; intervals covering the other run's "
              f"estimate: {int(table['covers_1'].sum() + table['covers_2'].sum())} of "
-             f"{2 * len(table)}. Wall time of the runs: "
+             f"{2 * len(table)}; the drift between the runs is a median "
+             f"{table['drift_share'].median():.0%} of a run's variance (drift share: of the "
+             "log ratio's). Wall time of the runs: "
              + ", ".join("not recorded" if s != s else f"{s:.0f} s" for s in wall_s) + ".", ""]
     lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in met.items()]
     return "\n".join(lines) + "\n"

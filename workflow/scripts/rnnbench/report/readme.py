@@ -208,7 +208,8 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
     isolates (_cause_sentences); then the two commands with the measured times.
 
     Args:
-        summary: docs/figures/summary.csv (summary.summarize).
+        summary: docs/figures/summary.csv (summary.summarize), or pooled.csv of several runs
+            (pooling.pooled_summary).
         measurements: the first rows of results/measurements.csv, for where it ran
             (device_name, tensorflow_version, threads, python_version).
         claims: the config's claims.
@@ -230,8 +231,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         f"**{choice(plain, margin)}**",
         f"Measured on {run['device_name']} ({int(run['cpus'])} cores, TensorFlow "
         f"{run['tensorflow_version']}, {int(run['intra_op_parallelism_threads'])} thread) for "
-        f"{shape_words(plain)}; {int(plain['static_repeats'].iloc[0])} fresh processes "
-        "per setting, 95 % intervals in brackets. A step-time difference under "
+        f"{shape_words(plain)}; " + _processes_words(plain) + " A step-time difference under "
         f"{margin_text(margin)} counts as none.",
         "static_rnn takes "
         + (f"{setups.min():.1f} to {setups.max():.1f} times (over the {len(plain)} lengths)"
@@ -271,9 +271,23 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             "```\n" + ANSWER_END)
 
 
+def _processes_words(plain: pd.DataFrame) -> str:
+    """How many processes, and runs where several were pooled (pooling.pooled_summary's
+    ``runs``), stand behind each number, and what the intervals hold."""
+    processes = int(plain["static_repeats"].iloc[0])
+    runs = int(plain["runs"].iloc[0]) if "runs" in plain else 1
+    if runs < 2:
+        return f"{processes} fresh processes per setting, 95 % intervals in brackets."
+    return (f"{processes} fresh processes per setting in each run. Pooled from {runs} runs; "
+            "the 95 % intervals in brackets hold the drift between runs.")
+
+
 def _step_sentence(cell: pd.Series, margin: float) -> str:
-    """A reference cell's step ratio, its decision at ``margin`` and its break-even."""
-    ratio = _ratio(cell, "median_step_s")
+    """A reference cell's step ratio (each run's too, where several were pooled), its
+    decision at ``margin`` and its break-even."""
+    ratio = _ratio(cell, "median_step_s") + (
+        f" (runs: {', '.join(str(cell['ratio_median_step_s_runs']).split())})"
+        if "ratio_median_step_s_runs" in cell else "")
     step = _step_decision(cell, margin)
     if step == "undecided":
         return (f"With {_length_words(cell)}, static's steps take {ratio} of dynamic's "
@@ -301,7 +315,8 @@ def readme_answer(readme: str) -> str:
 
 
 def expected_answer(repo: Path = REPO) -> str:
-    """answer() of the committed reference run (docs/figures/) and the shipped config."""
+    """answer() of the committed reference run (docs/figures/: its runs pooled, pooled.csv,
+    where there are several) and the shipped config."""
     figures = repo / "docs" / "figures"
     run = json.loads((figures / "run.json").read_text())
     config = read_config([repo / "config.yaml"], repo)  # the seeds' claims: claims_from
@@ -318,7 +333,9 @@ def expected_answer(repo: Path = REPO) -> str:
 
         others["validated"] = validation(read_table(heldout / "predicted.csv"),
                                          read_table(heldout / "measurements.csv"))
-    return answer(read_table(figures / "summary.csv"), pd.DataFrame([run["where"]]),
+    pooled = figures / "pooled.csv"  # several runs pooled (rnnbench reference --runs)
+    return answer(read_table(pooled if pooled.exists() else figures / "summary.csv"),
+                  pd.DataFrame([run["where"]]),
                   config["claims"], margin_of(config), run["workflow_s"], run.get("tests_s"),
                   **others,
                   machines=machines)

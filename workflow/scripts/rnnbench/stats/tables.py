@@ -61,7 +61,7 @@ def verdict(direction: str, low: float, high: float, margin: float) -> str:
 
 
 CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
-                 "decision", "verdict", "fragile", "figure", "figure_in_interval", "ablations", "api",
+                 "decision", "verdict", "repeats", "fragile", "figure", "figure_in_interval", "ablations", "api",
                  "base_cell_id", "reference"]
 
 
@@ -70,7 +70,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict], margin: float) -> pd.
     dynamic_rnn, and in the other apis the unrolled variant plays static's part (Keras
     ``unroll=True``, a JAX scan's ``unroll`` factor above 1) and the loop dynamic's
     (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, its
-    ``decision`` (intervals.decide at ``margin``), the verdict, ``fragile`` (one process decides it: the quantity is among the cell's
+    ``decision`` (intervals.decide at ``margin``), the verdict, its ``repeats``, ``fragile`` (one process decides it: the quantity is among the cell's
     summary.fragile_metrics), the seed's figure and whether our interval contains it (None
     without a figure), the cell's ablations.
 
@@ -94,6 +94,7 @@ def claim_table(summary: pd.DataFrame, claims: list[dict], margin: float) -> pd.
                 "ci_low": low, "ci_high": high,
                 "decision": decide(low, high, margin),
                 "verdict": verdict(claim["direction"], low, high, margin),
+                "repeats": cell["static_repeats"],
                 "fragile": quantity in str(cell.get("fragile", "")).split(", "),
                 "figure": figure,
                 "figure_in_interval": None if figure is None else bool(low <= figure <= high),

@@ -66,7 +66,7 @@ def summary(step_ratio, low, high, setup=(2.0, 0.2)):
     return pd.DataFrame([row])
 
 
-def test_three_runs_pool_into_one_row_with_their_spread():
+def test_three_runs_pool_into_one_row_with_their_spread(tmp_path):
     runs = [summary(0.74, 0.68, 0.81), summary(1.00, 0.82, 1.22), summary(0.69, 0.52, 0.90)]
     pooled = pooling.pooled_summary(runs).iloc[0]
     logs = np.log([0.74, 1.00, 0.69])
@@ -75,8 +75,14 @@ def test_three_runs_pool_into_one_row_with_their_spread():
     assert pooled["ratio_median_step_s_ci_high"] == pytest.approx(math.exp(logs.mean() + half))
     assert pooled["ratio_median_step_s_runs"] == "0.74 1.00 0.69" and pooled["runs"] == 3
     # the break-even from the means: 1.8 s more setup over a gain of 0.01 x (1 - ratio) a step
-    assert pooled["breakeven_steps"] == pytest.approx(
+    assert pooled["breakeven_steps"] == math.ceil(
         1.8 / (pooled["dynamic_median_step_s"] * (1 - pooled["ratio_median_step_s"])))
     assert pooled["breakeven_steps_ci_high"] == math.inf  # the interval reaches past 1
+    # written and read back as the README's answer reads it
+    from rnnbench.results.load import read_table
+
+    pooling.pooled_summary(runs).to_csv(tmp_path / "pooled.csv", index=False)
+    assert read_table(tmp_path / "pooled.csv")["breakeven_steps"].iloc[0] == pooled[
+        "breakeven_steps"]
     with pytest.raises(ValueError, match="different cells"):
         pooling.pooled_summary([runs[0], runs[1].assign(cell_id="c2")])

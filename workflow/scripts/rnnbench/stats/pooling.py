@@ -76,7 +76,7 @@ def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
         The first run's rows with, per POOLED_RATIOS, ``ratio_<name>`` and its
         ``_ci_low`` / ``_ci_high`` pooled (pool), ``ratio_<name>_tau`` and
         ``ratio_<name>_runs`` (each run's ratio, ' '-joined); per implementation and MEANS,
-        the geometric mean over runs; ``breakeven_steps`` from those means, its interval
+        the geometric mean over runs; ``breakeven_steps`` (whole steps) from those means, its interval
         from the pooled step ratio's bounds alone (docs/method.md, Pooling runs); ``runs``.
 
     Raises:
@@ -117,4 +117,6 @@ def _breakeven(out: pd.DataFrame) -> None:
                           ("breakeven_steps_ci_high", out["ratio_median_step_s_ci_high"])):
         gain = out["dynamic_median_step_s"] * (1 - ratio)
         steps = extra / gain.where(gain > 0)
+        # whole steps, as summary.csv's (read back as integers: load.read_table)
+        steps = np.ceil(steps)
         out[column] = steps if column != "breakeven_steps_ci_high" else steps.fillna(math.inf)

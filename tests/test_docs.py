@@ -250,13 +250,13 @@ def test_presets_page_agrees_with_the_presets_and_their_runs():
 
 
 def test_the_readme_reproducibility_figures_are_the_committed_benchmarks():
-    """README's verdict count, coverage and wall times are docs/figures/reproducibility.md's."""
+    """README's decision count, coverage and wall times are docs/figures/reproducibility.md's."""
     readme = (REPO / "README.md").read_text().replace("\n", " ")
     table = (REPO / "docs/figures/reproducibility.md").read_text()
-    same = re.search(r"Identical verdicts: (\d+) of (\d+)", table).groups()
+    same = re.search(r"Identical decisions: (\d+) of (\d+)", table).groups()
     covered = re.search(r"covering the other run's estimate: (\d+) of (\d+)", table).groups()
     times = re.search(r"Wall time of the runs: (\d+) s, (\d+) s", table).groups()
-    assert f"gave {same[0]} of {same[1]} verdicts alike" in readme
+    assert f"gave {same[0]} of {same[1]} decisions alike" in readme
     contradictory = re.search(r"contradictory: (\d+)", table).group(1)
     assert (contradictory == "0") == ("none contradictory" in readme)
     assert f"other's 95 % intervals {covered[0]} of {covered[1]} times" in readme

@@ -5,7 +5,7 @@ they are, and the times recorded before); then write its folder under docs/figur
 (FINDINGS.md, summary.csv, the charts, run.json: wall time and where it ran; the runs of
 WITH_RUNS; the held-out's VALIDATION.md) and the README's answer (rnnbench.report.readme;
 tests/commands/test_reference.py holds it to the committed runs). With --runs N (main: 3 by
-default), N runs --gap-min minutes apart, each in its own folder: the folder is written from
+default), N runs --gap-min minutes apart (20 by default), each in its own folder: the folder is written from
 the last, and runs/run<i>.csv (each run's summary) and pooled.csv (stats.pooling: the drift
 between runs in the intervals) beside it; the README's answer reads pooled.csv.
 
@@ -46,9 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default: {REPO}/results)")
     parser.add_argument("--runs", type=positive_int, default=None,
                         help="how many runs to make and pool (default: 3 for main, else 1)")
-    parser.add_argument("--gap-min", type=count, default=5,
-                        help="minutes between two runs, so that they are not back to back "
-                             "(default: %(default)s)")
+    parser.add_argument("--gap-min", type=count, default=20,
+                        help="minutes between two runs: runs minutes apart drift less than "
+                             "runs an hour apart (docs/method.md, Pooling runs; default: "
+                             "%(default)s)")
 
 
 def _timed(command: list[str], **kwargs) -> float:

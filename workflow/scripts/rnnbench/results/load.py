@@ -479,4 +479,5 @@ def read_table(path: str | Path) -> pd.DataFrame:
             table[column] = table[column].fillna("")
     if "breakeven_steps" in table:
         table["breakeven_steps"] = table["breakeven_steps"].astype("Int64")
-    return table
+    # pandas 3 reads a column to a block: consolidated, a later insert does not warn
+    return table.copy()

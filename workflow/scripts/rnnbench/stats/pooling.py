@@ -87,25 +87,28 @@ def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
         raise ValueError("pooled_summary: the runs hold different cells: "
                          f"{sorted(set.union(*cells) - set.intersection(*cells))}")
     runs = [s.set_index("cell_id") for s in summaries]
-    out = runs[0].copy()
+    columns: dict[str, list] = {}
     for name in POOLED_RATIOS:
         column = f"ratio_{name}"
-        for cell_id in out.index:
+        for cell_id in runs[0].index:
             rows = [r.loc[cell_id] for r in runs]
             logs = [math.log(r[column]) for r in rows]
             errors = [run_standard_error(r[f"{column}_ci_low"], r[f"{column}_ci_high"],
                                          int(r["static_repeats"])) for r in rows]
-            ratio, low, high, tau = pool(np.array(logs), np.array(errors))
-            out.loc[cell_id, [column, f"{column}_ci_low", f"{column}_ci_high",
-                              f"{column}_tau"]] = [ratio, low, high, tau]
-            out.loc[cell_id, f"{column}_runs"] = " ".join(f"{r[column]:.2f}" for r in rows)
+            pooled = pool(np.array(logs), np.array(errors))
+            for suffix, value in zip(("", "_ci_low", "_ci_high", "_tau"), pooled):
+                columns.setdefault(f"{column}{suffix}", []).append(value)
+            columns.setdefault(f"{column}_runs", []).append(
+                " ".join(f"{r[column]:.2f}" for r in rows))
     for impl in ("static", "dynamic"):
         for name in MEANS:
             column = f"{impl}_{name}"
-            out[column] = np.exp(np.mean([np.log(r[column]) for r in runs], axis=0))
+            columns[column] = list(np.exp(np.mean([np.log(r[column]) for r in runs], axis=0)))
+    kept = runs[0].drop(columns=[c for c in columns if c in runs[0]])
+    out = pd.concat([kept, pd.DataFrame(columns, index=runs[0].index)], axis=1).copy()
     _breakeven(out)
     out["runs"] = len(summaries)
-    return out.reset_index()
+    return out.reset_index().copy()
 
 
 def _breakeven(out: pd.DataFrame) -> None:

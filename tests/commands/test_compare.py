@@ -76,6 +76,9 @@ def test_the_command_writes_table_markdown_and_chart(tmp_path, capsys):
     empty.mkdir()
     assert cli.main(["compare", str(ours), str(empty)]) == 1
     assert "empty: no result files" in capsys.readouterr().err
+    # a side that does not exist is named as such, not as an empty folder
+    assert cli.main(["compare", str(ours), str(tmp_path / "nowhere")]) == 1
+    assert "nowhere: no such file or folder" in capsys.readouterr().err
 
 
 def test_runs_of_two_protocols_stay_apart_and_ratio_claims_judge_compat_v1_cells(tmp_path):

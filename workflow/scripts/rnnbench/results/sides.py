@@ -18,11 +18,14 @@ def read_side(source: str | Path) -> pd.DataFrame:
     are left out), with the runs a cell takes from another (load.shared_in).
 
     Raises:
-        ValueError: naming ``source`` when it holds no result, a file that is not valid, or a
+        ValueError: naming ``source`` when it does not exist, holds no result, a file that is not valid, or a
             table that is not a measurements.csv of this workflow (a summary.csv, an older
             workflow's: naming the missing columns).
     """
     source = Path(source)
+    if not source.exists():
+        raise ValueError(f"{source}: no such file or folder (give a runs folder, e.g. "
+                         "results/runs, or a measurements.csv)")
     if source.is_file():
         try:
             table = read_table(source)

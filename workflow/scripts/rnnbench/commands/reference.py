@@ -167,14 +167,14 @@ def _write(which: str, folders: list[Path], runs: pd.DataFrame, page: str | None
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
 
 
-def _run_each(which: str, count: int, gap_min: float) -> tuple[list[Path], list[dict]]:
-    """``count`` fresh runs of ``which``, ``gap_min`` minutes apart, each by ``snakemake
+def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[dict]]:
+    """``runs`` fresh runs of ``which``, ``gap_min`` minutes apart, each by ``snakemake
     --cores 1`` in a new temporary folder; their results folders and (wall seconds, start)."""
     config = REFERENCE_RUNS[which][0]
     folders, timings = [], []
-    for number in range(count):
+    for number in range(runs):
         if number:
-            print(f"rnnbench reference: {gap_min:g} min until run {number + 1} of {count}",
+            print(f"rnnbench reference: {gap_min:g} min until run {number + 1} of {runs}",
                   flush=True)
             time.sleep(60 * gap_min)
         workdir = Path(tempfile.mkdtemp(prefix=f"rnnbench-reference-{which}-"))

@@ -22,7 +22,6 @@ holds another config's run is refused.
 from __future__ import annotations
 
 import argparse
-import math
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ import pandas as pd
 from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import load_claims, own_claims, read_config
 from rnnbench.stats.formats import interval_text
-from rnnbench.stats.pooling import pool, run_standard_error
+from rnnbench.stats.pooling import drift_share, run_standard_error
 from rnnbench.results.load import read_table
 from rnnbench.stats.tables import claim_table
 from rnnbench.grid.layout import REPO
@@ -77,13 +76,10 @@ def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
 
 
 def _drift_share(row: pd.Series) -> float:
-    """tau^2 / (tau^2 + the runs' mean squared standard error) of a compare() row."""
-    errors = np.array([run_standard_error(row[f"ci_low_{run}"], row[f"ci_high_{run}"],
-                                          int(row[f"repeats_{run}"])) for run in (1, 2)])
-    logs = np.log([row["ratio_1"], row["ratio_2"]])
-    tau = pool(logs, errors)[3]
-    own = float(np.mean(errors ** 2))
-    return tau ** 2 / (tau ** 2 + own) if np.isfinite(tau) and own > 0 else math.nan
+    """pooling.drift_share of a compare() row's two runs."""
+    errors = [run_standard_error(row[f"ci_low_{run}"], row[f"ci_high_{run}"],
+                                 int(row[f"repeats_{run}"])) for run in (1, 2)]
+    return drift_share(np.log([row["ratio_1"], row["ratio_2"]]), errors)
 
 
 def targets(table: pd.DataFrame) -> dict[str, bool]:

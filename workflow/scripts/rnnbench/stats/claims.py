@@ -111,10 +111,12 @@ def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = Tr
         interval on one side of 1, 'the 95 % interval [0.85, 0.95] lies below 1 but reaches
         inside the 10 % margin'. FINDINGS' ratio claims read it too.
     """
+    from rnnbench.stats.formats import margin_text  # pandas: only when judged
+
     if math.isnan(low) or math.isnan(high):
         return "too few repeats for an interval"
     interval = f"the 95 % interval {f'[{low:.3g}, {high:.3g}] ' if bounds else ''}"
-    margin_words = f"the {100 * margin:g} % margin"
+    margin_words = f"the {margin_text(margin)} margin"
     if low <= edge <= high:
         return f"{interval}holds {edge:g}" + (f" and reaches past {margin_words}" if margin else "")
     side = "below" if high < edge else "above"

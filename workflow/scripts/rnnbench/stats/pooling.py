@@ -66,6 +66,23 @@ def pool(logs: np.ndarray, errors: np.ndarray,
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half), tau
 
 
+def drift_share(logs: np.ndarray, errors: np.ndarray) -> float:
+    """The share of one run's variance of its log ratio that is drift between runs.
+
+    Args:
+        logs: each run's log ratio [k].
+        errors: each run's standard error of it [k] (run_standard_error).
+
+    Returns:
+        tau^2 / (tau^2 + the runs' mean squared standard error), tau pool's; NaN without
+        the errors.
+    """
+    errors = np.asarray(errors, dtype=float)
+    tau = pool(logs, errors)[3]
+    own = float(np.mean(errors ** 2))
+    return tau ** 2 / (tau ** 2 + own) if np.isfinite(tau) and own > 0 else math.nan
+
+
 def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
     """One summary of several runs of one grid, for the README's answer.
 

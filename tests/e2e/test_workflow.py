@@ -332,6 +332,40 @@ def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp
     assert "Nothing to be done" in proc.stdout + proc.stderr  # written once
 
 
+def test_more_repeats_go_where_the_step_ratio_is_undecided(finished_run, tmp_path):
+    """With more_repeats, checkpoint first_look reads the planned repeats and adds paired
+    repeats to the cells it finds undecided (at 97.5 %: each of two looks); the dry run and
+    the estimate state the cap; tables made before the look are set aside (Snakemake alone
+    would keep them: a job that waits on a checkpoint is not re-run by its inputs);
+    aggregation reads every repeat; a rerun has nothing to do."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(finished_run, copy, symlinks=True)
+    (copy / "more.yaml").write_text("more_repeats: 1\napi: [compat_v1]\nmax_len: [4]\n")
+    grid = ["--configfile", str(copy / "config.yaml"), str(copy / "more.yaml")]
+    proc = snakemake(copy, "-n", "--cores", "1", *grid)
+    planned = proc.stdout + proc.stderr
+    assert "then at most 2 more training jobs" in planned
+    assert "results/measurements.csv was made before the first look that more_repeats asks " \
+           "for): a run moves them" in planned
+    assert "train_static" not in planned  # Snakemake plans no further than the look
+    proc = snakemake(copy, "results/FINDINGS.md", "--cores", "1", *grid)
+    assert re.search(r"checkpoint first_look:", proc.stdout + proc.stderr)
+    written = next((copy / "results/runs").rglob("first_look.json"))
+    assert re.fullmatch(r"runs/[^/]+/first_look\.json",  # as results/README.md names it
+                        str(written.relative_to(copy / "results")))
+    look = json.loads(written.read_text())
+    assert look["confidence"] == 0.975 and len(look["cells"]) == 1
+    summary = pd.read_csv(copy / "results/summary.csv")
+    repeats = 3 if look["undecided"] else 2
+    assert list(summary["static_repeats"]) == [repeats] == list(summary["dynamic_repeats"])
+    assert list(summary["ratio_confidence"]) == [0.975] and summary["ratio_paired"].all()
+    assert "More repeats (config `more_repeats`: 1)" in (copy / "results/FINDINGS.md").read_text()
+    proc = snakemake(copy, "results/FINDINGS.md", "-n", "--cores", "1", *grid)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
 def _validated(config):
     config = dict(config)
     validate_config(config)

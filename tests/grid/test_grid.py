@@ -502,6 +502,11 @@ def test_schema_defaults_are_the_schemas_and_fill_a_config():
         if key not in ("batch_size", "num_units", "input_dim")}
 
 
+def jobs_of(config, cells):
+    """The planned training jobs of a grid (plan.job_priorities at config's repeats)."""
+    return plan.job_priorities(cells, config["repeats"], grid_cells.shared_runs(cells))
+
+
 def test_check_files_returns_the_line_it_prints(tmp_path, monkeypatch):
     """configcheck.check_files (rnnbench check): the merged
     config, its cells and the line that names the files, cells and training jobs."""
@@ -510,7 +515,12 @@ def test_check_files_returns_the_line_it_prints(tmp_path, monkeypatch):
     jobs = plan.job_priorities(cells, config["repeats"], grid_cells.shared_runs(cells))
     assert line == (f"config: config.yaml + tests/tiny.yaml: {len(cells)} cells, "
                     f"{len(jobs)} training jobs")
-    assert configcheck.check_files([])[2].startswith("config: config.yaml: ")
+    config, cells, line = configcheck.check_files([])
+    more = plan.job_priorities(cells, config["repeats"] + config["more_repeats"],
+                               grid_cells.shared_runs(cells))
+    assert line.startswith("config: config.yaml: ") and line.endswith(
+        f", and at most {len(more) - len(jobs_of(config, cells))} more where a step ratio is "
+        "undecided (more_repeats)")
     bad = tmp_path / "bad.yaml"
     bad.write_text("repeats: 07\n")
     with pytest.raises(ValueError, match="bad.yaml, line 1: repeats: '07'"):

@@ -35,6 +35,9 @@ ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", 
 """measurements.csv's columns added since (the share of the run's CPUs other
 processes used, the measuring lock's span; the CPU's widest vector instruction set), which
 the fixture's results predate: empty for them."""
+SUMMARY_ADDED = {"ratio_confidence": 0.95}
+"""summary.csv's columns added since, with their value for the fixture: the level of the ratio
+intervals (95 %: one look; more_repeats would make it 97.5 %)."""
 
 
 def renamed(column: str) -> str:
@@ -85,6 +88,10 @@ def test_the_tables_are_the_ones_written_before(aggregated, table):
     after = read_table(out / table)
     added = [column for column in ADDED if column in after]
     assert after[added].isna().all().all()
+    if table == "summary.csv":
+        assert {c: set(after[c]) for c in SUMMARY_ADDED} == {c: {v} for c, v in
+                                                             SUMMARY_ADDED.items()}
+        added += list(SUMMARY_ADDED)
     after = after.drop(columns=added)
     assert list(after.columns) == list(before.columns)
     pd.testing.assert_frame_equal(after, before, check_exact=False, rtol=1e-12)

@@ -1,7 +1,37 @@
-rule aggregate:
+# With more_repeats: after the planned repeats, which cells' step ratios are undecided, and
+# the training jobs that add more repeats to them (rnnbench/pipeline/looks.py).
+checkpoint first_look:
     input:
         results=result_paths(),
         benchmarks=result_paths(TRAIN_BENCHMARKS),
+        # a dry run's plan: before the look, Snakemake knows aggregate's input only as this
+        planned=housekeeping.planned("set_aside_stale_tables", PLANNED),
+    output:
+        layout.first_look_path(RUNS),
+    log:
+        layout.rule_log("first_look"),
+    conda:
+        "../../envs/environment.yaml"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        shared=SHARED_RUNS,
+        cells=CELLS,
+        protocol={key: config[key] for key in PROTOCOL_KEYS},
+        jobs=list(PRIORITIES),
+        repeats=config["repeats"],
+        margin=config["margin"],
+        confidence=LOOK_CONFIDENCE,
+    script:
+        "../scripts/first_look.py"
+
+
+rule aggregate:
+    input:
+        results=measured_paths(),
+        benchmarks=measured_paths(TRAIN_BENCHMARKS),
         peaks=PEAKS,
         planned=housekeeping.planned("set_aside_stale_tables", PLANNED),
     output:
@@ -28,6 +58,7 @@ rule aggregate:
         shared=SHARED_RUNS,
         cells=CELLS,
         protocol={key: config[key] for key in PROTOCOL_KEYS},
+        confidence=LOOK_CONFIDENCE,
     script:
         "../scripts/aggregate.py"
 

@@ -1,6 +1,7 @@
 # The config validated, the grid's constants, localrules, wildcard constraints, and the rules'
 # input, param and resource functions. What runs before any job and when the run ends is
 # hooks.smk's; every path comes from rnnbench/grid/layout.py.
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from rnnbench.grid.cells import datasets, protocol_id, shared_runs  # noqa: E402
 from rnnbench.grid.configcheck import check_config_files, config_warnings  # noqa: E402
 from rnnbench.grid.plan import job_priorities, job_threads  # noqa: E402
 from rnnbench.report.chartlist import ALL_CHARTS, plots  # noqa: E402
+from rnnbench.stats.intervals import look_confidence  # noqa: E402
 from rnnbench.grid.resources import (  # noqa: E402
     check_overrides,
     dataset_mem_mb,
@@ -108,8 +110,14 @@ PROTOCOL = protocol_id(
 )
 # runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
 SHARED_RUNS = shared_runs(CELLS)
-# static and dynamic runs of a repeat next to each other in time, repeat by repeat
-PRIORITIES = job_priorities(CELLS, config["repeats"], SHARED_RUNS)
+# static and dynamic runs of a repeat next to each other in time, repeat by repeat: every
+# job the grid may run, the planned repeats' (PLANNED_JOBS) and the more_repeats after them
+# that checkpoint first_look adds where a cell's step ratio is undecided (MORE_JOBS: the cap)
+PRIORITIES = job_priorities(CELLS, config["repeats"] + config["more_repeats"], SHARED_RUNS)
+PLANNED_JOBS = [job for job in PRIORITIES if job[2] <= config["repeats"]]
+MORE_JOBS = [job for job in PRIORITIES if job[2] > config["repeats"]]
+# each look's ratio intervals: 95 % with one look, 97.5 % at each of two (more_repeats > 0)
+LOOK_CONFIDENCE = look_confidence(config["more_repeats"])
 for warning in config_warnings(config, CELLS):
     print(f"config: {warning}", file=sys.stderr)
 DATASETS = datasets(config)
@@ -140,13 +148,39 @@ PEAK_LOGS = expand(
 GIT_COMMIT = git_commit(workflow.basedir)
 
 
-def result_paths(pattern=TRAIN_RESULTS):
-    """Every training result the grid measures (or, given TRAIN_LOGS or TRAIN_BENCHMARKS,
-    their logs or benchmarks): one per job of PRIORITIES, so not the runs a cell shares with
-    another (SHARED_RUNS)."""
+def result_paths(pattern=TRAIN_RESULTS, jobs=None):
+    """Every training result of the planned repeats (or, given TRAIN_LOGS or
+    TRAIN_BENCHMARKS, their logs or benchmarks): one per job of PLANNED_JOBS (or ``jobs``), so
+    not the runs a cell shares with another (SHARED_RUNS)."""
     return [
-        pattern.format(cell=cell, impl=impl, repeat=repeat) for cell, impl, repeat in PRIORITIES
+        pattern.format(cell=cell, impl=impl, repeat=repeat)
+        for cell, impl, repeat in (PLANNED_JOBS if jobs is None else jobs)
     ]
+
+
+def looked_jobs():
+    """The jobs an earlier first look added (its output, where it exists), or None before
+    the first look (and [] without more_repeats)."""
+    path = Path(layout.first_look_path(RUNS))
+    if not config["more_repeats"]:
+        return []
+    if not path.exists():
+        return None
+    return [tuple(job) for job in json.loads(path.read_text())["jobs"]]
+
+
+def measured_paths(pattern=TRAIN_RESULTS):
+    """Input function of rule aggregate: result_paths, and with more_repeats the results of
+    the jobs checkpoint first_look adds (its output lists them)."""
+
+    def paths(wildcards):
+        more = []
+        if config["more_repeats"]:
+            with open(checkpoints.first_look.get().output[0]) as handle:
+                more = [tuple(job) for job in json.load(handle)["jobs"]]
+        return result_paths(pattern) + result_paths(pattern, more)
+
+    return paths
 
 
 def train_outputs(impl):
@@ -184,6 +218,7 @@ localrules:
     all,
     plan_only,
     make_data,
+    first_look,
     aggregate,
     plot,
     findings,

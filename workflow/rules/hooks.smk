@@ -19,7 +19,7 @@ RESULT_FILES = result_paths()  # the grid's training results, their logs and ben
 LOG_FILES = result_paths(TRAIN_LOGS)
 BENCHMARK_FILES = result_paths(TRAIN_BENCHMARKS)
 # (cell, impl, repeat, result, log) of each training job, for the partial report
-JOBS = [(*job, result, log) for job, result, log in zip(PRIORITIES, RESULT_FILES, LOG_FILES)]
+JOBS = [(*job, result, log) for job, result, log in zip(PLANNED_JOBS, RESULT_FILES, LOG_FILES)]
 # Every output but the training jobs': a file in the way of one stops the run before any job.
 OTHER_OUTPUTS = [
     *layout.TABLES.values(),
@@ -51,12 +51,16 @@ if workflow.is_main_process:
         )
         SKIPPED = {  # step: whether a run does it before any job and this command did not
             "set_aside_stale_tables": housekeeping.set_aside_stale_tables(
-                CHANGED, [*CELL_AXES, *LATE_COLUMNS], DRY_RUN, SAY
+                CHANGED,
+                [*CELL_AXES, *LATE_COLUMNS],
+                DRY_RUN,
+                SAY,
+                unlooked=looked_jobs() is None,
             ),
             "write_findings_settings": housekeeping.write_findings_settings(config, DRY_RUN, SAY),
         }
         if INVOCATION.report:
-            housekeeping.check_report_grid(RESULT_FILES)
+            housekeeping.check_report_grid([*RESULT_FILES, *result_paths(jobs=looked_jobs() or [])])
     except housekeeping.Refused as error:
         refuse(str(error))
     # only a dry run (-n) plans them: --summary and --report take the DAG as it is on disk
@@ -70,12 +74,17 @@ if workflow.is_main_process:
         interrupt.remove_stale_locks(".snakemake", log=SAY)
     # how long the run will take here, before any job (a dry run says it too)
     if not INVOCATION.report:
+        MORE = MORE_JOBS if looked_jobs() is None else looked_jobs()
         ESTIMATE = housekeeping.estimate_line(
             CELLS,
-            [(cell, impl, result) for (cell, impl, _), result in zip(PRIORITIES, RESULT_FILES)],
+            [(cell, impl, result) for (cell, impl, _), result in zip(PLANNED_JOBS, RESULT_FILES)],
             config,
             {"dataset": [dataset_files(name)["npz"] for name in DATASETS], "peak": PEAKS},
             len(PLOTS),
+            more=[  # before the first look, its cap; after it, the jobs it added
+                (cell, impl, result)
+                for (cell, impl, _), result in zip(MORE, result_paths(jobs=MORE))
+            ],
         )
         if ESTIMATE is not None:
             SAY(ESTIMATE)

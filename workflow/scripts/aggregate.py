@@ -24,7 +24,7 @@ for path in snakemake.input.peaks:
         record = json.load(handle)
     key = (record["metadata"]["intra_op_parallelism_threads"], record["tf_version"])
     peaks[key] = record["peak"]["flop_per_s"]
-summary = summarize(runs, peak_flop_per_s=peaks)
+summary = summarize(runs, peak_flop_per_s=peaks, confidence=snakemake.params.confidence)
 summary.to_csv(snakemake.output.summary, index=False)
 cumulative_time(summary).to_csv(snakemake.output.cumulative, index=False)
 print(f"{len(runs)} runs, {len(summary)} cells", file=sys.stderr)

@@ -61,7 +61,7 @@ LIGHT_DEFAULTS = {
     "repeats": 6, "steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
     "max_warmup_steps": 500, "num_samples": 1000, "seed": 0, "device": "cpu",
     "hook_every": 100, "grappler_alone": False, "ablation_design": "product", "claims": [],
-    "claims_from": [], "extrapolate": {}, "margin": 0.1, "log_every": 25, "tf_version": [DEFAULT_TF_VERSION],
+    "claims_from": [], "extrapolate": {}, "margin": 0.1, "more_repeats": 0, "log_every": 25, "tf_version": [DEFAULT_TF_VERSION],
     "unroll": [ABLATION_DEFAULTS["unroll"]], "mode": [ABLATION_DEFAULTS["mode"]],
     **{axis: [value] for axis, value in ABLATION_DEFAULTS.items()},
 }

@@ -129,10 +129,14 @@ def _check_size(config: dict) -> None:
     ablation_cells = (1 + sum(len(config[a]) - 1 for a in ABLATION_DEFAULTS)
                       if config["ablation_design"] == "one_at_a_time"
                       else math.prod(len(config[a]) for a in ABLATION_DEFAULTS))
-    jobs = (len(IMPLEMENTATIONS) * config["repeats"] * ablation_cells
+    repeats = config["repeats"] + config.get("more_repeats", 0)
+    jobs = (len(IMPLEMENTATIONS) * repeats * ablation_cells
             * math.prod(len(config[a]) for a in CELL_AXES if a not in ABLATION_DEFAULTS))
     if jobs > MAX_TRAINING_JOBS:
-        raise ValueError(f"the grid asks for {jobs} training jobs (repeats {config['repeats']}), "
+        more = config.get("more_repeats", 0)
+        raise ValueError(f"the grid asks for {'up to ' * bool(more)}{jobs} training jobs "
+                         f"(repeats {config['repeats']}"
+                         + (f", more_repeats {more}" if more else "") + "), "
                          f"above {MAX_TRAINING_JOBS}: split it into several configs")
     dataset_bytes = inputs_bytes(config["num_samples"], max(config["max_len"]),
                                  max(config["input_dim"]))
@@ -309,7 +313,7 @@ def schema_error(config: dict) -> None:
         for key in sorted(map(str, set(error.instance) - set(known))):
             close = difflib.get_close_matches(key, known, n=1)
             hint += (f"; {key!r}: did you mean {close[0]!r}?" if close
-                     else f"; {key!r}: expected one of {sorted(known)}")
+                     else f"; {key!r}: expected one of {', '.join(sorted(known))}")
     if error.validator == "type" and isinstance(error.instance, bool):
         hint += ("; YAML reads an unquoted yes, no, on, off, true or false as a boolean: quote "
                  "it, or write the value the schema asks for")
@@ -405,7 +409,7 @@ def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     Returns:
         (the merged config, filled in with the schema's defaults; its cells, {cell_id: cell};
         the line that says what the grid holds, ``config: <files>: <N> cells, <M> training
-        jobs``).
+        jobs``, and the cap of a second look's jobs with more_repeats).
 
     Raises:
         ValueError: one line naming the file or key, the value and the fix (check_config_files).
@@ -426,6 +430,11 @@ def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     for path in files:
         config.update(yaml.safe_load(Path(path).read_text()) or {})
     grid_cells = check_config_files(files, config, machine_mem_mb(), shipped=base)
-    jobs = len(job_priorities(grid_cells, config["repeats"], shared_runs(grid_cells)))
-    line = f"config: {' + '.join(files)}: {len(grid_cells)} cells, {jobs} training jobs"
+    shared = shared_runs(grid_cells)
+    jobs = len(job_priorities(grid_cells, config["repeats"], shared))
+    more = len(job_priorities(grid_cells, config["repeats"] + config["more_repeats"],
+                              shared)) - jobs
+    line = (f"config: {' + '.join(files)}: {len(grid_cells)} cells, {jobs} training jobs"
+            + (f", and at most {more} more where a step ratio is undecided (more_repeats)"
+               if more else ""))
     return config, grid_cells, line

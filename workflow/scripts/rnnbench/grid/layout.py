@@ -6,6 +6,7 @@ aggregation (which checks that a result records what its path says) and ``rnnben
 
     <runs>/<protocol>/<cell_id>/<static|dynamic>/repeat<N>.json      a training result
     <runs>/<protocol>/peak_intra<N>_tf<version>.json                  rule peak's matmul rate
+    <runs>/<protocol>/first_look.json                 checkpoint first_look's more repeats
 
 A run's tree, below the working directory the workflow runs in (results/README.md explains
 each file):
@@ -71,6 +72,12 @@ def peak_path(runs: str | Path, threads: int | str, tf_version: str,
     ``tf_version`` under ``runs`` (wildcards allowed); ``suffix`` replaces ``.json`` (``.log``
     for its log, under the logs' root)."""
     return f"{runs}/peak_intra{threads}_tf{tf_version}{suffix}"
+
+
+def first_look_path(runs: str | Path) -> str:
+    """The path of checkpoint first_look's decision under ``runs`` (one protocol's runs):
+    which cells the first look left undecided and the jobs it adds."""
+    return f"{runs}/first_look.json"
 
 
 RESULTS = "results"

@@ -47,6 +47,47 @@ def job_threads(cell: dict) -> int:
                value_of(cell, "inter_op_parallelism_threads"))
 
 
+def run_groups(cells: dict[str, dict],
+               shared: dict[tuple[str, str], str]) -> dict[str, str]:
+    """Each cell's group: the cell whose runs it shares (cells.shared_runs), or itself.
+
+    Args:
+        cells: the grid's cells by id.
+        shared: (cell_id, impl) -> the cell whose runs it takes (cells.shared_runs).
+
+    Returns:
+        {cell_id: group cell_id}, in the cells' order.
+    """
+    return {name: shared.get((name, "static"), shared.get((name, "dynamic"), name))
+            for name in cells}
+
+
+def more_jobs(jobs, cells: dict[str, dict], shared: dict[tuple[str, str], str],
+              undecided: list[str], repeats: int) -> list[tuple[str, str, int]]:
+    """The training jobs a second look adds: the repeats after the first ``repeats`` of
+    every cell in the group (run_groups) of an undecided cell, so that each cell that shares
+    runs with it keeps its static and dynamic runs paired by repeat.
+
+    Args:
+        jobs: (cell_id, impl, repeat) of every job the workflow may run (job_priorities' keys
+            for the planned repeats plus more_repeats).
+        cells, shared: as run_groups'.
+        undecided: the cells whose step ratio the first look left undecided
+            (rnnbench.stats.tables.undecided_cells).
+        repeats: the planned repeats (config ``repeats``).
+
+    Returns:
+        The jobs of ``jobs`` after repeat ``repeats`` in those groups, in ``jobs``' order.
+
+    Raises:
+        KeyError: naming a cell of ``undecided`` that is not in ``cells``.
+    """
+    group_of = run_groups(cells, shared)
+    groups = {group_of[cell] for cell in undecided}
+    return [(cell, impl, repeat) for cell, impl, repeat in jobs
+            if repeat > repeats and group_of[cell] in groups]
+
+
 def job_priorities(cells: dict[str, dict], repeats: int,
                    shared: dict[tuple[str, str], str]) -> dict[tuple[str, str, int], int]:
     """Snakemake priorities of the training jobs (higher runs first), (cell_id, impl, repeat)
@@ -60,14 +101,12 @@ def job_priorities(cells: dict[str, dict], repeats: int,
     time (the pair that intervals.ratio_ci analyses paired). Static runs first in odd repeats
     and dynamic first in even ones, so neither side always follows the other. All priorities
     are >= 1 (other rules: 0)."""
-    def group_of(name: str) -> str:  # the cell whose runs this one shares, or itself
-        return shared.get((name, "static"), shared.get((name, "dynamic"), name))
-
-    groups = {g: i for i, g in enumerate(dict.fromkeys(group_of(name) for name in cells))}
+    group_of = run_groups(cells, shared)
+    groups = {g: i for i, g in enumerate(dict.fromkeys(group_of.values()))}
     out = {}
     for repeat in range(1, repeats + 1):
         for name in cells:
-            group = group_of(name)
+            group = group_of[name]
             top = 3 * (len(groups) * (repeats - repeat + 1) - groups[group])
             odd = repeat % 2 == 1
             for impl, first in (("static", odd), ("dynamic", not odd)):

@@ -123,8 +123,16 @@ def other_seconds(others: dict[str, int]) -> float:
                                           for kind, count in others.items())
 
 
-def say(seconds: float, jobs: int, factor: float, measured: int) -> str:
-    """The line a run and a dry run print before any job; a warning above WARN_S."""
+def say(seconds: float, jobs: int, factor: float, measured: int,
+        more: tuple[float, int] = (0.0, 0)) -> str:
+    """The line a run and a dry run print before any job; a warning above WARN_S.
+
+    Args:
+        seconds, jobs: the modelled wall seconds of the run and its training jobs' count.
+        factor, measured: machine_factor's scale and the earlier jobs it is measured over.
+        more: (seconds, jobs) of the most training jobs a second look may add (config
+            ``more_repeats``; rnnbench.pipeline.looks), stated as a cap; (0, 0) for none.
+    """
     source = (f"the model of rnnbench/pipeline/estimate.py scaled by {factor:.2f}, this machine's "
               f"measured / modelled time over {measured} earlier jobs (per api where it has "
               "some)" if measured else
@@ -133,18 +141,24 @@ def say(seconds: float, jobs: int, factor: float, measured: int) -> str:
     minutes = max(1, math.ceil(seconds / 60))
     line = (f"time: about {minutes} min for the {jobs} training jobs to run and the rest "
             f"({source})")
-    if seconds > WARN_S:
+    if more[1]:
+        line += (f"; then at most {more[1]} more training jobs, about "
+                 f"{max(1, math.ceil(more[0] / 60))} min, where a cell's step ratio is still "
+                 "undecided (more_repeats)")
+    if seconds + more[0] > WARN_S:
         line += (f"; WARNING: over {WARN_S / 3600:.0f} hour: a smaller grid, fewer repeats, or a "
                  "cluster profile (profiles/slurm) may serve better")
     return line
 
 
 def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dict,
-             others: dict[str, int], measurements: str, hostname: str) -> str | None:
+             others: dict[str, int], measurements: str, hostname: str,
+             more: list[tuple[str, str]] = ()) -> str | None:
     """What a run (or a dry run) prints before any job: say() for the ``pending`` training
     jobs ((cell_id, impl) pairs whose result is missing) and ``others`` (kind -> count of the
     other jobs), scaled by machine_factor over ``measurements`` (a measurements.csv; its rows
-    of ``hostname``) where it exists; None when nothing is to run."""
+    of ``hostname``) where it exists, and the cap of the ``more`` jobs a second look may add
+    (the same pairs); None when nothing is to run."""
     from pathlib import Path
 
     if not pending and not any(others.values()):
@@ -161,7 +175,8 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
     # each api scaled by this machine's jobs of that api, where it has some, else of all
     per_job = {job: job_seconds(cells[job[0]], job[1], config)
                * factors.get(value_of(cells[job[0]], "api"), (factor, 0))[0]
-               for job in set(pending)}
+               for job in {*pending, *more}}
     training = sum(per_job[job] for job in pending)
     seconds = training + other_seconds(others)
-    return say(seconds, len(pending), factor, measured)
+    return say(seconds, len(pending), factor, measured,
+               (sum(per_job[job] for job in more), len(more)))

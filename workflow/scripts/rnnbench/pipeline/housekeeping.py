@@ -95,19 +95,22 @@ def blocked_results(jobs: list[tuple[str, str, str]], others: list[str],
 
 
 def stale_tables(changed: dict[str, str], columns: Iterable[str],
-                 tables: dict[str, str] = TABLES) -> list[str]:
+                 tables: dict[str, str] = TABLES, unlooked: bool = False) -> list[str]:
     """Why the tables no longer describe the results on disk.
 
     A listed result file is gone (deleted by hand) or changed since it was aggregated
-    (stale_records), measurements.csv lacks a column (written by an older workflow), or it is
-    missing beside other tables (a failed aggregation). Snakemake alone may then say "Nothing
-    to be done" or leave them in place. Tables of another grid are not stale: a run of this
-    grid rewrites them.
+    (stale_records), measurements.csv lacks a column (written by an older workflow), it is
+    missing beside other tables (a failed aggregation), or the tables were made before the
+    first look that more_repeats asks for. Snakemake alone may then say "Nothing to be done"
+    or leave them in place (a job that depends on a checkpoint not yet run is not re-run by
+    its changed inputs). Tables of another grid are not stale: a run of this grid rewrites
+    them.
 
     Args:
         changed: {path: ``gone`` or ``changed``} (rnnbench.pipeline.files.changed_results).
         columns: the columns measurements.csv must have (the axes' and load.LATE_COLUMNS).
         tables: the tables by name (layout.TABLES), ``measurements`` among them.
+        unlooked: more_repeats is set and checkpoint first_look has not looked yet.
 
     Returns:
         One line per reason; [] while the tables describe the results.
@@ -119,6 +122,8 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
         why = [f"{measurements} has no column {', '.join(older)} (an older workflow's)"]
     if not Path(measurements).exists() and any(Path(table).exists() for table in tables.values()):
         why = [f"{measurements} is missing (a failed aggregation?)"]
+    elif unlooked and Path(measurements).exists():
+        why = [f"{measurements} was made before the first look that more_repeats asks for"]
     return why
 
 
@@ -159,7 +164,7 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
 
 def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,
                            say: Say, tables: dict[str, str] = TABLES, plots: str = PLOTS,
-                           folder: str = STALE) -> bool:
+                           folder: str = STALE, unlooked: bool = False) -> bool:
     """Move the tables and charts aside where stale_tables says why, so that the run measures
     what is missing and aggregates again: they never report a run not on disk as it was read.
 
@@ -171,6 +176,8 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
         tables: the tables by name (layout.TABLES).
         plots: the charts' folder.
         folder: where they go (the charts to its plots/).
+        unlooked: more_repeats is set and checkpoint first_look has not looked yet
+            (stale_tables).
 
     Returns:
         True where a run would move them and this dry run did not.
@@ -178,7 +185,7 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
     Raises:
         Refused: ``folder`` is a file.
     """
-    why = stale_tables(changed, columns, tables)
+    why = stale_tables(changed, columns, tables, unlooked)
     if not why:
         return False
     what = f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]})"
@@ -297,12 +304,15 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
 
 def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], config: dict,
                   others: dict[str, list[str]], charts: int,
-                  tables: dict[str, str] = TABLES) -> str | None:
+                  tables: dict[str, str] = TABLES,
+                  more: list[tuple[str, str, str]] = ()) -> str | None:
     """How long the run will take here, said before any job (a dry run says it too).
 
     Args:
         cells: the grid's cells by id.
         jobs: (cell_id, impl, result) of each training job.
+        more: (cell_id, impl, result) of each job a second look may add (config
+            ``more_repeats``): those missing are stated as a cap.
         config: the validated config.
         others: the outputs of the dataset and peak jobs, by kind (``dataset``, ``peak``).
         charts: how many charts the grid has.
@@ -312,13 +322,14 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
         rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist.
     """
     pending = [(cell, impl) for cell, impl, result in jobs if not Path(result).exists()]
-    if not pending and Path(tables["findings"]).exists():
+    more = [(cell, impl) for cell, impl, result in more if not Path(result).exists()]
+    if not pending and not more and Path(tables["findings"]).exists():
         return None
     counts = {kind: sum(not Path(path).exists() for path in paths)
               for kind, paths in others.items()}
     return estimate.run_line(cells, pending, config,
                              {**counts, "aggregate": 1, "findings": 1, "chart": charts},
-                             tables["measurements"], socket.gethostname())
+                             tables["measurements"], socket.gethostname(), more)
 
 
 def after_success(results: list[str], dropped_charts: Iterable[str],

@@ -20,7 +20,7 @@ from rnnbench.report.sections import (cold_fetch_lines, effects_section, jax_lin
                                         version_section)
 from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
                                     shape_words)
-from rnnbench.stats.intervals import MIN_REPEATS
+from rnnbench.stats.intervals import CONFIDENCE, MIN_REPEATS
 from rnnbench.stats.scaling import scaling_section, scaling_table
 from rnnbench.report.why import why_section
 from rnnbench.measure.steady import SETTLE_BLOCK
@@ -304,7 +304,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
                         "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
     out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
-            *_method(config), "## Cells", "", ids.to_markdown(index=False)]
+            *_method(config, summary), "## Cells", "", ids.to_markdown(index=False)]
     return "\n".join(out) + "\n"
 
 
@@ -327,7 +327,28 @@ def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> 
     ]
 
 
-def _method(config: dict) -> list[str]:
+def _more_repeats(config: dict, summary: pd.DataFrame) -> list[str]:
+    """FINDINGS' paragraph on the second look, where the summary's ratio intervals were made
+    for two looks (``ratio_confidence`` above 95 %; none for older tables or one look)."""
+    if "ratio_confidence" not in summary or not (summary["ratio_confidence"] > CONFIDENCE).any():
+        return []
+    more = summary[summary["static_repeats"] > config["repeats"]]["cell_id"]
+    return [
+        f"More repeats (config `more_repeats`: {config['more_repeats']}): after the first "
+        f"{config['repeats']} repeats, each cell whose step ratio was still undecided got "
+        f"{config['more_repeats']} more paired repeat{'s' * (config['more_repeats'] > 1)}, "
+        "and so did the cells that share its "
+        f"runs ({len(more)} of {len(summary)} cells here"
+        + (f": {', '.join(f'`{cell}`' for cell in more)}" if len(more) else "") + "). "
+        f"Every ratio's interval is then at {100 * summary['ratio_confidence'].max():g} % at "
+        "each look, so that both looks together "
+        "keep each wrong decision under 2.5 % and each interval's coverage at 95 % "
+        "(Bonferroni; `docs/method.md`, More repeats).",
+        "",
+    ]
+
+
+def _method(config: dict, summary: pd.DataFrame) -> list[str]:
     """FINDINGS' 'Method': how the numbers were made, and what an interval covers (the
     spread between processes of this one run, not the drift between runs)."""
     return [
@@ -354,6 +375,7 @@ def _method(config: dict) -> list[str]:
         "the other side or no difference (each wrong decision at most 2.5 %; "
         "`docs/method.md`, Decisions).",
         "",
+        *_more_repeats(config, summary),
         "What an interval covers: the spread between fresh processes within this one run. "
         "It does not cover the drift between two runs on the same machine, which can be "
         "larger. `rnnbench reproduce` runs the grid twice and counts how often one run's "

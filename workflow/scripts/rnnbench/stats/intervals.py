@@ -13,6 +13,22 @@ from rnnbench.grid.axes import MIN_REPEATS  # noqa: F401  (the intervals' own bo
 CONFIDENCE = 0.95
 
 
+def look_confidence(more_repeats: int, confidence: float = CONFIDENCE) -> float:
+    """The level of each look's ratio intervals, so that the decisions keep ``confidence``.
+
+    Args:
+        more_repeats: the config's ``more_repeats`` (0: one look, after the planned repeats;
+            above 0: a second look after more repeats where the first was undecided).
+        confidence: the decisions' overall level (two-sided).
+
+    Returns:
+        ``confidence`` with one look; with two, 1 - (1 - confidence) / 2 (0.975 for 0.95):
+        Bonferroni over the two looks, the simplest repeated confidence intervals (Jennison
+        and Turnbull 2000, Group Sequential Methods, ch. 9; docs/method.md, More repeats).
+    """
+    return confidence if more_repeats == 0 else 1 - (1 - confidence) / 2
+
+
 def side_of_one(low: float, high: float, edge: float = 1.0) -> str:
     """Where an interval [low, high] lies against 1 (or ``edge``: 0 for a slope): 'above'
     (low > edge), 'below' (high < edge) or 'across' (it holds or touches the edge, or a bound

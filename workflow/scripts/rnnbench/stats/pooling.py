@@ -17,20 +17,22 @@ MEANS = ("setup_s", "median_step_s", "peak_rss_mb")
 """Each implementation's quantities pooled_summary averages over runs (geometric mean)."""
 
 
-def run_standard_error(low: float, high: float, repeats: int) -> float:
-    """The standard error of a run's log ratio, from its 95 % paired t-interval.
+def run_standard_error(low: float, high: float, repeats: int,
+                       confidence: float = CONFIDENCE) -> float:
+    """The standard error of a run's log ratio, from its paired t-interval.
 
     Args:
         low, high: the run's interval of the ratio (intervals.ratio_ci, paired).
         repeats: its processes per implementation (the interval's n; n - 1 degrees of freedom).
+        confidence: the interval's level (summary.csv's ``ratio_confidence``).
 
     Returns:
-        log(high / low) / (2 t), t the 97.5 % quantile at repeats - 1 degrees of freedom; NaN
-        without an interval.
+        log(high / low) / (2 t), t the two-sided ``confidence`` quantile at repeats - 1
+        degrees of freedom; NaN without an interval.
     """
     if repeats < 2 or not (low > 0 and high > 0):
         return math.nan
-    return math.log(high / low) / (2 * t_quantile(CONFIDENCE, repeats - 1))
+    return math.log(high / low) / (2 * t_quantile(confidence, repeats - 1))
 
 
 def pool(logs: np.ndarray, errors: np.ndarray,
@@ -111,7 +113,9 @@ def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
             rows = [r.loc[cell_id] for r in runs]
             logs = [math.log(r[column]) for r in rows]
             errors = [run_standard_error(r[f"{column}_ci_low"], r[f"{column}_ci_high"],
-                                         int(r["static_repeats"])) for r in rows]
+                                         int(r["static_repeats"]),
+                                         float(r.get("ratio_confidence", CONFIDENCE)))
+                      for r in rows]
             pooled = pool(np.array(logs), np.array(errors))
             for suffix, value in zip(("", "_ci_low", "_ci_high", "_tau"), pooled):
                 columns.setdefault(f"{column}{suffix}", []).append(value)

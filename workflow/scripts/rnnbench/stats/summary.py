@@ -63,13 +63,13 @@ def sides(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side",
     return a.values[column], b.values[column], np.array_equal(a.repeat, b.repeat)
 
 
-def ratio_of(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side",
-             column: str) -> tuple[float, float, float]:
+def ratio_of(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side", column: str,
+             confidence: float = intervals.CONFIDENCE) -> tuple[float, float, float]:
     """The ratio of ``column``'s geometric means over the runs ``a`` and ``b`` (rows of
-    load_results, or their Side) and its 95 % interval: intervals.ratio_ci, paired by repeat
-    when the repeats match (sides), else Welch's."""
+    load_results, or their Side) and its interval at ``confidence``: intervals.ratio_ci,
+    paired by repeat when the repeats match (sides), else Welch's."""
     x, y, paired = sides(a, b, column)
-    return intervals.ratio_ci(x, y, paired)
+    return intervals.ratio_ci(x, y, paired, confidence)
 
 
 def breakeven_of(static: "pd.DataFrame | Side",
@@ -149,12 +149,15 @@ def whole_steps(value: float) -> float:
 
 
 def summarize(runs: pd.DataFrame,
-              peak_flop_per_s: dict[tuple[int, str], float] | None = None) -> pd.DataFrame:
+              peak_flop_per_s: dict[tuple[int, str], float] | None = None,
+              confidence: float = intervals.CONFIDENCE) -> pd.DataFrame:
     """One row per cell (runs: load_results, after share_runs), per implementation the
     geometric mean over processes of each METRICS column with its 95 % t-interval
     (intervals.geomean_ci: ``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same
     for dynamic); the static/dynamic ratio of each RATIO_METRICS column with its interval
-    (ratio_of: paired by repeat; ``ratio_<m>``..., ``ratio_paired`` says whether it was);
+    (ratio_of: paired by repeat; ``ratio_<m>``..., ``ratio_paired`` says whether it was) at
+    ``confidence`` (``ratio_confidence``; intervals.look_confidence where more repeats may
+    follow a first look);
     ``breakeven_steps`` (breakeven_of, empty when static never catches up) with its Fieller
     interval (``breakeven_steps_ci_low``/``_high``, inf for never).
 
@@ -200,7 +203,7 @@ def summarize(runs: pd.DataFrame,
             mine = mine[np.argsort(repeat[mine], kind="stable")]
             by_impl[impl] = Side(repeat[mine], {c: v[mine] for c, v in numeric.items()})
             row.update(_impl_columns(impl, by_impl[impl], flags["measured_in"][mine[0]]))
-        row.update(_ratio_columns(by_impl["static"], by_impl["dynamic"]))
+        row.update(_ratio_columns(by_impl["static"], by_impl["dynamic"], confidence))
         row.update(_flag_columns(by_impl, {name: flag[positions] for name, flag in flags.items()}))
         rows.append(row)
     summary = pd.DataFrame(rows)
@@ -229,15 +232,17 @@ def _impl_columns(impl: str, side: Side, measured_in: str) -> dict:
     return row
 
 
-def _ratio_columns(static: Side, dynamic: Side) -> dict:
-    """summarize's static / dynamic columns of a cell: ratios, pairing, break-even."""
+def _ratio_columns(static: Side, dynamic: Side, confidence: float) -> dict:
+    """summarize's static / dynamic columns of a cell: ratios at ``confidence``, pairing,
+    break-even."""
     row = {}
     for metric in RATIO_METRICS:
-        ratio, low, high = ratio_of(static, dynamic, metric)
+        ratio, low, high = ratio_of(static, dynamic, metric, confidence)
         row[f"ratio_{metric}"] = ratio
         row[f"ratio_{metric}_ci_low"] = low
         row[f"ratio_{metric}_ci_high"] = high
     row["ratio_paired"] = sides(static, dynamic, "setup_s")[2]
+    row["ratio_confidence"] = confidence
     steps, low, high = map(whole_steps, breakeven_of(static, dynamic))
     row["breakeven_steps"] = None if math.isinf(steps) else steps
     row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = low, high

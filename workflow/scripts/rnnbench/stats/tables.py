@@ -60,6 +60,23 @@ def verdict(direction: str, low: float, high: float, margin: float) -> str:
     return claim_verdict(decide(low, high, margin), claimed)
 
 
+def undecided_cells(summary: pd.DataFrame, margin: float) -> list[str]:
+    """The cells whose steady-state step ratio is undecided at the practical margin.
+
+    Args:
+        summary: summary.csv rows (rnnbench.stats.summary.summarize), one per cell.
+        margin: the practical margin (config ``margin``; intervals.decide).
+
+    Returns:
+        The ``cell_id`` of each row whose ``ratio_median_step_s`` interval intervals.decide
+        calls 'undecided' (a NaN bound too), in the summary's order.
+    """
+    return [cell for cell, low, high in zip(summary["cell_id"],
+                                            summary["ratio_median_step_s_ci_low"],
+                                            summary["ratio_median_step_s_ci_high"])
+            if decide(low, high, margin) == "undecided"]
+
+
 CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low", "ci_high",
                  "decision", "verdict", "repeats", "fragile", "figure", "figure_in_interval", "ablations", "api",
                  "base_cell_id", "reference"]

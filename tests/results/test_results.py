@@ -13,8 +13,8 @@ from conftest import make_result
 from rnnbench.stats import intervals
 from rnnbench.results import load
 from rnnbench.measure.metadata import cpu_simd
-from rnnbench.stats.summary import (breakeven_of, cumulative_time, disagreeing_repeats, summarize,
-                              whole_steps)
+from rnnbench.stats.summary import (breakeven_of, cumulative_time, disagreeing_repeats,
+                                    fragile_metrics, ratio_of, summarize, whole_steps)
 
 
 def breakeven_steps(static_setup_s: float, static_step_s: float, dynamic_setup_s: float,
@@ -468,3 +468,49 @@ def test_a_run_of_another_protocol_than_its_folders_is_refused(tmp_path, key, va
     with pytest.raises(ValueError, match=rf"ran with {key} {value!r}, while its protocol "
                                          rf"\(steps4-0\.0s_.*\) asks for "):
         load.load_results(write_results(tmp_path, [record]), protocol=planned)
+
+
+def test_the_cumulative_time_file_is_the_long_tables_csv(tmp_path):
+    """write_cumulative_time writes what cumulative_time(...).to_csv writes, byte for byte:
+    for hand-made runs (a break-even and a never), for text that needs quoting, for text across
+    lines (written from the long table), and for no cells."""
+    from rnnbench.stats.summary import write_cumulative_time
+
+    summary = summarize(load.load_results(hand_made_runs(tmp_path)))
+    quoted = summary.assign(ablations=['a, "b"', ""])
+    across = summary.assign(ablations=["two\nlines", ""])
+    unmeasured = summary.assign(static_setup_s_amean=[math.nan, 1e-20],
+                                dynamic_median_step_s_amean=[1e17, 0.1])  # no total, exponents
+    for number, table in enumerate((summary, quoted, across, unmeasured, summary.iloc[:0])):
+        write_cumulative_time(table, tmp_path / f"fast{number}.csv")
+        cumulative_time(table).to_csv(tmp_path / f"long{number}.csv", index=False)
+        assert ((tmp_path / f"fast{number}.csv").read_bytes()
+                == (tmp_path / f"long{number}.csv").read_bytes())
+
+
+def test_summarize_answers_each_cell_as_alone(tmp_path):
+    """summarize computes cells alike in their repeats together: each cell's flags and ratios
+    are those of the cell summarised alone, with repeats that differ between cells (a cell
+    with a missing repeat: unpaired), a fragile ratio, and repeats that disagree."""
+    records = []
+    for cell, repeats in (("c1", (1, 2, 3, 4)), ("c2", (1, 2, 3, 4)), ("c3", (1, 2, 4))):
+        for impl in ("static", "dynamic"):
+            for repeat in repeats if impl == "static" or cell != "c3" else (1, 2, 3, 4):
+                slow = 3.0 if (cell, impl, repeat) == ("c2", "static", 4) else 1.0
+                step = (0.010 if impl == "static" else 0.011) * (1 + 0.02 * repeat) * slow
+                records.append(make_result(impl, cell, repeat, step_s=(step, step, step)))
+    runs = load.load_results(write_results(tmp_path, records))
+    together = summarize(runs)
+    alone = pd.concat([summarize(runs[runs["cell_id"] == cell]) for cell in ("c1", "c2", "c3")],
+                      ignore_index=True)
+    pd.testing.assert_frame_equal(together, alone, check_exact=True)
+    flags = together.set_index("cell_id")
+    for cell, row in flags.iterrows():  # the scalar functions' answers, bit for bit
+        static, dynamic = (runs[(runs["cell_id"] == cell) & (runs["impl"] == impl)]
+                           for impl in ("static", "dynamic"))
+        assert row["fragile"] == ", ".join(fragile_metrics(static, dynamic))
+        assert (row["ratio_median_step_s"], row["ratio_median_step_s_ci_low"],
+                row["ratio_median_step_s_ci_high"]) == ratio_of(static, dynamic, "median_step_s")
+    assert not flags.loc["c3", "ratio_paired"] and flags.loc["c1", "ratio_paired"]
+    assert flags.loc["c2", "disagreeing_repeats"].startswith("static: repeats 1, 2, 3: ")
+    assert flags.loc["c2", "unstable"] and flags.loc["c2", "fragile"]

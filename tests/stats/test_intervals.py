@@ -188,3 +188,50 @@ def test_degenerate_inputs():
 ])
 def test_side_of_one(low, high, edge, side):
     assert intervals.side_of_one(low, high, edge) == side
+
+
+def _rows_with_edges(rng, rows, n):
+    """Per-process values [rows, n] with the scalar functions' edge cases among them: a NaN, a
+    zero, a negative value, and all values equal."""
+    values = np.exp(rng.normal(0, 0.3, (rows, n)))
+    values[1, 0] = np.nan
+    values[2, -1] = 0.0
+    values[3, 0] = -1.0
+    values[4] = 0.25
+    return values
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 9])
+def test_geomean_rows_are_the_scalar_answers_bit_for_bit(n):
+    values = _rows_with_edges(np.random.default_rng(n), 40, n)
+    rows = np.column_stack(intervals.geomean_ci_rows(values))
+    alone = np.array([intervals.geomean_ci(row) for row in values])
+    np.testing.assert_array_equal(rows, alone)  # NaN where NaN, every other bit alike
+
+
+@pytest.mark.parametrize("n, m, paired", [(6, 6, True), (3, 3, True), (1, 1, True),
+                                          (6, 5, False), (2, 4, False), (3, 3, False)])
+def test_ratio_rows_are_the_scalar_answers_bit_for_bit(n, m, paired):
+    rng = np.random.default_rng(10 * n + m)
+    static, dynamic = _rows_with_edges(rng, 40, n), _rows_with_edges(rng, 40, m)[::-1].copy()
+    dynamic[5] = static[5, :m] if n >= m and paired else dynamic[5]  # a ratio of exactly 1
+    rows = np.column_stack(intervals.ratio_ci_rows(static, dynamic, paired))
+    alone = np.array([intervals.ratio_ci(s, d, paired) for s, d in zip(static, dynamic)])
+    np.testing.assert_array_equal(rows, alone)
+    sides = intervals.sides_of_one(rows[:, 1], rows[:, 2])
+    words = {-1: "below", 0: "across", 1: "above"}
+    assert [words[side] for side in sides] == [intervals.side_of_one(low, high)
+                                               for _, low, high in alone]
+
+
+def test_ratio_rows_refuse_unequal_pairs():
+    with pytest.raises(ValueError, match="paired: 3 static and 2 dynamic"):
+        intervals.ratio_ci_rows(np.ones((2, 3)), np.ones((2, 2)), True)
+
+
+def test_groups_of_gives_each_keys_rows_in_their_order():
+    keys = np.array(["b", "a", "c", "a", "b", "b"], dtype=object)
+    values = np.arange(6.0)
+    parts = [part for (part,) in intervals.groups_of(keys, values)]
+    expected = [values[keys == key] for key in np.unique(keys)]
+    assert [part.tolist() for part in parts] == [part.tolist() for part in expected]

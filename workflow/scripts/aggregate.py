@@ -8,7 +8,7 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")
 
 from rnnbench.results.load import load_results, share_runs  # noqa: E402
-from rnnbench.stats.summary import cumulative_time, summarize  # noqa: E402
+from rnnbench.stats.summary import summarize, write_cumulative_time  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
 # reference's static runs (cells.shared_runs): they were measured once
@@ -26,5 +26,5 @@ for path in snakemake.input.peaks:
     peaks[key] = record["peak"]["flop_per_s"]
 summary = summarize(runs, peak_flop_per_s=peaks, confidence=snakemake.params.confidence)
 summary.to_csv(snakemake.output.summary, index=False)
-cumulative_time(summary).to_csv(snakemake.output.cumulative, index=False)
+write_cumulative_time(summary, snakemake.output.cumulative)
 print(f"{len(runs)} runs, {len(summary)} cells", file=sys.stderr)

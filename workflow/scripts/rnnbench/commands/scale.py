@@ -1,14 +1,18 @@
 """Aggregation at scale: how long reading, summarising and writing FINDINGS takes for many
-results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes.
+results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes
+against Snakemake's own dry run of as many trivial jobs.
 
     rnnbench scale [--results 100000] [--cells 1000] [--repeats 6]
 
-Writes the results into a temporary folder (not timed), then times, each in this process:
-load_results, share_runs, summarize, cumulative_time, writing the three tables, and
-findings_markdown; then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
-num_units, --repeats repeats) in another temporary folder. Prints the times (seconds); asserts
-nothing (tests/commands/test_scale.py runs it small, to keep it working). Writes nothing outside its
-temporary folders.
+Writes the results into a temporary folder (not timed), then times, each in this process,
+for the first tenth of them and for all of them: load_results, share_runs, summarize, writing
+the three tables (to_csv), and findings_markdown; prints each stage's seconds at both sizes
+and the exponent of its growth between them (log(t2 / t1) / log(n2 / n1): 1 is linear).
+Then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x num_units,
+--repeats repeats) in another temporary folder, and of a Snakefile of as many trivial jobs
+as the grid has training jobs, and the ratio of the two. Prints the times (seconds);
+asserts nothing (tests/commands/test_scale.py runs it small, to keep it working). Writes
+nothing outside its temporary folders.
 """
 
 from __future__ import annotations
@@ -115,7 +119,7 @@ def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
     from rnnbench.grid.configcheck import schema_defaults
     from rnnbench.report.findings import findings_markdown
     from rnnbench.results.load import load_results, share_runs
-    from rnnbench.stats.summary import cumulative_time, summarize
+    from rnnbench.stats.summary import summarize, write_cumulative_time
 
     times, start = {}, time.perf_counter()
 
@@ -130,11 +134,9 @@ def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
     lap("share_runs")
     summary = summarize(runs)
     lap("summarize")
-    cumulative = cumulative_time(summary)
-    lap("cumulative_time")
-    for name, table in (("measurements", runs), ("summary", summary),
-                        ("cumulative_time", cumulative)):
+    for name, table in (("measurements", runs), ("summary", summary)):
         table.to_csv(out / f"{name}.csv", index=False)
+    write_cumulative_time(summary, out / "cumulative_time.csv")
     lap("to_csv")
     claims = [{"id": "steps", "seed": "synthetic", "statement": "static steps are faster",
                "quantity": "median_step_s", "direction": "static < dynamic", "figure": 0.27}]
@@ -155,18 +157,71 @@ def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
               "num_units": list(range(1, side + 1)), "input_dim": [4], "repeats": repeats,
               "num_samples": 32}
     (folder / "config.yaml").write_text(json.dumps(config))
+    return _snakemake_dry_run(REPO / "Snakefile", folder)
+
+
+TRIVIAL_SNAKEFILE = """rule all:
+    input:
+        expand("out/{{job}}.txt", job=range({jobs})),
+
+
+rule one:
+    output:
+        "out/{{job}}.txt",
+    shell:
+        "touch {{output}}"
+"""
+"""A Snakefile of ``jobs`` trivial jobs (and rule all): Snakemake's own cost of a dry run."""
+
+
+def time_trivial_dry_run(jobs: int, folder: Path) -> float:
+    """Seconds of ``snakemake -n --cores 1`` of ``jobs`` trivial jobs (TRIVIAL_SNAKEFILE) in
+    ``folder``: what a dry run of as many jobs costs Snakemake itself."""
+    snakefile = folder / "Snakefile"
+    snakefile.write_text(TRIVIAL_SNAKEFILE.format(jobs=jobs))
+    return _snakemake_dry_run(snakefile, folder)
+
+
+def _snakemake_dry_run(snakefile: Path, folder: Path) -> float:
+    """Seconds of ``snakemake -n --cores 1 --quiet`` of ``snakefile`` in ``folder``.
+
+    Raises:
+        subprocess.CalledProcessError: where Snakemake fails.
+    """
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(snakefile),
                     "--directory", str(folder), "-n", "--cores", "1", "--quiet"], check=True,
                    capture_output=True)
     return time.perf_counter() - start
 
 
+def exponent(sizes: tuple[int, int], seconds: tuple[float, float]) -> float:
+    """How a time grows with the size between two sizes: log(t2 / t1) / log(n2 / n1) (1:
+    linear, 2: quadratic); NaN where a time is not positive or the sizes are equal."""
+    (n1, n2), (t1, t2) = sizes, seconds
+    if min(t1, t2) <= 0 or n1 == n2:
+        return math.nan
+    return math.log(t2 / t1) / math.log(n2 / n1)
+
+
+def scaling_lines(sizes: tuple[int, int], times: tuple[dict[str, float], dict[str, float]],
+                  ) -> list[str]:
+    """The benchmark's table of stages: each stage's seconds at both sizes and its exponent."""
+    small, large = times
+    lines = [f"  {'stage':<18} {sizes[0]:>9} results {sizes[1]:>9} results  exponent"]
+    for name in large:
+        lines.append(f"  {name:<18} {small[name]:>15.2f} s {large[name]:>15.2f} s  "
+                     f"{exponent(sizes, (small[name], large[name])):8.2f}")
+    return lines
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``rnnbench scale``'s arguments."""
-    parser.add_argument("--results", type=at_least(12, " (one cell: 6 static and 6 dynamic runs)"),
+    parser.add_argument("--results", type=at_least(120, " (ten cells: a tenth is one cell of "
+                                                        "6 static and 6 dynamic runs)"),
                         default=100_000,
-                        help="synthetic results to aggregate (default: %(default)s)")
+                        help="synthetic results to aggregate; a tenth of them is timed too "
+                             "(default: %(default)s)")
     parser.add_argument("--cells", type=count, default=1000,
                         help="the dry run's cells (0: no dry run; default: %(default)s)")
     parser.add_argument("--repeats", type=positive_int, default=6,
@@ -174,20 +229,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench scale``: time the aggregation and the dry run, print the times; returns the
-    exit status (0)."""
+    """``rnnbench scale``: time the aggregation at a tenth of ``--results`` and at all of
+    them, and the dry runs; print the times; returns the exit status (0)."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "runs").mkdir()
         paths = write_synthetic(folder / "runs", args.results)
-        times = time_aggregation(paths, folder)
-        print(f"{len(paths)} results, {len(paths) // 12} cells:")
-        for name, seconds in times.items():
-            print(f"  {name}: {seconds:.1f} s")
+        tenth = paths[:len(paths) // 10 // 12 * 12]
+        times = []
+        for part in (tenth, paths):
+            out = folder / f"tables{len(part)}"
+            out.mkdir()
+            times.append(time_aggregation(part, out))
+        sizes = (len(tenth), len(paths))
+        print(f"aggregation of {sizes[0]} and {sizes[1]} results ({sizes[0] // 12} and "
+              f"{sizes[1] // 12} cells), seconds and exponent of growth:")
+        print("\n".join(scaling_lines(sizes, tuple(times))))
         if args.cells:
-            (folder / "dry").mkdir()
+            for name in ("dry", "trivial"):
+                (folder / name).mkdir()
             cells = round(args.cells ** (1 / 3)) ** 3
-            print(f"dry run of {cells} cells, {args.repeats} repeats ({2 * cells * args.repeats}"
-                  f" training jobs): "
-                  f"{time_dry_run(args.cells, folder / 'dry', args.repeats):.1f} s")
+            jobs = 2 * cells * args.repeats
+            ours = time_dry_run(args.cells, folder / "dry", args.repeats)
+            theirs = time_trivial_dry_run(jobs, folder / "trivial")
+            print(f"dry run of {cells} cells, {args.repeats} repeats ({jobs} training jobs): "
+                  f"{ours:.1f} s")
+            print(f"Snakemake's dry run of {jobs} trivial jobs: {theirs:.1f} s")
+            print(f"dry run over Snakemake's: {ours / theirs:.2f}x")
     return 0

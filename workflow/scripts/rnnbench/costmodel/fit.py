@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.grid.flop import cell_step_flop, step_flop
+from rnnbench.stats.intervals import groups_of
 
 CONFIDENCE = 0.95
 RICHER_ALPHA = 0.01
@@ -180,10 +181,9 @@ def _lack_of_fit_p(X: np.ndarray, y: np.ndarray, weights: np.ndarray, cells: np.
 
     sse, df = _ols_stats(X, y, weights)
     pure = 0.0
-    for cell in np.unique(cells):
-        mine = cells == cell
-        mean = np.average(y[mine], weights=weights[mine])
-        pure += float((weights[mine] * (y[mine] - mean) ** 2).sum())
+    for mine_y, mine_weights in groups_of(cells, y, weights):
+        mean = np.average(mine_y, weights=mine_weights)
+        pure += float((mine_weights * (mine_y - mean) ** 2).sum())
     df_pure, df_lack = len(y) - len(np.unique(cells)), df - (len(y) - len(np.unique(cells)))
     if df_pure <= 0 or df_lack <= 0 or pure <= 0:
         return math.nan

@@ -223,11 +223,12 @@ def _not_fitted(runs: pd.DataFrame) -> list[str]:
     """The Why section of a grid the model does not explain: what the grid lacks (a second
     number of computed time steps) where that is why, else that its busy runs were left out
     (costmodel.model_runs); empty where neither is why (too few runs)."""
-    if "busy" not in runs or not fit_groups(runs.assign(busy=False)):
+    busy = runs["busy"].astype(bool) if "busy" in runs else None
+    # with no run busy, the quiet runs are these runs, which why_section fitted already
+    if busy is None or not busy.any() or not fit_groups(runs.assign(busy=False)):
         return _unidentified(runs)
     from rnnbench.report.sections import busy_words  # (not on predict's path)
 
-    busy = runs["busy"].astype(bool)
     return ["## Why: the cost model", "",
             f"Not fitted: {int(busy.sum())} of {len(runs)} runs were flagged busy "
             f"({busy_words(runs)}), and the model is fitted to quiet runs only "

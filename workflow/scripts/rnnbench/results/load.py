@@ -317,18 +317,23 @@ def _add_related(rows: list[dict], cells: list[dict]) -> None:
     """Each run's related cells (cells.Cell, from its axes): its reference (its varied
     ablation axes at their references), its compat_v1 twin, itself in the default
     TensorFlow; named by the id their runs carry (the workflow's ids are cells.cell_id's;
-    hand-made runs' may differ), found by their axes; and its ablations in words."""
-    varied = varied_axes(cells)
-    values = [Cell.of(cell, varied) for cell in cells]
+    hand-made runs' may differ), found by their axes; and its ablations in words. Each
+    distinct cell is worked out once, however many runs record it."""
+    keys = [repr(cell) for cell in cells]  # alike in repr: alike in every axis
+    distinct = dict(zip(keys, cells))
+    varied = varied_axes(distinct.values())
+    values = {key: (Cell.of(cell, varied), ablation_label(cell, varied))
+              for key, cell in distinct.items()}
     recorded = {}
-    for row, value in zip(rows, values):
-        recorded.setdefault(value.id, row["cell_id"])
-    for row, cell, value in zip(rows, cells, values):
+    for row, key in zip(rows, keys):
+        recorded.setdefault(values[key][0].id, row["cell_id"])
+    for row, key in zip(rows, keys):
+        value, label = values[key]
         row.update({column: row["cell_id"] if related == value.id else recorded.get(related, related)
                     for column, related in (("base_cell_id", value.reference_id),
                                             ("compat_v1_cell_id", value.compat_v1_id),
                                             ("default_tf_cell_id", value.default_tf_id))})
-        row["ablations"] = ablation_label(cell, varied)
+        row["ablations"] = label
 
 
 def environment(meta: dict) -> str:
@@ -360,14 +365,15 @@ def check_one_environment(runs: pd.DataFrame) -> None:
     Raises:
         ValueError: naming the cell, each environment and a file measured in it.
     """
-    for cell_id, group in runs.groupby("cell_id", sort=False):
-        if group["environment"].nunique() > 1:
-            where = "; ".join(f"{env} (e.g. {files.iloc[0]})" for env, files
-                              in group.groupby("environment", sort=True)["path"])
-            raise ValueError(
-                f"cell {cell_id}: its runs come from {group['environment'].nunique()} "
-                f"environments, which are never pooled: {where}. Keep one environment's "
-                "results in this folder (move the others to a folder of their own)")
+    counts = runs.groupby("cell_id", sort=False)["environment"].nunique()
+    for cell_id in counts.index[counts > 1][:1]:  # the first such cell, in table order
+        group = runs[runs["cell_id"] == cell_id]
+        where = "; ".join(f"{env} (e.g. {files.iloc[0]})" for env, files
+                          in group.groupby("environment", sort=True)["path"])
+        raise ValueError(
+            f"cell {cell_id}: its runs come from {group['environment'].nunique()} "
+            f"environments, which are never pooled: {where}. Keep one environment's "
+            "results in this folder (move the others to a folder of their own)")
 
 
 def check_no_overlap(runs: pd.DataFrame) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Iterator
 
 import numpy as np
 
@@ -231,3 +232,119 @@ def _logs(values: np.ndarray) -> np.ndarray | None:
     if len(values) == 0 or np.isnan(values).any() or (values <= 0).any():
         return None
     return np.log(values)
+
+
+def _exp(values: np.ndarray) -> np.ndarray:
+    """math.exp of each value (the scalar functions' own exp, so that a row's answer is theirs
+    bit for bit, whatever numpy's vectorised exp rounds)."""
+    return np.array([math.exp(value) for value in values.tolist()], dtype=float)
+
+
+def valid_rows(values: np.ndarray) -> np.ndarray:
+    """Which rows of ``values`` [rows, n] _logs accepts: at least one value, none NaN and
+    none zero or below."""
+    if values.shape[1] == 0:
+        return np.zeros(len(values), dtype=bool)
+    return ~(np.isnan(values) | (values <= 0)).any(axis=1)
+
+
+def geomean_ci_rows(values: np.ndarray,
+                    confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """geomean_ci of each row of ``values`` [rows, n], bit for bit (numpy reduces a row as it
+    reduces the row alone): (estimates, lows, highs), one per row.
+
+    Args:
+        values: positive per-process values, one row per set of processes.
+        confidence: as geomean_ci's.
+
+    Returns:
+        Three arrays [rows]: NaN where geomean_ci gives NaN.
+    """
+    values = np.asarray(values, dtype=float)
+    out = np.full((3, len(values)), np.nan)
+    valid = valid_rows(values)
+    if not valid.any():
+        return out[0], out[1], out[2]
+    logs = np.log(values[valid])
+    centre = np.mean(logs, axis=1)
+    out[0, valid] = _exp(centre)
+    count = logs.shape[1]
+    if count >= 2:
+        half = (t_quantile(confidence, count - 1) * np.std(logs, axis=1, ddof=1)
+                / math.sqrt(count))
+        out[1, valid], out[2, valid] = _exp(centre - half), _exp(centre + half)
+    return out[0], out[1], out[2]
+
+
+def ratio_ci_rows(static: np.ndarray, dynamic: np.ndarray, paired: bool,
+                  confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ratio_ci of each pair of rows of ``static`` [rows, n] and ``dynamic`` [rows, m], bit
+    for bit: (ratios, lows, highs), one per row.
+
+    Args:
+        static, dynamic: per-process values, one row per cell.
+        paired: as ratio_ci's (the same for every row).
+        confidence: as ratio_ci's.
+
+    Returns:
+        Three arrays [rows]: NaN where ratio_ci gives NaN.
+
+    Raises:
+        ValueError: if ``paired`` and the sides differ in length.
+    """
+    s, d = np.asarray(static, dtype=float), np.asarray(dynamic, dtype=float)
+    if paired and s.shape[1] != d.shape[1]:
+        raise ValueError(f"paired: {s.shape[1]} static and {d.shape[1]} dynamic values")
+    out = np.full((3, len(s)), np.nan)
+    valid = valid_rows(s) & valid_rows(d)
+    if not valid.any():
+        return out[0], out[1], out[2]
+    s, d = np.log(s[valid]), np.log(d[valid])
+    centre = np.mean(s, axis=1) - np.mean(d, axis=1)
+    out[0, valid] = _exp(centre)
+    if min(s.shape[1], d.shape[1]) < 2:
+        return out[0], out[1], out[2]
+    if paired:
+        half = (t_quantile(confidence, s.shape[1] - 1) * np.std(s - d, axis=1, ddof=1)
+                / math.sqrt(s.shape[1]))
+    else:
+        half = _welch_half(s, d, confidence)
+    out[1, valid], out[2, valid] = _exp(centre - half), _exp(centre + half)
+    return out[0], out[1], out[2]
+
+
+def _welch_half(s: np.ndarray, d: np.ndarray, confidence: float) -> np.ndarray:
+    """ratio_ci's unpaired half-width per row of the logs ``s`` and ``d``."""
+    vs, vd = np.var(s, axis=1, ddof=1) / s.shape[1], np.var(d, axis=1, ddof=1) / d.shape[1]
+    se2 = vs + vd
+    half = np.zeros(len(s))
+    for row in np.flatnonzero(se2 != 0):
+        df = float(se2[row]) ** 2 / (vs[row] ** 2 / (s.shape[1] - 1)
+                                     + vd[row] ** 2 / (d.shape[1] - 1))
+        half[row] = t_quantile(confidence, df) * math.sqrt(float(se2[row]))
+    return half
+
+
+def sides_of_one(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """side_of_one of each interval, as -1 (below), 0 (across) or 1 (above)."""
+    with np.errstate(invalid="ignore"):
+        side = np.where(low > 1.0, 1, np.where(high < 1.0, -1, 0))
+    return np.where(np.isnan(low) | np.isnan(high), 0, side)
+
+
+def groups_of(keys: np.ndarray, *arrays: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
+    """The parts of ``arrays`` at each distinct value of ``keys``, in sorted order of the
+    keys (np.unique's), each part in its rows' order: what ``array[keys == key]`` gives for
+    each key, in one sort rather than one pass over the rows per key.
+
+    Args:
+        keys: one key per row (numbers, or text).
+        arrays: arrays as long as ``keys``.
+
+    Returns:
+        An iterator of tuples, one array of each of ``arrays`` per key.
+    """
+    levels, inverse = np.unique(keys, return_inverse=True)
+    order = np.argsort(inverse.ravel(), kind="stable")
+    bounds = np.searchsorted(inverse.ravel()[order], np.arange(1, len(levels)))
+    return zip(*(np.split(np.asarray(array)[order], bounds) for array in arrays))

@@ -11,6 +11,7 @@ from scipy import special
 
 from rnnbench.grid.axes import NUMERIC_AXES
 from rnnbench.stats.formats import prediction_text
+from rnnbench.stats.intervals import groups_of
 from rnnbench.results.load import at_reference
 
 SCALING_AXES = tuple(axis for axis in NUMERIC_AXES if axis != "input_dim")
@@ -52,7 +53,7 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
     se_intercept = s * math.sqrt(1 / n + mean_x ** 2 / sxx)
     total = float(((y - y.mean()) ** 2).sum())
     # lack of fit against pure error (the spread of the repeats at each x)
-    pure = float(sum(((y[x == level] - y[x == level].mean()) ** 2).sum() for level in levels))
+    pure = float(sum(((part - part.mean()) ** 2).sum() for (part,) in groups_of(x, y)))
     df_pure, df_lack = n - len(levels), len(levels) - 2
     if df_pure > 0 and df_lack > 0 and pure > 0:
         f = ((sse - pure) / df_lack) / (pure / df_pure)

@@ -5,7 +5,9 @@ intervals, static / dynamic ratios, break-even, and the flags that say how far t
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -139,6 +141,35 @@ def fragile_metrics(static: "pd.DataFrame | Side", dynamic: "pd.DataFrame | Side
     return out
 
 
+def fragile_rows(static: Side, dynamic: Side) -> list[list[str]]:
+    """fragile_metrics of cells alike in their repeats, each answer the one fragile_metrics
+    gives the cell alone.
+
+    Args:
+        static, dynamic: the cells' Sides, one row of values per cell ([cells, repeats]).
+
+    Returns:
+        The fragile VERDICT_METRICS of each cell, in their order.
+    """
+    cells = len(static.values["median_step_s"])
+    if min(len(static.repeat), len(dynamic.repeat)) < 3:
+        return [[] for _ in range(cells)]
+    paired = np.array_equal(static.repeat, dynamic.repeat)
+    left_out = sorted(set(static.repeat.tolist()) | set(dynamic.repeat.tolist()))
+    moved = {}
+    for metric in VERDICT_METRICS:
+        x, y = static.values[metric], dynamic.values[metric]
+        whole = intervals.sides_of_one(*intervals.ratio_ci_rows(x, y, paired)[1:])
+        moved[metric] = np.zeros(cells, dtype=bool)
+        for repeat in left_out:
+            keep_x, keep_y = static.repeat != repeat, dynamic.repeat != repeat
+            left = intervals.ratio_ci_rows(x[:, keep_x], y[:, keep_y], np.array_equal(
+                static.repeat[keep_x], dynamic.repeat[keep_y]))
+            moved[metric] |= intervals.sides_of_one(*left[1:]) != whole
+    return [[metric for metric in VERDICT_METRICS if moved[metric][cell]]
+            for cell in range(cells)]
+
+
 def whole_steps(value: float) -> float:
     """A break-even in steps as a whole step count: the first step at which static's total
     time is below dynamic's (the totals are equal at the real-valued break-even, so 8.0 gives
@@ -187,82 +218,182 @@ def summarize(runs: pd.DataFrame,
     check_one_environment(runs)
     check_no_overlap(runs)
     runs = runs.assign(outlier=outlier_runs(runs)).reset_index(drop=True)
-    # every column as an array once: a cell's runs are then index arrays into them (Side)
-    numeric = {c: runs[c].to_numpy(dtype=float) for c in runs.select_dtypes("number")}
-    repeat, impls = runs["repeat"].to_numpy(), runs["impl"].to_numpy()
-    flags = {c: runs[c].to_numpy() for c in ("measured_in", "disturbed", "outlier", "busy",
-                                             "warmup_settled")}
-    rows = []
-    for cell_values, positions in runs.groupby(CELL_COLUMNS, sort=False).indices.items():
-        row = dict(zip(CELL_COLUMNS, cell_values))
-        by_impl = {}
-        for impl in ("static", "dynamic"):
-            mine = positions[impls[positions] == impl]
-            if not len(mine):
-                raise ValueError(f"cell {row['cell_id']}: no {impl} runs")
-            mine = mine[np.argsort(repeat[mine], kind="stable")]
-            by_impl[impl] = Side(repeat[mine], {c: v[mine] for c, v in numeric.items()})
-            row.update(_impl_columns(impl, by_impl[impl], flags["measured_in"][mine[0]]))
-        row.update(_ratio_columns(by_impl["static"], by_impl["dynamic"], confidence))
-        row.update(_flag_columns(by_impl, {name: flag[positions] for name, flag in flags.items()}))
-        rows.append(row)
-    summary = pd.DataFrame(rows)
+    groups = runs.groupby(CELL_COLUMNS, sort=False).indices
+    keys = list(groups)
+    code = np.empty(len(runs), dtype=np.intp)
+    for number, positions in enumerate(groups.values()):
+        code[positions] = number
+    columns = _cell_columns(runs, code, keys, confidence)
+    summary = pd.DataFrame({
+        **{column: [key[i] for key in keys] for i, column in enumerate(CELL_COLUMNS)},
+        **{name: values.tolist() for name, values in columns.items()},
+        **_run_flags(runs, code, len(keys))})
+    order = [c for c in summary if c not in FLAG_COLUMNS] + list(FLAG_COLUMNS)
+    summary = summary[order]
     summary["breakeven_steps"] = summary["breakeven_steps"].astype("Int64")
     if peak_flop_per_s is not None:
         _add_fraction_of_peak(summary, peak_flop_per_s)
     return summary
 
 
-def _impl_columns(impl: str, side: Side, measured_in: str) -> dict:
-    """summarize's columns of one implementation of a cell (``<impl>_...``)."""
+FLAG_COLUMNS = ("fragile", "unstable", "disturbed_runs", "outlier_runs", "disagreeing_repeats",
+                "busy", "warmup_capped")
+"""summarize's last columns, in their order: the flags and counts of a cell."""
+
+
+def _cell_columns(runs: pd.DataFrame, code: np.ndarray, keys: list[tuple],
+                  confidence: float) -> dict[str, np.ndarray]:
+    """summarize's columns computed from each cell's Sides (all but the cell's axes and the
+    flags read from its runs): per implementation, ratios, break-even, fragile ratios and
+    disagreeing repeats; one object array [cells] per column, in summarize's order.
+
+    Cells whose runs have the same repeats are computed together, as rows of matrices (the
+    intervals' row functions give each row what the scalar functions give it alone); the
+    ratios' intervals at ``confidence``.
+
+    Raises:
+        ValueError: naming the first cell without runs of an implementation.
+    """
+    repeat = runs["repeat"].to_numpy()
+    numeric = {c: runs[c].to_numpy(dtype=float) for c in runs.select_dtypes("number")}
+    measured_in = runs["measured_in"].to_numpy()
+    columns: dict[str, np.ndarray] = {}
+    for cells, by_impl in _shapes(runs, code, keys):
+        sides_ = {impl: Side(repeat[positions[0]],
+                             {c: values[positions] for c, values in numeric.items()})
+                  for impl, positions in by_impl.items()}
+        part = {}
+        for impl, side in sides_.items():
+            part.update(_impl_columns(impl, side, measured_in[by_impl[impl][:, 0]]))
+        part.update(_ratio_columns(sides_["static"], sides_["dynamic"], confidence))
+        part.update(_side_flags(sides_))
+        for name, values in part.items():
+            if name not in columns:
+                columns[name] = np.empty(len(keys), dtype=object)
+            columns[name][cells] = list(values)
+    return columns
+
+
+def _shapes(runs: pd.DataFrame, code: np.ndarray,
+            keys: list[tuple]) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """The cells (numbers into ``keys``) alike in their repeats of each implementation, with
+    the positions of their static and dynamic runs ({impl: [cells, runs]}, in repeat order,
+    ties in table order).
+
+    Raises:
+        ValueError: naming the first cell (static before dynamic) without runs of an
+            implementation.
+    """
+    repeat, impl = runs["repeat"].to_numpy(), runs["impl"].to_numpy()
+    rank = np.select([impl == "static", impl == "dynamic"], [0, 1], 2)
+    order = np.lexsort((repeat, rank, code))
+    bounds = {}
+    for number, side in enumerate(("static", "dynamic")):
+        mine = order[rank[order] == number]
+        starts = np.searchsorted(code[mine], np.arange(len(keys) + 1))
+        bounds[side] = (mine, starts)
+    for cell in range(len(keys)):
+        for side, (mine, starts) in bounds.items():
+            if starts[cell] == starts[cell + 1]:
+                raise ValueError(f"cell {keys[cell][0]}: no {side} runs")
+    alike: dict[tuple, list[int]] = {}
+    for cell in range(len(keys)):
+        shape = tuple(tuple(repeat[mine[starts[cell]:starts[cell + 1]]].tolist())
+                      for mine, starts in bounds.values())
+        alike.setdefault(shape, []).append(cell)
+    for cells in alike.values():
+        cells = np.array(cells)
+        yield cells, {side: mine[starts[cells][:, None] + np.arange(
+            starts[cells[0] + 1] - starts[cells[0]])] for side, (mine, starts) in bounds.items()}
+
+
+def _impl_columns(impl: str, side: Side, measured_in: np.ndarray) -> dict:
+    """summarize's columns of one implementation (``<impl>_...``) of cells alike in their
+    repeats: ``side`` holds one row per cell."""
     sub = side.values
-    row = {f"{impl}_repeats": len(side.repeat), f"{impl}_measured_in": measured_in}
+    cells = len(measured_in)
+    row = {f"{impl}_repeats": np.full(cells, len(side.repeat)),
+           f"{impl}_measured_in": measured_in}
     for metric in METRICS:
-        estimate, low, high = intervals.geomean_ci(sub[metric])
+        estimate, low, high = intervals.geomean_ci_rows(sub[metric])
         row[f"{impl}_{metric}"] = estimate
         row[f"{impl}_{metric}_ci_low"] = low
         row[f"{impl}_{metric}_ci_high"] = high
     # arithmetic means: the break-even (breakeven_of) is where setup + n step of these
     # cross, so cumulative_time draws them
-    row[f"{impl}_setup_s_amean"] = float(sub["setup_s"].mean())
-    row[f"{impl}_median_step_s_amean"] = float(sub["median_step_s"].mean())
-    row[f"{impl}_max_block_spread"] = float(np.nanmax(sub["block_spread"])) if not \
-        np.isnan(sub["block_spread"]).all() else math.nan
-    row[f"{impl}_max_warmup_steps_run"] = int(sub["warmup_steps_run"].max())
+    row[f"{impl}_setup_s_amean"] = sub["setup_s"].mean(axis=1)
+    row[f"{impl}_median_step_s_amean"] = sub["median_step_s"].mean(axis=1)
+    spread = sub["block_spread"]
+    empty = np.isnan(spread).all(axis=1)
+    row[f"{impl}_max_block_spread"] = np.where(
+        empty, math.nan, np.nanmax(np.where(empty[:, None], 0.0, spread), axis=1))
+    row[f"{impl}_max_warmup_steps_run"] = sub["warmup_steps_run"].max(axis=1).astype(int)
     return row
 
 
 def _ratio_columns(static: Side, dynamic: Side, confidence: float) -> dict:
-    """summarize's static / dynamic columns of a cell: ratios at ``confidence``, pairing,
-    break-even."""
+    """summarize's static / dynamic columns of cells alike in their repeats (one row each):
+    ratios with their intervals at ``confidence``, pairing, break-even."""
+    paired = np.array_equal(static.repeat, dynamic.repeat)
     row = {}
     for metric in RATIO_METRICS:
-        ratio, low, high = ratio_of(static, dynamic, metric, confidence)
+        ratio, low, high = intervals.ratio_ci_rows(static.values[metric],
+                                                   dynamic.values[metric], paired,
+                                                   confidence)
         row[f"ratio_{metric}"] = ratio
         row[f"ratio_{metric}_ci_low"] = low
         row[f"ratio_{metric}_ci_high"] = high
-    row["ratio_paired"] = sides(static, dynamic, "setup_s")[2]
-    row["ratio_confidence"] = confidence
-    steps, low, high = map(whole_steps, breakeven_of(static, dynamic))
-    row["breakeven_steps"] = None if math.isinf(steps) else steps
-    row["breakeven_steps_ci_low"], row["breakeven_steps_ci_high"] = low, high
+    cells = len(static.values["setup_s"])
+    row["ratio_paired"] = np.full(cells, paired)
+    row["ratio_confidence"] = np.full(cells, confidence)
+    count = min(len(static.repeat), len(dynamic.repeat))
+    gap = static.values["setup_s"][:, :count] - dynamic.values["setup_s"][:, :count]
+    gain = dynamic.values["median_step_s"][:, :count] - static.values["median_step_s"][:, :count]
+    breakeven = [tuple(map(whole_steps, intervals.breakeven_ci(a, b))) for a, b in zip(gap, gain)]
+    row["breakeven_steps"] = np.array([None if math.isinf(steps) else steps
+                                       for steps, _, _ in breakeven], dtype=object)
+    row["breakeven_steps_ci_low"] = np.array([low for _, low, _ in breakeven], dtype=float)
+    row["breakeven_steps_ci_high"] = np.array([high for _, _, high in breakeven], dtype=float)
     return row
 
 
-def _flag_columns(by_impl: dict[str, Side], flags: dict[str, np.ndarray]) -> dict:
-    """summarize's flags and counts of a cell, from its Sides and its runs' ``flags``."""
-    fragile = fragile_metrics(by_impl["static"], by_impl["dynamic"])
-    return {
-        "fragile": ", ".join(fragile),
-        "unstable": bool(fragile),
-        "disturbed_runs": int(flags["disturbed"].sum()),
-        "outlier_runs": int(flags["outlier"].sum()),
-        "disagreeing_repeats": "; ".join(
-            f"{impl}: {groups}" for impl, side in by_impl.items()
-            if (groups := disagreeing_repeats(side.repeat, side.values["median_step_s"]))),
-        "busy": bool(flags["busy"].any()),
-        "warmup_capped": bool((flags["warmup_settled"] == False).any()),  # noqa: E712
-    }
+def _side_flags(by_impl: dict[str, Side]) -> dict:
+    """summarize's flags of cells alike in their repeats read from their Sides (one row
+    each): the fragile ratios, and the repeats that disagree."""
+    fragile = fragile_rows(by_impl["static"], by_impl["dynamic"])
+    cells = len(fragile)
+    words = np.full(cells, "", dtype=object)
+    for impl, side in by_impl.items():
+        for cell in np.flatnonzero(_may_disagree(side.values["median_step_s"])):
+            groups = disagreeing_repeats(side.repeat, side.values["median_step_s"][cell])
+            if groups:
+                words[cell] += ("; " if words[cell] else "") + f"{impl}: {groups}"
+    return {"fragile": np.array([", ".join(metrics) for metrics in fragile], dtype=object),
+            "unstable": np.array([bool(metrics) for metrics in fragile]),
+            "disagreeing_repeats": words}
+
+
+def _may_disagree(seconds: np.ndarray, factor: float = OUTLIER_FACTOR) -> np.ndarray:
+    """Which rows of ``seconds`` [cells, repeats] disagreeing_repeats may split (its widest
+    gap over ``factor``); the others it answers '' for."""
+    if seconds.shape[1] < 3:
+        return np.zeros(len(seconds), dtype=bool)
+    usable = np.isfinite(seconds).all(axis=1) & (seconds > 0).all(axis=1)
+    logs = np.log(np.sort(np.where(usable[:, None], seconds, 1.0), axis=1))
+    return usable & (np.diff(logs, axis=1).max(axis=1) > math.log(factor))
+
+
+def _run_flags(runs: pd.DataFrame, code: np.ndarray, cells: int) -> dict[str, list]:
+    """summarize's counts and flags of each cell read from its runs (``code``: each run's
+    cell number): disturbed and outlier runs, busy, warm-up capped."""
+    def count(flag: np.ndarray) -> np.ndarray:
+        return np.bincount(code, weights=np.asarray(flag, dtype=bool), minlength=cells)
+
+    return {"disturbed_runs": count(runs["disturbed"].to_numpy()).astype(int).tolist(),
+            "outlier_runs": count(runs["outlier"].to_numpy()).astype(int).tolist(),
+            "busy": (count(runs["busy"].to_numpy()) > 0).tolist(),
+            "warmup_capped": (count(runs["warmup_settled"].to_numpy() == False)  # noqa: E712
+                              > 0).tolist()}
 
 
 def _add_fraction_of_peak(summary: pd.DataFrame,
@@ -279,6 +410,11 @@ def _add_fraction_of_peak(summary: pd.DataFrame,
             summary[f"{impl}_achieved_flop_per_s"] / summary["peak_flop_per_s"])
 
 
+CUMULATIVE_LAST = ("breakeven_steps", "breakeven_steps_ci_low", "breakeven_steps_ci_high")
+"""cumulative_time's last columns, its cell's break-even and interval, after the
+CELL_COLUMNS, impl, steps and total_s."""
+
+
 def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
     """Total wall time after n training steps, per cell and implementation.
 
@@ -286,30 +422,80 @@ def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
     (``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``: the lines cross at the
     break-even, intervals.breakeven_ci), for n from 0 to a horizon of twice the
     break-even step count (or 100 steps when there is none, or it is 0). Long format:
-    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps and its interval.
+    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps and its interval
+    (CUMULATIVE_LAST).
     """
+    if summary.empty:
+        return pd.DataFrame(columns=[*CELL_COLUMNS, "impl", "steps", "total_s",
+                                     *CUMULATIVE_LAST])
+    cell, own = _cumulative_rows(summary, points)
+    out = summary[CELL_COLUMNS].iloc[cell].reset_index(drop=True)
+    for column, values in own.items():
+        out[column] = values
+    for column in CUMULATIVE_LAST:
+        out[column] = summary[column].iloc[cell].reset_index(drop=True)
+    return out
+
+
+def _cumulative_rows(summary: pd.DataFrame, points: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """cumulative_time's rows: each one's cell (a position in ``summary``), and its own
+    columns impl, steps and total_s."""
     parts = []
     for position, breakeven in enumerate(summary["breakeven_steps"]):
         horizon = 2 * int(breakeven) if pd.notna(breakeven) and breakeven > 0 else 100
         steps = np.unique(np.linspace(0, horizon, points).round().astype(int))
         parts.append((np.repeat(position, 2 * len(steps)), np.repeat(steps, 2),
                       np.tile(["static", "dynamic"], len(steps))))
-    if not parts:
-        return pd.DataFrame(columns=[*CELL_COLUMNS, "impl", "steps", "total_s",
-                                     "breakeven_steps", "breakeven_steps_ci_low",
-                                     "breakeven_steps_ci_high"])
     cell, steps, impl = (np.concatenate(column) for column in zip(*parts))
-    columns = ["breakeven_steps", "breakeven_steps_ci_low", "breakeven_steps_ci_high"]
-    out = summary[CELL_COLUMNS].iloc[cell].reset_index(drop=True)
-    out["impl"], out["steps"] = impl, steps
     static = impl == "static"
     setup = np.where(static, summary["static_setup_s_amean"].to_numpy()[cell],
                      summary["dynamic_setup_s_amean"].to_numpy()[cell])
     step = np.where(static, summary["static_median_step_s_amean"].to_numpy()[cell],
                     summary["dynamic_median_step_s_amean"].to_numpy()[cell])
-    out["total_s"] = setup + steps * step
-    for column in columns:
-        out[column] = summary[column].iloc[cell].reset_index(drop=True)
-    return out
+    own = pd.DataFrame({"impl": impl, "steps": steps})
+    own["total_s"] = setup + steps * step
+    return cell, own
 
 
+def write_cumulative_time(summary: pd.DataFrame, path: str | Path, points: int = 60) -> None:
+    """Write cumulative_time(summary, points) to ``path`` as its ``to_csv(path,
+    index=False)`` would, byte for byte, without the long table: each cell's own columns
+    (CELL_COLUMNS, CUMULATIVE_LAST) are written once and repeated beside each of its rows,
+    as pandas writes a field alone. A table with a field across lines (a line break in
+    text) is written by pandas as the long table.
+
+    Args:
+        summary: summarize's table.
+        path: the CSV file to write.
+        points: as cumulative_time's.
+    """
+    if summary.empty:
+        cumulative_time(summary, points).to_csv(path, index=False)
+        return
+    cell, own = _cumulative_rows(summary, points)
+    before, after = (_csv_lines(summary[list(columns)])
+                     for columns in (CELL_COLUMNS, CUMULATIVE_LAST))
+    if before is None or after is None:
+        cumulative_time(summary, points).to_csv(path, index=False)
+        return
+    names = _csv_lines(pd.DataFrame(columns=[*CELL_COLUMNS, *own, *CUMULATIVE_LAST]),
+                       header=True)
+    # the fields as pandas writes them: a float as numpy's text of it (NaN: empty), a whole
+    # number and the words static and dynamic as they are (nothing in them to quote)
+    total = own["total_s"].to_numpy(dtype=float)
+    text = total.astype(str).astype(object)
+    text[np.isnan(total)] = ""
+    with open(path, "w", newline="") as handle:
+        handle.write(names[0] + os.linesep)
+        handle.writelines(f"{before[c]},{impl},{steps},{seconds},{after[c]}{os.linesep}"
+                          for c, impl, steps, seconds in zip(
+                              cell.tolist(), own["impl"].tolist(), own["steps"].tolist(),
+                              text.tolist()))
+
+
+def _csv_lines(table: pd.DataFrame, header: bool = False) -> list[str] | None:
+    """The lines to_csv writes for ``table`` (without its index), one per row (the header's
+    first with ``header``); None where a field spans lines."""
+    lines = table.to_csv(index=False, header=header,
+                         lineterminator=os.linesep).split(os.linesep)[:-1]
+    return lines if len(lines) == len(table) + header else None

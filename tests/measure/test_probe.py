@@ -29,7 +29,10 @@ def test_the_probe_measures_every_unit_cost_of_this_machine(tmp_path):
     assert costs["op_pair_nodes"] == 2  # a multiply and an add, nothing folded away
     assert 1e-8 < costs["while_iteration_s"] < 1e-3 and 1e-8 < costs["op_pair_s"] < 1e-3
     assert len(record["matmul"]) == 9
-    assert all(row["forward_flop_per_s"] > 1e6 for row in record["matmul"])
+    # slopes: a small matmul net of one run's overhead once gave 1e-9 s (98 TFLOP/s)
+    rates = [row[f"{way}_flop_per_s"] for row in record["matmul"] for way in ("forward",
+                                                                             "backward")]
+    assert all(1e6 < rate < 5e12 for rate in rates), rates
     assert record["environment"].startswith(record["meta"]["cpu_model"])
     assert "TensorFlow" in record["environment"] and record["probe_s"] < 60
     assert "while_iteration_s" in done.stdout and str(out) in done.stdout

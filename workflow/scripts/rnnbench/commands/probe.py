@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+import numpy as np
 
 from rnnbench.measure import metadata
 from rnnbench.measure.model import import_tf
@@ -54,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
         unit = "" if name.endswith(("_nodes", "bytes_per_node")) else " µs"
         shown = value * 1e6 if unit else value
         print(f"{name:32} {shown:10.3g}{unit}")
-    best = max(row["forward_flop_per_s"] for row in result["matmul"])
+    best = np.nanmax([row["forward_flop_per_s"] for row in result["matmul"]])
     print(f"{'matmul forward, best shape':32} {best / 1e9:10.3g} GFLOP/s")
     print(f"{result['environment']}; {result['probe_s']:.0f} s; wrote {args.out}")
     return 0

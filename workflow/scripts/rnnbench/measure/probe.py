@@ -130,31 +130,50 @@ def chain_costs(tf: ModuleType, config: Any, name: str, unit: Callable,
             "bytes_per_node": max(_slope(rss), 0.0) * 2 ** 20 / node_slope}
 
 
+MATMUL_COPIES = (2, 10)
+"""The matmul probes' two sizes: independent copies of the matmul in one graph (a slope, as
+every unit cost: a small matmul takes less than one session.run's jitter)."""
+
+
+def _matmul_graph(tf: ModuleType, rng: Any, batch: int, k: int, n: int,
+                  copies: int) -> tuple[Any, Any, Any]:
+    """A graph of ``copies`` [batch, k] x [k, n] matmuls, each of its own variable input
+    (no two alike, so Grappler merges none) and one shared weight [k, n]: (graph, the
+    forward sum, the gradient sum over every input and the weight)."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        xs = [tf1.Variable(rng.standard_normal((batch, k), dtype=np.float32))
+              for _ in range(copies)]
+        w = tf1.Variable(rng.standard_normal((k, n), dtype=np.float32))
+        forward = tf.add_n([tf.reduce_sum(tf.matmul(x, w)) for x in xs])
+        backward = tf.add_n([tf.reduce_sum(g) for g in tf1.gradients(forward, [*xs, w])])
+        graph.init = tf1.global_variables_initializer()
+    return graph, forward, backward
+
+
 def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
     """Seconds and FLOP/s of an LSTM step's matmul and of its gradient (two matmuls of the
-    same size) at each MATMUL_SHAPES, net of an empty run's overhead."""
-    tf1 = tf.compat.v1
+    same size) at each MATMUL_SHAPES: slopes over MATMUL_COPIES, so that the run's overhead
+    and its jitter cancel; a slope at or below zero (below the timer's reach) is NaN."""
     rows = []
     rng = np.random.default_rng(0)
     for batch, units in MATMUL_SHAPES:
         k, n = 16 + units, 4 * units
-        graph = tf.Graph()
-        with graph.as_default():
-            x = tf1.Variable(rng.standard_normal((batch, k), dtype=np.float32))
-            w = tf1.Variable(rng.standard_normal((k, n), dtype=np.float32))
-            forward = tf.reduce_sum(tf.matmul(x, w))
-            backward = tf.add_n([tf.reduce_sum(g) for g in tf1.gradients(forward, [x, w])])
-            empty = tf.reduce_sum(x[:1, :1])
-            init = tf1.global_variables_initializer()
-        with tf1.Session(graph=graph, config=config) as session:
-            session.run(init)
-            base = _median_run(session, empty)
-            ahead = max(_median_run(session, forward) - base, 1e-9)
-            back = max(_median_run(session, backward) - base, 1e-9)
+        ahead, back = {}, {}
+        for copies in MATMUL_COPIES:
+            graph, forward, backward = _matmul_graph(tf, rng, batch, k, n, copies)
+            with tf.compat.v1.Session(graph=graph, config=config) as session:
+                session.run(graph.init)
+                ahead[copies] = _median_run(session, forward)
+                back[copies] = _median_run(session, backward)
+        forward_s, backward_s = (slope if (slope := _slope(t)) > 0 else float("nan")
+                                 for t in (ahead, back))
         flop = 2.0 * batch * k * n
         rows.append({"batch_size": batch, "num_units": units, "k": k, "n": n,
-                     "forward_s": ahead, "backward_s": back, "forward_flop_per_s": flop / ahead,
-                     "backward_flop_per_s": 2 * flop / back})
+                     "forward_s": forward_s, "backward_s": backward_s,
+                     "forward_flop_per_s": flop / forward_s,
+                     "backward_flop_per_s": 2 * flop / backward_s})
     return rows
 
 

@@ -306,6 +306,23 @@ def test_plain_config_files_pass_the_yaml_checks():
         configfiles.check_config_file(path, keys=path.name != "seed-claims.yaml")
 
 
+def test_check_notes_a_gpu_config_that_a_local_run_here_refuses(tmp_path, monkeypatch, capsys):
+    """device: gpu on a machine without a GPU: the workflow refuses a local run and takes a
+    cluster run (its nodes are not this machine); rnnbench check said nothing of it."""
+    from rnnbench import cli
+    from rnnbench.pipeline import hardware
+
+    monkeypatch.setattr(hardware, "gpu_names", lambda *args, **kwargs: [])
+    path = tmp_path / "gpu.yaml"
+    path.write_text("device: gpu\n")
+    assert cli.main(["check", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "a local run here refuses it: device: 'gpu', but this machine shows no NVIDIA " \
+           "GPU" in out.err and "training jobs" in out.out
+    monkeypatch.setattr(hardware, "gpu_names", lambda *args, **kwargs: ["NVIDIA H200"])
+    assert cli.main(["check", str(path)]) == 0 and "refuses" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("text, fragment", [
     ("", "holds no keys (it is empty, or comments only)"),
     ("# steps: 5\n", "holds no keys (it is empty, or comments only)"),

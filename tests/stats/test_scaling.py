@@ -67,7 +67,10 @@ def test_findings_state_each_law_with_its_extrapolation(tmp_path):
     text = findings.findings_markdown(summarize(runs), runs, [], {
         "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1,
         "extrapolate": {"max_len": [3000]}})
-    assert "## Scaling laws" in text and "at 3000" in text and "graph construction (s)" in text
+    assert "## Scaling laws" in text and "graph construction (s)" in text
+    assert "at 3000, 75x the largest fitted" in text  # how far the law is carried
+    assert scaling._reach(5, "10, 20, 40") == ", 1/2 of the smallest fitted"
+    assert scaling._reach(30, "10, 20, 40") == ""
     one = scaling.scaling_section(scaling.scaling_table(runs[runs["max_len"] == 10]))
     assert one[0].startswith("No scaling law: the grid varies none of max_len")
 

@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from rnnbench.grid.configcheck import check_files
+from rnnbench.pipeline.hardware import check_device
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``rnnbench check``; returns the exit status (0, or 1 with the error printed)."""
+    """Run ``rnnbench check``; returns the exit status (0, or 1 with the error printed). A
+    config that a local run here would refuse but a cluster run may take (device: gpu on a
+    machine without a GPU) gets a note on standard error, and status 0."""
     try:
-        _, _, line = check_files(args.configs)
+        config, _, line = check_files(args.configs)
     except ValueError as error:
         print(f"config: {error}", file=sys.stderr)
         return 1
+    try:
+        check_device(config["device"], local=True)
+    except ValueError as error:
+        print(f"config: a local run here refuses it: {error}", file=sys.stderr)
     print(line)
     return 0

@@ -287,7 +287,8 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
                if Path(partial).is_dir() else "")
             + ". Run the same command again to finish it, then build the report. A cell "
             "that fails every time (out of memory, say) is left out by removing one of its "
-            "axis values from the config (--configfile F, or --config max_len=[...]): the "
+            "axis values from the config (in a file F given with --configfile F; --config "
+            "passes a list's items as text, which the schema refuses): the "
             "run then finishes without it, and the report describes the rest")
     if not Path(measurements).exists():
         raise Refused(

@@ -15,7 +15,7 @@ import pandas as pd
 
 from rnnbench.grid.axes import LABEL_AXES
 from rnnbench.stats.claims import judge, unclear_reason
-from rnnbench.report.sections import (cold_fetch_lines, effects_section, jax_lines,
+from rnnbench.report.sections import (busy_words, cold_fetch_lines, effects_section, jax_lines,
                                         keras_lines, setup_section, stability_lines,
                                         version_section)
 from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
@@ -93,6 +93,20 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str],
             lines += [f"  - {line}" for line in _api_sentences(claim, in_api, labels, api,
                                                                  margin)]
     return lines
+
+
+def _busy_line(runs: pd.DataFrame) -> list[str]:
+    """The bottom line's count of the runs measured on a busy machine (load_results'
+    ``busy``), and what they do to the verdicts; none where no run was."""
+    if "busy" not in runs:
+        return []
+    own = runs[runs["measured_in"] == runs["cell_id"]]  # a shared run counts once
+    busy = int(own["busy"].astype(bool).sum())
+    if not busy:
+        return []
+    return [f"- **Busy machine**: {busy} of {len(own)} runs were measured on a busy machine "
+            f"({busy_words(runs)}). They stay in the intervals and the verdicts, whose spread "
+            "they widen; the cost model leaves them out (Stability; Why: the cost model)."]
 
 
 def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
@@ -284,6 +298,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     for claim in claims:
         if claim["id"] in others:
             out += _other_claim_line(claim, others[claim["id"]])
+    out += _busy_line(runs)
     if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]

@@ -184,6 +184,17 @@ FOLD_ROWS = 40
 reach: the reference map's grid gives about 390 laws."""
 
 
+def _reach(at: float, values: str) -> str:
+    """How far a prediction at ``at`` lies outside the fitted ``values`` (scaling_table's
+    text, '2, 24'): ', 125x the largest fitted' or ', 1/4 of the smallest fitted'; '' inside."""
+    fitted = [float(v) for v in values.split(", ")]
+    if at > max(fitted):
+        return f", {at / max(fitted):.3g}x the largest fitted"
+    if at < min(fitted):
+        return f", 1/{min(fitted) / at:.3g} of the smallest fitted"
+    return ""
+
+
 def scaling_section(table: pd.DataFrame) -> list[str]:
     """FINDINGS' 'Scaling laws' from scaling_table: one line when no axis varies."""
     if table.empty:
@@ -207,7 +218,8 @@ def scaling_section(table: pd.DataFrame) -> list[str]:
              else ("poor fit" if r.poor_fit else f"{r.form} fits") + f" (p {r.lack_of_fit_p:.2g})"
              for r in table.itertuples()],
         prediction=[f"{prediction_text(r.predicted, r.predicted_low, r.predicted_high)} at "
-                    f"{r.at:g}" if not math.isnan(r.at) else "-" for r in table.itertuples()],
+                    f"{r.at:g}{_reach(r.at, r.values)}" if not math.isnan(r.at) else "-"
+                    for r in table.itertuples()],
     )[["axis", "group", "impl", "quantity", "values", "slope", "r2", "fit", "prediction"]]
     if len(shown) <= FOLD_ROWS:
         return [*out, shown.to_markdown(index=False), ""]

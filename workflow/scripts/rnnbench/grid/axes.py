@@ -1,12 +1,9 @@
-"""The grid's axes and their values: what a config can vary, each axis's reference value, the
-apis and what each lacks, and how an axis value is named in ids and tables.
+"""The grid's axes and their values: what a config can vary, and each axis's reference value.
 
-A *cell* is one combination of the grid axes (CELL_AXES: cell, batch_size, max_len,
-sequence_length, num_units, input_dim, api, tf_version, and the ablation axes of
-ABLATION_DEFAULTS). Both implementations (IMPLEMENTATIONS), static_rnn and dynamic_rnn, run on
-every cell (rnnbench.grid.cells builds the cells and their ids).
-
-This module imports nothing but the standard library and rnnbench.grid.layout: claims.py reads it
+It also holds the apis and what each lacks, and how an axis value is named in ids and
+tables. A cell is one combination of CELL_AXES; both IMPLEMENTATIONS run on every cell
+(rnnbench.grid.cells builds the cells and their ids; docs/layout.md, Cells, datasets and
+protocols). Standard library and rnnbench.grid.layout only: claims.py reads this module
 when the Snakefile is read, and the timing harness (hook_step) on the GPU machine.
 """
 
@@ -84,17 +81,24 @@ pass these."""
 
 
 def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -> bool:
-    """Whether step k (0 = the first step, then the warm-up's, then the measured ones) fetches
-    the hook set, after a warm-up of ``warmup_steps`` steps (None: still warming up).
+    """Tell whether step k fetches the hook set.
 
+    Step k counts from 0 = the first step, then the warm-up's, then the measured ones. By
+    ``fetches``:
     - ``loss`` / ``train_op``: never (one fetch set throughout).
-    - ``hooks``: as the seed's Estimator, whose hooks fire on the first step and then every
-      ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with save_summary_steps):
-      when k % hook_every == 0. The every-step set first runs in the first warm-up step, so
-      both sets are warmed up before the measurement.
-    - ``hooks_cold``: the pitfall: the first step and the warm-up never fetch the hook set;
-      measured step j = k - 1 - warmup_steps does when j % hook_every == 0, so the first
+    - ``hooks``: when k % hook_every == 0, as the seed's Estimator, whose hooks fire on the
+      first step and then every ``hook_every`` steps (LoggingTensorHook, SummarySaverHook with
+      save_summary_steps). The every-step set first runs in the first warm-up step, so both
+      sets are warmed up before the measurement.
+    - ``hooks_cold``: the pitfall. The first step and the warm-up never fetch the hook set.
+      Measured step j = k - 1 - warmup_steps does when j % hook_every == 0, so the first
       measured step is the hook set's first run.
+
+    Args:
+        fetches: the cell's fetches.
+        hook_every: steps between hook fetches.
+        warmup_steps: the warm-up's length; None while still warming up.
+        k: the step.
 
     Raises:
         ValueError: for an unknown ``fetches`` (names it).
@@ -116,11 +120,13 @@ def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
 
 
 def axis_value_id(axis: str, value: Any) -> str:
-    """How the tables name ``value`` of ``axis`` (measurements.csv's column): a
-    sequence_length by sequence_length_id (``20``, ``full``, ``u5-20``; a claim may write
-    ``max_len`` or ``full``, ``{uniform: [5, 20]}`` or ``u5-20``), any other value as text.
-    A between claim's values are matched by it, before any job
-    (configcheck.check_claim_against_grid) and when judged (claims.judge)."""
+    """Return how the tables name ``value`` of ``axis`` (measurements.csv's column).
+
+    A sequence_length is named by sequence_length_id (``20``, ``full``, ``u5-20``); a claim may
+    write ``max_len`` or ``full``, ``{uniform: [5, 20]}`` or ``u5-20``. Any other value is its
+    text. A between claim's values are matched by it, before any job
+    (configcheck.check_claim_against_grid) and when judged (claims.judge).
+    """
     if axis == "sequence_length" and not (isinstance(value, str) and value != "max_len"):
         try:
             return sequence_length_id(value)
@@ -196,16 +202,18 @@ def tf_version_key(tf_version: str) -> tuple[int, ...]:
 
 MIN_REPEATS = 3
 """The fewest processes per cell and implementation at which every interval here keeps its
-stated coverage in tests/stats/test_intervals.py's simulation (rnnbench.stats.intervals): at 2, the t-intervals of the geometric
-mean and the ratio still cover 95 %, but the break-even interval (one degree of freedom) is
-unbounded in most experiments and covers 97.5 %, more than it states. At 1 there is no
-interval at all."""
+stated coverage in tests/stats/test_intervals.py's simulation (rnnbench.stats.intervals).
+At 2, the t-intervals of the geometric mean and the ratio still cover 95 %. But the
+break-even interval (one degree of freedom) is unbounded in most experiments, and covers
+97.5 %, more than it states. At 1 there is no interval at all."""
 
 
 def value_of(cell: Mapping[str, Any], name: str) -> Any:
-    """``cell``'s value of axis ``name``, its default where the cell (a hand-made dict, a row of
-    older results) lacks it: the one home of the axes' defaults (api compat_v1, the venv's
-    tf_version, ABLATION_DEFAULTS).
+    """Return ``cell``'s value of axis ``name``, or its default where the cell lacks it.
+
+    This is the one home of the axes' defaults: api compat_v1, the venv's tf_version,
+    ABLATION_DEFAULTS. A cell may lack an axis when it is a hand-made dict or a row of older
+    results.
 
     Raises:
         KeyError: for an axis without a default that ``cell`` lacks (a shape axis).

@@ -1,14 +1,10 @@
-"""Expand a validated config into the experiment grid: cells, their ids, datasets and the runs
-cells share.
+"""Expand a validated config into the experiment grid: cells, ids, datasets, shared runs.
 
-A *cell* is one combination of the grid axes (axes.CELL_AXES). A *dataset* is one distinct
-data shape; cells that differ only in cell type, batch_size or an ablation share it. The
-*protocol* holds the settings that change a timing but are not grid axes (device, steps,
-warm-up, hook_every, num_samples, seed); it names the results folder, so a new protocol never
-overwrites results measured under another.
-
-Cells are chosen by their axis values, and their ids computed from them (cell_id, Cell),
-never edited.
+A cell is one combination of axes.CELL_AXES; cells that differ only in cell type,
+batch_size or an ablation share a dataset; the protocol (settings that change a timing but
+are not axes) names the results folder. Cells are chosen by their axis values, and their
+ids computed from them (cell_id, Cell), never edited. The terms: docs/layout.md, Cells,
+datasets and protocols.
 """
 
 from __future__ import annotations
@@ -33,19 +29,27 @@ leaves them unsaid."""
 
 
 def protocol_id(config: dict, image: str | None = None) -> str:
-    """Folder name for the settings that change timings but are not grid axes (log_every,
-    which changes no measurement, is left out), and the Apptainer image the rules run in
-    (``image``: its name, e.g. ``rnnbench-cpu-<key>``; None for a bare run)."""
+    """Return the results folder's name for a config's protocol and the image the rules run in.
+
+    The protocol is the settings that change timings but are not grid axes; log_every, which
+    changes no measurement, is left out.
+
+    Args:
+        config: the validated config.
+        image: the Apptainer image's name, e.g. ``rnnbench-cpu-<key>``; None for a bare run.
+    """
     return "_".join([config["device"], f"n{config['num_samples']}", protocol_label(config)]
                     + ([image] if image else []))
 
 
 def protocol_label(protocol: dict) -> str:
-    """The training protocol's settings that change timings, as a result records them
-    (bench.run's ``protocol``: PROTOCOL_KEYS less device): steps and min_measure_s (seconds),
-    warm-up steps, hook_every, seed, Grappler timed alone. Part of protocol_id's folder name,
-    and the column ``protocol`` of measurements.csv, by which compare keeps runs of other
-    protocols apart."""
+    """Name the training protocol's settings that change timings, as a result records them.
+
+    These are bench.run's ``protocol`` (PROTOCOL_KEYS less device): steps and min_measure_s
+    (seconds), warm-up steps, hook_every, seed, and Grappler timed alone. The label is part of
+    protocol_id's folder name, and measurements.csv's column ``protocol``, by which compare
+    keeps runs of other protocols apart.
+    """
     return "_".join(
         [
             f"steps{protocol['steps']}-{float(protocol['min_measure_s']) + 0.0!r}s",  # -0.0: 0.0
@@ -103,15 +107,18 @@ def _ablations(cell: Any) -> list[tuple[str, str, str]]:
 
 
 def cell_id(cell: dict) -> str:
-    """Name of a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``; the other apis add
-    their API_SUFFIXES (``_keras`` / ``_kerasxla`` / ``_kerasjax`` / ``_jaxscan``); a
-    TensorFlow version other than DEFAULT_TF_VERSION (the venv's) adds ``_tf<version>``,
-    e.g. ``_tf2.12``; then each ablation away from ABLATION_DEFAULTS adds a suffix,
-    in CELL_AXES order: ``_lbmaxlen`` (loop_bound max_len),
-    ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off), ``_ftrainop`` /
-    ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>`` (parallel_iterations), ``_swap``
-    (swap_memory), ``_intra<N>`` / ``_inter<N>`` (TensorFlow's threads), ``_infer`` (mode
-    inference), ``_u<N>`` (static's scan unroll, jax_scan)."""
+    """Name a cell, e.g. ``basic_lstm_bs32_ml100_sl10_nu64_in16``.
+
+    Suffixes follow, in this order:
+    - the other apis' API_SUFFIXES (``_keras``, ``_kerasxla``, ``_kerasjax``, ``_jaxscan``);
+    - ``_tf<version>`` for a TensorFlow other than DEFAULT_TF_VERSION (the venv's), e.g.
+      ``_tf2.12``;
+    - one per ablation away from ABLATION_DEFAULTS, in CELL_AXES order: ``_lbmaxlen``
+      (loop_bound max_len), ``_nosl`` (no sequence_length), ``_nomo`` (meta_optimizer off),
+      ``_ftrainop`` / ``_fhooks`` / ``_fhookscold`` (fetches), ``_pi<N>``
+      (parallel_iterations), ``_swap`` (swap_memory), ``_intra<N>`` / ``_inter<N>``
+      (TensorFlow's threads), ``_infer`` (mode inference), ``_u<N>`` (jax_scan's unroll).
+    """
     name = (
         f"{cell['cell']}_bs{cell['batch_size']}_ml{cell['max_len']}"
         f"_sl{sequence_length_id(cell['sequence_length'])}"
@@ -156,15 +163,16 @@ def ablation_label(cell: Any, varied: Iterable[str] | None = None) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A measured cell as a value: its id and the ids of the cells it is compared with, each
-    computed once from the cell's axes (cell_id of the axes changed), never by editing an id
-    string; load.load_results writes them as columns.
+    """A measured cell as a value: its id and the ids of the cells it is compared with.
+
+    Each id is computed once from the cell's axes (cell_id of the axes changed), never by
+    editing an id string. load.load_results writes them as columns.
 
     Attributes:
         id: cell_id of the cell's axes.
         reference_id: the same cell with every ablation axis of ``varied`` (varied_axes of its
-            grid; None: every ablation axis) at ABLATION_DEFAULTS: the cell its ablations are
-            measured against (its own id when it ablates none).
+            grid; None: every ablation axis) at ABLATION_DEFAULTS. Its ablations are measured
+            against this cell; it is its own id when it ablates none.
         compat_v1_id: the same cell in api compat_v1 (a keras cell's unroll=False is compared
             with its dynamic_rnn).
         default_tf_id: the same cell in DEFAULT_TF_VERSION (a row of the versions table).
@@ -205,22 +213,27 @@ def _api_lacks(cell: dict, ablated: set[str]) -> str | None:
 
 
 def left_out(cell: dict, config: dict) -> str | None:
-    """Why the grid leaves out ``cell`` (a combination of the CELL_AXES of ``config``), in
-    words naming the config's keys, or None where it is measured. cells() and the config's
-    messages (configcheck.config_warnings, configcheck.check_cross_fields) both read this one
-    rule.
+    """Say why the grid leaves out ``cell``, in words naming the config's keys; None if measured.
 
-    Left out: loop_bound max_len with pass_sequence_length false (without sequence_length
-    every step runs anyway: the runs of loop_bound batch_max); loop_bound max_len where every
-    sequence is max_len long and the grid has batch_max (the same loop bound); with
-    ``ablation_design`` one_at_a_time, a cell more than one varied ablation axis away from
-    ABLATION_DEFAULTS (each ablation is measured against its reference alone); a cell of the
-    keras apis or jax_scan with an ablation in COMPAT_V1_ONLY (they have no such setting);
-    the JAX_APIS away from TENSORFLOW_ONLY's references or at a tf_version other than the
-    venv's;
-    other apis away from JAX_ONLY's references; a numeric unroll >= max_len where the grid has
-    unroll max_len (the scan unrolls fully either way); mode inference with fetches other than
-    loss (vocabulary.MODES)."""
+    cells() and the config's messages (configcheck.config_warnings,
+    configcheck.check_cross_fields) both read this one rule. Left out:
+    - loop_bound max_len with pass_sequence_length false: without sequence_length every step
+      runs anyway (the runs of loop_bound batch_max);
+    - loop_bound max_len where every sequence is max_len long and the grid has batch_max (the
+      same loop bound);
+    - with ``ablation_design`` one_at_a_time, a cell more than one varied ablation axis away
+      from ABLATION_DEFAULTS: each ablation is measured against its reference alone;
+    - a keras or jax_scan cell with an ablation in COMPAT_V1_ONLY (they have no such setting);
+    - the JAX_APIS away from TENSORFLOW_ONLY's references, or at another tf_version than the
+      venv's; other apis away from JAX_ONLY's references;
+    - a numeric unroll >= max_len where the grid has unroll max_len (the scan unrolls fully
+      either way);
+    - mode inference with fetches other than loss (vocabulary.MODES).
+
+    Args:
+        cell: a combination of the CELL_AXES of ``config``.
+        config: the validated config.
+    """
     if cell["loop_bound"] == "max_len" and not cell["pass_sequence_length"]:
         return ("loop_bound max_len needs pass_sequence_length true (without it the loop "
                 "runs to max_len anyway: loop_bound batch_max's runs)")
@@ -298,15 +311,21 @@ def left_out_reasons(config: dict) -> dict[str, int]:
 
 
 def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
-    """The runs a cell takes from another cell instead of measuring them: (cell_id, impl) ->
-    the id of the cell whose runs of impl serve it. A cell away from its reference in some
-    STATIC_INVARIANT_AXES (among the grid's varied axes) takes the static runs of the same cell
-    with those axes at their references (when the grid has it), so an ablation that changes
-    dynamic_rnn alone does not re-measure static_rnn unchanged; likewise a cell away in
-    DYNAMIC_INVARIANT_AXES (the scan's unroll) takes its reference's dynamic runs.
+    """Map the runs a cell takes from another cell instead of measuring them.
 
-    ``cells``: the grid (cells(), or the cells of a results table keyed by id). Planning
-    (which jobs run) and aggregation (which rows a cell gets) both read this one mapping."""
+    A cell away from its reference in some STATIC_INVARIANT_AXES (among the grid's varied
+    axes) takes the static runs of the same cell with those axes at their references, when the
+    grid has it. So an ablation that changes dynamic_rnn alone does not re-measure an unchanged
+    static_rnn. Likewise a cell away in DYNAMIC_INVARIANT_AXES (the scan's unroll) takes its
+    reference's dynamic runs. Planning (which jobs run) and aggregation (which rows a cell gets)
+    both read this one mapping.
+
+    Args:
+        cells: the grid (cells()), or the cells of a results table, keyed by id.
+
+    Returns:
+        {(cell_id, impl): the id of the cell whose runs of impl serve it}.
+    """
     varied = varied_axes(cells.values())
     out = {}
     for name, cell in cells.items():

@@ -18,10 +18,12 @@ candidate (TF1 GRUCell: one [input_dim + num_units, 2 num_units] and one
 
 
 def cell_step_flop(cell: str, batch_size: int, input_dim: int, num_units: int) -> int:
-    """Forward FLOP of one cell call on a batch: its matmuls, 2 x batch x (input_dim +
-    num_units) x gates x num_units (a [m, k] x [k, n] matmul costs 2 m k n FLOP: one multiply
-    and one add per term). Element-wise gate arithmetic (O(batch x gates x num_units), under
-    a few % of the matmuls for these sizes) and the bias add are not counted.
+    """Count the forward FLOP of one cell call on a batch: its matmuls.
+
+    That is 2 x batch x (input_dim + num_units) x gates x num_units: a [m, k] x [k, n] matmul
+    costs 2 m k n FLOP (one multiply and one add per term). Element-wise gate arithmetic
+    (O(batch x gates x num_units), under a few % of the matmuls at these sizes) and the bias
+    add are not counted.
 
     Raises:
         KeyError: for a cell type not in GATES.
@@ -35,14 +37,14 @@ FORWARD_PASSES = {"train": 3.0, "inference": 1.0}
 
 def step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
               time_steps: float, mode: str = "train") -> float:
-    """FLOP of one measured step over ``time_steps`` cell calls: a training step (forward +
-    backward, mode train) or a forward pass alone (mode inference).
+    """Count the FLOP of one measured step over ``time_steps`` cell calls.
 
-    Training is 3 x forward: the backward pass of a matmul Y = X W is two matmuls of the same
-    size (dX = dY W^T and dW = X^T dY), as in the 6 N FLOP per token (2 N forward, 4 N
-    backward) of Kaplan et al., "Scaling Laws for Neural Language Models" (2020), section
-    2.1. The loss, the Adam update (O(parameters), once per step) and element-wise ops are
-    left out: a lower bound of the work, close for num_units >= 32.
+    A training step (mode train) is forward + backward, 3 x forward: the backward pass of a
+    matmul Y = X W is two matmuls of the same size (dX = dY W^T, dW = X^T dY). Mode inference
+    is the forward pass alone. The loss, the Adam update (O(parameters), once per step) and
+    element-wise ops are left out: a lower bound of the work, close for num_units >= 32.
+    Source: the 6 N FLOP per token of Kaplan et al., "Scaling Laws for Neural Language Models"
+    (2020), section 2.1.
 
     Raises:
         KeyError: for a mode not in FORWARD_PASSES or a cell type not in GATES.
@@ -52,12 +54,14 @@ def step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
 
 
 def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
-    """Time steps a training step of ``impl`` in ``cell`` computes, given its batch's longest
-    sequence_length ``batch_longest``: every padded step (max_len) where the loop runs the
-    padded length - the keras apis (Keras masks), a cell without sequence_length, dynamic_rnn
-    with loop_bound max_len (as up to TF 1.5) - else ``batch_longest`` (static_rnn's conds
-    and dynamic_rnn's loop stop there). One fact for the runners (the work recorded) and
-    resources (a cluster job's runtime)."""
+    """Count the time steps a training step of ``impl`` in ``cell`` computes.
+
+    Every padded step (max_len) where the loop runs the padded length: the keras apis (Keras
+    masks), a cell without sequence_length, dynamic_rnn with loop_bound max_len (as up to
+    TF 1.5). Else ``batch_longest``, the batch's longest sequence_length, where static_rnn's
+    conds and dynamic_rnn's loop stop. One fact for the runners (the work recorded) and for
+    resources (a cluster job's runtime).
+    """
     padded = (value_of(cell, "api") != "compat_v1"
               or not value_of(cell, "pass_sequence_length")
               or (impl == "dynamic" and value_of(cell, "loop_bound") == "max_len"))
@@ -66,12 +70,17 @@ def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
 
 def time_steps_per_step(sequence_length: np.ndarray, batch_size: int, first: int,
                         count: int) -> float:
-    """Mean, over training steps ``first`` .. ``first + count - 1``, of the batch's longest
-    sequence_length: the cell calls each of those steps makes (see the module docstring).
+    """Return the mean of the batch's longest sequence_length over steps ``first`` onwards.
 
-    ``sequence_length`` is int [num_samples]; step k's batch is samples k x batch_size ..
-    (k + 1) x batch_size - 1, modulo num_samples (runners.compat_v1's
-    Dataset.repeat().batch()).
+    That is the cell calls each of those steps makes (the module docstring says why). Step k's
+    batch is samples k x batch_size .. (k + 1) x batch_size - 1, modulo num_samples
+    (runners.compat_v1's Dataset.repeat().batch()).
+
+    Args:
+        sequence_length: int [num_samples].
+        batch_size: samples per batch.
+        first: the first step.
+        count: the number of steps.
     """
     lengths = np.asarray(sequence_length)
     steps = np.arange(first, first + count)[:, None]

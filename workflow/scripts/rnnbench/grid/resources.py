@@ -1,11 +1,10 @@
-"""The resources (memory, run time) of a training job, sized from its grid cell: what a cluster
-is asked for, the bounds each job's watchdog holds it to (rnnbench.jobs.watchdog), and the check
-that refuses a grid whose largest job does not fit the machine, before any job.
+"""The resources (memory, run time) of a training job, sized from its grid cell.
 
-The estimates are deliberate over-estimates built from what was measured here (2-core x86_64,
-TensorFlow 2.21 CPU build, one thread; Keras 3 and JAX for the compiled apis): a job that
-exceeds them is stopped, while an over-estimate only costs queue priority. Override them per
-rule with Snakemake's ``--set-resources`` when a cluster's numbers are known.
+They are what a cluster is asked for, and the bounds each job's watchdog holds it to
+(rnnbench.jobs.watchdog). check_fits refuses a grid whose largest job does not fit the
+machine, before any job. They are deliberate over-estimates from runs measured here;
+override them with ``--set-resources``. The formulas and how they were sized:
+docs/running.md, How a measuring job is bounded.
 """
 
 from __future__ import annotations
@@ -37,9 +36,11 @@ def unrolled_steps(cell: dict, impl: str) -> int:
 
 
 def compiled_cost(cell: dict, impl: str) -> tuple[float, float]:
-    """The api's compiled_fit (rnnbench.grid.apis) in (MiB, seconds) for ``impl`` in ``cell`` without margin: what static's
-    compiled, unrolled graph added to a job of the calibration run at unrolled_steps; (0, 0)
-    for an api without one."""
+    """Return what static's compiled, unrolled graph adds to a job, in (MiB, seconds).
+
+    This is the api's compiled_fit (rnnbench.grid.apis) at unrolled_steps, without margin, as
+    it added to a job of the calibration run; (0, 0) for an api without one.
+    """
     steps = unrolled_steps(cell, impl)
     fit = api_of(cell).compiled_fit or ((), ())
     mb, seconds = (sum(k * steps ** (power + 1) for power, k in enumerate(terms))
@@ -48,7 +49,7 @@ def compiled_cost(cell: dict, impl: str) -> tuple[float, float]:
 
 
 def unrolled_cost(cell: dict, impl: str) -> tuple[float, float]:
-    """What unrolling adds to a training job: (MiB of peak memory, seconds of setup).
+    """Return what unrolling adds to a training job: (MiB of peak memory, seconds of setup).
 
     compat_v1 and keras (graphs TensorFlow runs op by op): ``STATIC_MB_PER_STEP`` and
     ``STATIC_SETUP_S_PER_STEP`` per unrolled step (unrolled_steps). Compiled apis (XLA, JAX):
@@ -63,15 +64,11 @@ def unrolled_cost(cell: dict, impl: str) -> tuple[float, float]:
 
 
 def training_mem_mb(cell: dict, impl: str, num_samples: int, device: str = "cpu") -> int:
-    """Memory to request for one training job, in MiB, rounded up to a multiple of 256: the
-    job's watchdog holds it to this (rnnbench.jobs.watchdog).
+    """Return the memory to request for one training job, MiB, rounded up to a multiple of 256.
 
-    ``BASE_MB`` (+ ``GPU_HOST_MB`` on a GPU) + what unrolling adds (unrolled_cost) + the
-    dataset twice (numpy array and the framework's copy: 4 bytes x num_samples x max_len x
-    input_dim each) + activations: ``BYTES_PER_ACTIVATION`` x batch_size x max_len x
-    (input_dim + 8 x num_units), 8 x num_units being an LSTM's four gate pre-activations and
-    outputs + the weights: ``BYTES_PER_WEIGHT`` x gates x num_units x (input_dim + num_units +
-    1) (flop.GATES).
+    The job's watchdog holds it to this (rnnbench.jobs.watchdog). The sum: ``BASE_MB`` (+
+    ``GPU_HOST_MB`` on a GPU), unrolled_cost, the dataset twice, the activations and the
+    weights (docs/running.md, How a measuring job is bounded, gives each term).
 
     Args:
         cell: batch_size, max_len, num_units, input_dim of the grid cell (api and unroll
@@ -99,19 +96,20 @@ def machine_mem_mb() -> int:
 
 def check_fits(cells: dict[str, dict], num_samples: int, available_mb: int,
                where: str = "this machine", device: str = "cpu") -> None:
-    """Refuse a grid whose largest training job (training_mem_mb) needs more memory than
-    ``available_mb`` MiB: it would fail inside TensorFlow after its setup, or be killed.
+    """Refuse a grid whose largest training job needs more memory than ``available_mb`` MiB.
+
+    Such a job would fail inside TensorFlow after its setup, or be killed.
 
     Args:
         cells: cells.cells of the config: {cell_id: cell}.
         num_samples: sequences in each dataset.
-        available_mb: the memory a job may use, in MiB (machine_mem_mb for a local run).
+        available_mb: the memory a job may use, MiB (machine_mem_mb for a local run).
         where: named in the message (e.g. "this machine").
         device: "cpu" or "gpu" (training_mem_mb).
 
     Raises:
         ValueError: naming the cell's num_units, batch_size, max_len and input_dim, the memory
-            it needs and the limit, and the fix.
+            it needs, the limit, and the fix.
     """
     need, cell_id = max((max(training_mem_mb(cell, impl, num_samples, device) for impl in
                              ("static", "dynamic")), cell_id) for cell_id, cell in cells.items())
@@ -130,10 +128,10 @@ MEASURING_RULES = ("train_static", "train_dynamic", "peak")
 
 
 def check_overrides(set_resources: dict, available_mb: int | None) -> None:
-    """Refuse, before any job, a ``--set-resources`` of a measuring rule's mem_mb or runtime
-    that its watchdog cannot hold a job to: a number not above 0, or (``available_mb``: a
-    local run) more memory than the machine has. Other forms ('2G', an expression) are
-    Snakemake's to read.
+    """Refuse, before any job, a measuring rule's ``--set-resources`` its watchdog cannot hold.
+
+    That is a mem_mb or runtime not above 0, or, for a local run, more memory than the machine
+    has. Other forms ('2G', an expression) are Snakemake's to read.
 
     Args:
         set_resources: {rule: {resource: value}} (hardware.Invocation.set_resources).
@@ -170,9 +168,12 @@ def dataset_mem_mb(params: dict) -> int:
 
 
 def step_flop(cell: dict, impl: str) -> float:
-    """Upper bound of the FLOP of one measured step of ``impl`` in a cell (flop.step_flop,
-    in the cell's mode) over the time steps it computes (flop.computed_time_steps) for the
-    longest sequence_length the cell can produce (no batch computes more steps)."""
+    """Return an upper bound of the FLOP of one measured step of ``impl`` in a cell.
+
+    It is flop.step_flop, in the cell's mode, over the time steps it computes
+    (flop.computed_time_steps) at the longest sequence_length the cell can produce: no batch
+    computes more steps.
+    """
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     return flop.step_flop(cell["cell"], cell["batch_size"], cell["input_dim"],
                               cell["num_units"], flop.computed_time_steps(cell, impl, longest),
@@ -181,9 +182,11 @@ def step_flop(cell: dict, impl: str) -> float:
 
 def training_runtime_min(cell: dict, impl: str, total_steps: int,
                          min_measure_s: float = 0.0) -> int:
-    """Wall-time limit to request for one training job, in whole minutes (its watchdog holds it
-    to this: rnnbench.jobs.watchdog): twice ``BASE_MINUTES`` + what unrolling adds to setup
-    (unrolled_cost) + total_steps x step_flop / ``CPU_FLOP_PER_S`` + min_measure_s.
+    """Return the wall-time limit to request for one training job, in whole minutes.
+
+    The job's watchdog holds it to this (rnnbench.jobs.watchdog). The sum: twice
+    ``BASE_MINUTES``, what unrolling adds to setup (unrolled_cost), total_steps x step_flop /
+    ``CPU_FLOP_PER_S``, and min_measure_s.
 
     Args:
         cell: batch_size, max_len, sequence_length, num_units, input_dim of the grid cell (and
@@ -191,8 +194,8 @@ def training_runtime_min(cell: dict, impl: str, total_steps: int,
         impl: "static" or "dynamic".
         total_steps: the most training steps the run can take (first + max_warmup_steps +
             steps).
-        min_measure_s: the shortest measurement (seconds): a run of short steps measures
-            past ``steps`` until this long.
+        min_measure_s: the shortest measurement, seconds: a run of short steps measures past
+            ``steps`` until this long.
     """
     setup_s = unrolled_cost(cell, impl)[1]
     steps_s = total_steps * step_flop(cell, impl) / CPU_FLOP_PER_S + min_measure_s

@@ -1,22 +1,11 @@
 """One measuring job at a time on a machine, whatever Snakemake's ``--cores`` says.
 
-Two training jobs side by side disturb each other's timings: on a tiny grid with
-``--cores 2``, dynamic_rnn's median step went from 1.06 to 3.66 ms and the static/dynamic step
-ratio from 0.86 to 0.34. Snakemake runs as many jobs as ``--cores`` allows, and its
-users pass ``--cores N`` by habit; so each measuring job (rules train_static, train_dynamic and
-peak) takes an exclusive ``flock(2)`` on one file of the machine before it imports its
-framework, and holds it until its process ends (the kernel releases it, however the process
-ends: no stale lock). A job that finds the lock taken waits, and says so in its log. Data,
-aggregation and charts take no lock and still run beside it.
-
-The file is ``/tmp/rnnbench-measuring.lock`` (MEASURING_LOCK; not ``$TMPDIR``, which a cluster
-may set per job): every run on the machine, in any folder, bare or in an Apptainer image (which
-binds the host's /tmp), takes the same one. On a cluster each node has its own /tmp, so jobs on
-different nodes run in parallel, and two jobs that the scheduler puts on one node take turns
-(the wait counts against the job's time limit). ``RNNBENCH_MEASURING_LOCK`` names another file:
-the tests give each of their concurrent workflows its own.
-
-Standard library only: train.py takes the lock before TensorFlow or JAX is imported.
+Each measuring job (rules train_static, train_dynamic, peak) takes an exclusive ``flock(2)``
+on MEASURING_LOCK (``/tmp/rnnbench-measuring.lock``) before it imports its framework. It
+holds the lock until its process ends.
+``RNNBENCH_MEASURING_LOCK`` names another file. Standard library only: train.py takes the
+lock before TensorFlow or JAX is imported. Why, and how it behaves on a cluster:
+docs/running.md, How a measuring job is bounded.
 """
 
 from __future__ import annotations
@@ -54,17 +43,22 @@ def _open(path: Path) -> int:
 
 def measure_alone(log: Callable[[str], None] | None = None,
                   environ: Mapping[str, str] = os.environ) -> dict:
-    """Take the machine's measuring lock (lock_path) and hold it until this process ends,
-    waiting while another measuring job holds it.
+    """Take the machine's measuring lock and hold it until this process ends.
+
+    The call waits while another measuring job holds the lock, and says so through ``log``.
+
+    Args:
+        log: writes one line to the job's log; None says nothing.
+        environ: the environment that may name another lock file (lock_path).
 
     Returns:
-        ``{"lock": path, "waited_s": seconds spent waiting, "start_s": Unix time (s) when
-        it was taken}``; the caller adds ``end_s`` when its measurement ends (the result
-        records it: load.check_no_overlap compares the runs' spans).
+        ``{"lock": path, "waited_s": seconds spent waiting, "start_s": Unix time (seconds)
+        when it was taken}``. The caller adds ``end_s`` when its measurement ends; the result
+        records it, and load.check_no_overlap compares the runs' spans.
 
     Raises:
-        OSError: where the lock file cannot be opened (names the path); RuntimeError if this
-            process holds the lock already.
+        OSError: when the lock file cannot be opened (names the path).
+        RuntimeError: when this process holds the lock already.
     """
     if _held:
         raise RuntimeError("measure_alone: this process holds the measuring lock already")

@@ -1,15 +1,10 @@
-"""Resuming after an interruption with the same command, and no job outliving its Snakemake.
+"""Resume after an interruption with the same command; no job outlives its Snakemake.
 
-Snakemake locks the working directory while it runs (files in ``.snakemake/locks/``) and
-removes the locks when it ends; a Snakemake killed outright (SIGKILL, a lost terminal, an
-out-of-memory kill, a power loss) leaves them, and the next run stops with a LockException
-that asks for ``--unlock``. Here each run records who holds its locks (``OWNER``: host, pid,
-the process's start time) once it holds them, and removes that record when it ends; the next
-run on the same host removes the locks only when that owner is gone and no lock is newer than
-the record (a lock taken since belongs to another run, which may be alive). A training job
-started by a Snakemake that is killed would otherwise run on and write its result after the
-workflow died: exit_with_snakemake stops it within a poll interval; Ctrl-C ends it at once
-(end_at_once_on_ctrl_c).
+A killed Snakemake leaves its locks in ``.snakemake/locks/``. Each run records who holds
+them (OWNER), and the next run on the host removes them once that owner is gone
+(remove_stale_locks). A training job stops within a poll interval of its Snakemake's end
+(exit_with_snakemake); Ctrl-C ends it at once (end_at_once_on_ctrl_c). The reasons and the
+rules: docs/running.md, How a measuring job is bounded.
 """
 
 from __future__ import annotations
@@ -31,10 +26,17 @@ POLL_S = 0.5
 
 
 def start_time(pid: int) -> int | None:
-    """The start time of process ``pid`` (clock ticks since boot: field 22 of
-    ``/proc/PID/stat``, proc(5)), or None when there is no such process, or it has exited
-    (a zombie). With the pid it names one process: a pid is reused, a (pid, start time) pair
-    is not."""
+    """Return the start time of a process, in clock ticks since boot.
+
+    The value is field 22 of ``/proc/PID/stat`` (proc(5)). With the pid it names one process:
+    a pid is reused, a (pid, start time) pair is not.
+
+    Args:
+        pid: the process id.
+
+    Returns:
+        The start time, or None when there is no such process or it has exited (a zombie).
+    """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -47,7 +49,7 @@ def start_time(pid: int) -> int | None:
 
 
 def parent_pid(pid: int) -> int | None:
-    """The parent of process ``pid`` (field 4 of ``/proc/PID/stat``), or None."""
+    """Return the parent of process ``pid`` (field 4 of ``/proc/PID/stat``), or None."""
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     except OSError:
@@ -55,9 +57,12 @@ def parent_pid(pid: int) -> int | None:
 
 
 def is_snakemake(pid: int) -> bool:
-    """Whether process ``pid`` runs Snakemake: its program or, for ``python -m snakemake``
-    and the ``snakemake`` entry point, its first arguments are named snakemake. A job's own
-    script (``.snakemake/scripts/tmpXXX.train.py``) is not."""
+    """Tell whether process ``pid`` runs Snakemake.
+
+    It does when its program is named snakemake, or its first arguments are, for
+    ``python -m snakemake`` and the ``snakemake`` entry point. A job's own script
+    (``.snakemake/scripts/tmpXXX.train.py``) is not.
+    """
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
@@ -66,10 +71,16 @@ def is_snakemake(pid: int) -> bool:
 
 
 def snakemake_ancestor(pid: int | None = None) -> int | None:
-    """The nearest ancestor of process ``pid`` (default: this one) that runs Snakemake
-    (is_snakemake), or None when there is none (run outside Snakemake, or /proc hidden).
-    Inside an Apptainer image the host's processes are visible: Apptainer shares the
-    host's pid namespace unless given ``--pid``."""
+    """Return the nearest ancestor of process ``pid`` that runs Snakemake (is_snakemake).
+
+    Args:
+        pid: the process whose ancestors are searched; None for this one.
+
+    Returns:
+        The ancestor's pid, or None when there is none (run outside Snakemake, or /proc
+        hidden). Inside an Apptainer image the host's processes are visible: Apptainer shares
+        the host's pid namespace unless given ``--pid``.
+    """
     pid = parent_pid(os.getpid() if pid is None else pid)
     while pid and pid > 1:
         if is_snakemake(pid):
@@ -80,11 +91,19 @@ def snakemake_ancestor(pid: int | None = None) -> int | None:
 
 def exit_with_snakemake(log: Callable[[str], None] = print, poll_s: float = POLL_S,
                         exit: Callable[[int], None] = os._exit) -> int | None:
-    """Stop this process (``exit(3)``) within ``poll_s`` seconds of the Snakemake that
-    started it ending: a daemon thread checks its pid and start time. Returns that
-    Snakemake's pid, or None (nothing watched) when no ancestor runs Snakemake. A job killed
-    this way writes no result; the next run measures it again (Snakemake marks its output
-    incomplete)."""
+    """Stop this process (``exit(3)``) soon after the Snakemake that started it ends.
+
+    A daemon thread checks that Snakemake's pid and start time. A job killed this way writes no
+    result; Snakemake marks its output incomplete, and the next run measures it again.
+
+    Args:
+        log: writes one line to the job's log when Snakemake is gone.
+        poll_s: seconds between checks: the longest the job outlives its Snakemake.
+        exit: the function that ends the process (tests pass their own).
+
+    Returns:
+        That Snakemake's pid, or None (nothing watched) when no ancestor runs Snakemake.
+    """
     pid = snakemake_ancestor()
     if pid is None:
         return None
@@ -103,46 +122,46 @@ def exit_with_snakemake(log: Callable[[str], None] = print, poll_s: float = POLL
 
 
 def end_at_once_on_ctrl_c() -> None:
-    """Ctrl-C (SIGINT) ends this process at once, however deep in TensorFlow, XLA or JAX it is.
+    """Make Ctrl-C (SIGINT) end this process at once, however deep in a framework it is.
 
-    Python turns SIGINT into a KeyboardInterrupt raised only when its main thread runs Python
-    code again: a job in Grappler's first step, in Keras tracing or in an XLA compilation ran on
-    for 13 to 53 s after Ctrl-C, and one compiling did not stop (29 s measured here in
-    the first step of a static_rnn graph of max_len 200). SIGINT's default action ends the
-    process in the kernel, as SIGTERM's does. Ctrl-C reaches every process of the terminal's
-    foreground group: Snakemake, its jobs and their watchdogs. The job writes no result (it is
-    written whole at the end); Snakemake marks its output incomplete and the next run measures
-    it again. Call it first in a job's script, before any framework is imported.
+    SIGINT gets its default action, which ends the process in the kernel. Call it first in a
+    job's script, before any framework is imported. Why a KeyboardInterrupt is not enough
+    (13 to 53 s late, measured): docs/running.md, How a measuring job is bounded.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def owner_record(pid: int | None = None) -> dict:
-    """Who holds the locks: host, pid (default this process) and its start_time."""
+    """Return who holds the locks: host, pid (default this process) and its start_time."""
     pid = os.getpid() if pid is None else pid
     return {"host": socket.gethostname(), "pid": pid, "start_time": start_time(pid)}
 
 
 def write_owner(snakemake_dir: str | Path, pid: int | None = None) -> Path:
-    """Record (owner_record) that this run holds the locks of ``snakemake_dir``
-    (``.snakemake``); call it once the locks are taken (Snakemake's ``onstart``)."""
+    """Record (owner_record) that this run holds the locks of ``snakemake_dir`` (``.snakemake``).
+
+    Call it once the locks are taken (Snakemake's ``onstart``). Returns the record's path.
+    """
     path = Path(snakemake_dir) / OWNER
     path.write_text(json.dumps(owner_record(pid)))
     return path
 
 
 def remove_owner(snakemake_dir: str | Path) -> None:
-    """The run ends (``onsuccess``/``onerror``): its locks go with it, so does the record."""
+    """Remove this run's owner record as it ends (``onsuccess``/``onerror``); its locks go too."""
     (Path(snakemake_dir) / OWNER).unlink(missing_ok=True)
 
 
 def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
-    """The lock files of ``snakemake_dir`` that a killed Snakemake left, and its record.
+    """Find the lock files of ``snakemake_dir`` that a killed Snakemake left, and its record.
 
-    Stale means: an owner record exists, written on this host, its process is gone (no
-    process with its pid and start time), and no lock file is newer than the record. Returns
-    ([], record) when the locks are not known to be stale (another run may hold them: leave
-    them to Snakemake's own check), ([], None) without a record.
+    Stale means: an owner record exists, written on this host; its process is gone (no
+    process with its pid and start time); and no lock file is newer than the record.
+
+    Returns:
+        (lock files, record) when stale. ([], record) when the locks are not known to be
+        stale: another run may hold them, so they are left to Snakemake's own check. ([], None)
+        without a record.
     """
     folder = Path(snakemake_dir)
     locks = sorted((folder / "locks").glob("*.lock"))
@@ -162,9 +181,17 @@ def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
 
 def remove_stale_locks(snakemake_dir: str | Path = ".snakemake",
                        log: Callable[[str], None] = print) -> list[Path]:
-    """Remove the locks a killed Snakemake left in ``snakemake_dir`` (stale_locks) and its
-    record, saying so through ``log``; returns the removed lock files. Call it when the
-    Snakefile is read, before Snakemake checks its locks."""
+    """Remove the locks a killed Snakemake left in ``snakemake_dir``, and its record.
+
+    Call it when the Snakefile is read, before Snakemake checks its locks.
+
+    Args:
+        snakemake_dir: the ``.snakemake`` folder.
+        log: says which locks were removed.
+
+    Returns:
+        The removed lock files (stale_locks).
+    """
     locks, record = stale_locks(snakemake_dir)
     if locks:
         for lock in locks:

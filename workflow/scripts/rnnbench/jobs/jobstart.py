@@ -1,12 +1,10 @@
-"""The start of a measuring job (rules train_static, train_dynamic, peak), before any framework
-is imported: what bounds it, in one place for every such job.
+"""The start of a measuring job (rules train_static, train_dynamic, peak), in one place.
 
-In order: Ctrl-C ends it at once (interrupt.end_at_once_on_ctrl_c); a Snakemake that dies takes
-it along (interrupt.exit_with_snakemake); it waits until no other measuring job runs on the
-machine (exclusive.measure_alone); from then on, its resident memory and wall time are held to
-its declared ``mem_mb`` and ``runtime`` (watchdog.start: the lock's wait does not count). Before
-it writes its result, check_still_bounded makes sure the watchdog watched it to the end.
-Standard library only.
+It runs before any framework is imported: Ctrl-C ends the job at once, a dying Snakemake
+takes it along, it waits for the machine's measuring lock, and then a watchdog holds it to
+its ``mem_mb`` and ``runtime``. check_still_bounded runs before the result is written.
+Standard library only. The order and its reasons: docs/running.md, How a measuring job is
+bounded.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ _watchdog: list[subprocess.Popen] = []  # this job's watchdog, once started
 
 def start_measuring_job(log: Callable[[str], None], log_path: str | Path, mem_mb: float,
                         runtime_min: float, rule: str = "train_static") -> dict:
-    """Bound this job (see the module's docstring) and take the machine's measuring lock.
+    """Bound this job and take the machine's measuring lock.
 
     Args:
         log: writes a line to the job's log (the lock's wait; a dead Snakemake).
@@ -32,10 +30,11 @@ def start_measuring_job(log: Callable[[str], None], log_path: str | Path, mem_mb
         rule: the job's rule (named in the watchdog's fix).
 
     Returns:
-        exclusive.measure_alone's record plus ``mem_limit_mb`` and ``time_limit_s``.
+        exclusive.measure_alone's record plus ``mem_limit_mb`` and ``time_limit_s`` (seconds).
 
     Raises:
-        OSError: the measuring lock cannot be opened; ValueError: a limit that is not positive.
+        OSError: when the measuring lock cannot be opened.
+        ValueError: when a limit is not positive.
     """
     interrupt.end_at_once_on_ctrl_c()
     interrupt.exit_with_snakemake(log)
@@ -45,11 +44,11 @@ def start_measuring_job(log: Callable[[str], None], log_path: str | Path, mem_mb
 
 
 def check_still_bounded() -> None:
-    """Call before writing the result: the job's watchdog still runs.
+    """Check, before the result is written, that the job's watchdog still runs.
 
     Raises:
-        RuntimeError: where it has ended (killed from outside): the job ran without its bounds
-            for a while, and its result is not written (the next run measures it again).
+        RuntimeError: when it has ended (killed from outside). The job then ran without its
+            bounds for a while, so its result is not written; the next run measures it again.
     """
     if _watchdog and _watchdog[0].poll() is not None:
         raise RuntimeError(

@@ -1,20 +1,10 @@
-"""A measuring job's hard bounds, its resident memory and its wall time, enforced from outside it.
+"""A measuring job's hard bounds, resident memory and wall time, enforced from outside it.
 
-A job that outgrows its declared memory must fail alone and quickly, not take the machine
-down: a Keras job with XLA and ``unroll=True`` declared 3072 MiB grew past 23 GB, thrashed a
-24 GB machine for about 10 minutes and was killed by the kernel's OOM killer. Here a
-separate process (this file, run as a script: standard library only) reads the job's resident
-set size (``VmRSS`` in ``/proc/PID/status``: proc(5)) every POLL_S seconds. Past the job's
-memory limit (its ``mem_mb`` resource) or its time limit (its ``runtime`` resource), it writes
-one line to the job's log naming which, and kills the job (SIGKILL); failures.error_line puts
-that line on the terminal and in ``results/partial/missing.csv``. It ends when the job ends.
-
-Why not in the job: a thread there needs the interpreter's lock, which a framework may hold
-through a long compilation; an address-space limit (RLIMIT_AS) counts what TensorFlow and XLA
-reserve without touching (a bare TensorFlow import reserves 1.3 GB for 0.65 GB resident here),
-and an allocation past it fails deep inside the framework with no word of the limit; a cgroup
-limit needs rights (systemd delegation) that a user may not have. Polling lets a job pass its
-limit by what it allocates within one poll (XLA compilation grows by tens of MB per second).
+This file, run as a script (standard library only), reads the job's ``VmRSS`` every POLL_S
+seconds. Past the job's ``mem_mb`` or ``runtime``, it writes one line naming which to the
+job's log and kills the job (SIGKILL); failures.error_line shows that line. It ends when
+the job ends. Why a separate process, not a thread or an rlimit: docs/running.md, How a
+measuring job is bounded.
 """
 
 from __future__ import annotations
@@ -31,8 +21,11 @@ POLL_S = 0.2
 
 
 def resident_mb(pid: int) -> float | None:
-    """Resident set size of process ``pid`` in MiB (``VmRSS`` of ``/proc/PID/status``, proc(5)),
-    or None when there is no such process or it has exited (a zombie has no VmRSS line)."""
+    """Return the resident set size of process ``pid``, in MiB.
+
+    The value is ``VmRSS`` of ``/proc/PID/status`` (proc(5)). None when there is no such
+    process or it has exited (a zombie has no VmRSS line).
+    """
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
@@ -44,11 +37,18 @@ def resident_mb(pid: int) -> float | None:
 
 def over_bound(rss_mb: float, elapsed_s: float, mem_mb: float, time_limit_s: float,
                rule: str = "train_static") -> str | None:
-    """Why a job of ``rule`` at ``rss_mb`` MiB resident after ``elapsed_s`` seconds must stop,
-    or None.
+    """Say why a job must stop, or None when it is within its bounds.
 
-    Returns the line for its log: ``out of memory: ...`` when ``rss_mb`` > ``mem_mb`` (MiB),
-    ``over its time limit: ...`` when ``elapsed_s`` > ``time_limit_s`` (seconds), with the fix.
+    Args:
+        rss_mb: the job's resident memory, MiB.
+        elapsed_s: seconds since the watch began.
+        mem_mb: the memory limit, MiB.
+        time_limit_s: the time limit, seconds.
+        rule: the job's rule, named in the fix.
+
+    Returns:
+        The line for its log: ``out of memory: ...`` when ``rss_mb`` > ``mem_mb``, ``over its
+        time limit: ...`` when ``elapsed_s`` > ``time_limit_s``, each with the fix; else None.
     """
     if rss_mb > mem_mb:
         return (f"out of memory: the job's resident memory reached {rss_mb:.0f} MiB, over its "
@@ -64,9 +64,14 @@ def over_bound(rss_mb: float, elapsed_s: float, mem_mb: float, time_limit_s: flo
 
 def watch(pid: int, mem_mb: float, time_limit_s: float, log: Path, rule: str = "train_static",
           poll_s: float = POLL_S, kill=os.kill) -> str | None:
-    """Watch process ``pid`` until it ends or passes a bound (over_bound); then write the
-    reason as one line to ``log`` (appended) and kill it (SIGKILL). Returns the reason, or None
-    when the job ended within its bounds. The clock starts now."""
+    """Watch process ``pid`` until it ends or passes a bound (over_bound); the clock starts now.
+
+    A bound passed: the reason goes to ``log`` as one appended line, and the process is
+    killed (SIGKILL, through ``kill``).
+
+    Returns:
+        The reason, or None when the job ended within its bounds.
+    """
     started = time.monotonic()
     while (rss := resident_mb(pid)) is not None:
         why = over_bound(rss, time.monotonic() - started, mem_mb, time_limit_s, rule)
@@ -81,10 +86,11 @@ def watch(pid: int, mem_mb: float, time_limit_s: float, log: Path, rule: str = "
 
 def start(mem_mb: float, time_limit_s: float, log: str | Path,
           rule: str = "train_static") -> subprocess.Popen:
-    """Start the watchdog of this process (watch, in a fresh Python: ``-I``, this file's folder
-    kept off its path); the limits count from now. It holds none of this process's file
-    descriptors but standard error (the measuring lock stays this job's alone, and a reader of
-    the job's output reads to its end when the job ends).
+    """Start the watchdog of this process; the limits count from now.
+
+    It runs watch in a fresh Python (``-I``, this file's folder kept off its path). It holds
+    none of this process's file descriptors but standard error. So the measuring lock stays
+    this job's alone, and a reader of the job's output reads to its end when the job ends.
 
     Args:
         mem_mb: the job's memory limit, MiB (its ``mem_mb`` resource).
@@ -93,7 +99,7 @@ def start(mem_mb: float, time_limit_s: float, log: str | Path,
         rule: the job's rule, named in the fix (``--set-resources RULE:mem_mb=N``).
 
     Raises:
-        ValueError: a limit that is not positive (names it).
+        ValueError: for a limit that is not positive (names it).
     """
     for name, value in (("mem_mb", mem_mb), ("time limit (s)", time_limit_s)):
         if not value > 0:

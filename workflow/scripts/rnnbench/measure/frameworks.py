@@ -1,10 +1,10 @@
-"""Import guards of the training jobs: each api's framework imported with its flags set first,
-and nothing else in its process. A JAX job (the runners.jax apis) imports no TensorFlow, a
-TensorFlow job no JAX (keep_jax_out); inside an Apptainer image every package of the job
-must come from the image's Python (check_image_imports).
+"""Import guards of the training jobs: each api's framework, its flags set first, alone.
 
-TensorFlow itself is imported by model.import_tf (compat_v1) and keras_model.import_tf_keras
-(the keras apis), Keras on JAX by keras_model.import_keras_jax. Stdlib only.
+A JAX job (the runners.jax apis) imports no TensorFlow, a TensorFlow job no JAX
+(keep_jax_out). Inside an Apptainer image every package of the job must come from the
+image's Python (check_image_imports). TensorFlow itself is imported by model.import_tf
+(compat_v1) and keras_model.import_tf_keras (the keras apis), Keras on JAX by
+keras_model.import_keras_jax. Standard library only.
 """
 
 from __future__ import annotations
@@ -15,12 +15,20 @@ from types import ModuleType
 
 
 def import_jax(device: str, intra_op: int) -> ModuleType:
-    """Import JAX for ``device`` ("cpu" or "gpu") with ``intra_op`` CPU threads for XLA's
-    CPU backend (XLA_FLAGS, set before the import: 1 thread as TensorFlow's
-    intra_op_parallelism_threads 1). Returns the ``jax`` module.
+    """Import JAX for ``device`` with ``intra_op`` CPU threads for XLA's CPU backend.
+
+    XLA_FLAGS is set before the import: 1 thread matches TensorFlow's
+    intra_op_parallelism_threads 1.
+
+    Args:
+        device: "cpu" or "gpu".
+        intra_op: XLA's CPU threads.
+
+    Returns:
+        The ``jax`` module.
 
     Raises:
-        RuntimeError: if JAX was imported already (its flags would not apply), or device is
+        RuntimeError: when JAX was imported already (its flags would not apply), or device is
             "gpu" and JAX sees no GPU.
     """
     if "jax" in sys.modules:
@@ -38,22 +46,16 @@ def import_jax(device: str, intra_op: int) -> ModuleType:
 
 
 def keep_jax_out() -> None:
-    """Make ``import jax`` raise ImportError in this process: what a TensorFlow job does
-    before it imports TensorFlow.
+    """Make ``import jax`` raise ImportError in this process.
 
-    TensorFlow imports JAX whenever it is installed (tensorflow/lite/python/util.py tries
-    ``from jax import jit`` for TFLite's JAX converter, and falls back to None on
-    ImportError). With JAX in the venv for the JAX apis, that made TensorFlow's import 4.0 s
-    instead of 3.3 s here (medians of 10 interleaved pairs of ``python -c "import
-    tensorflow"`` with and without ``sys.modules["jax"] = None``: 0.8 s of every job), and
-    loaded XLA's CPU runtime beside TensorFlow's in a process that times TensorFlow. The job
-    scripts (train.py for every api but axes.JAX_APIS, peak.py) call it before importing
-    TensorFlow; the tests, which import both frameworks in one process, do not. The Python
-    convention used: a ``None`` in ``sys.modules`` makes the import of that name raise
-    ImportError (the import system's reference, "sys.modules").
+    A TensorFlow job calls it before it imports TensorFlow, which would import JAX and pay
+    0.8 s for it (docs/experiment.md, A run's phases, in every api). The job scripts (train.py
+    for every api but axes.JAX_APIS, peak.py) call it; the tests, which import both frameworks
+    in one process, do not. A ``None`` in ``sys.modules`` makes that import raise (Python's
+    import system reference, "sys.modules").
 
     Raises:
-        RuntimeError: if JAX was imported already (a TensorFlow job that did so would time
+        RuntimeError: when JAX was imported already (a TensorFlow job that did so would time
             another process than the workflow's).
     """
     if sys.modules.get("jax") is not None:
@@ -63,10 +65,15 @@ def keep_jax_out() -> None:
 
 
 def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
-    """Refuse a TensorFlow other than the cell's tf_version (major.minor), and, inside an
-    Apptainer image, TensorFlow or another package of a training job imported from outside
-    the image's Python (a host PYTHONPATH; or a package the image lacks, which Snakemake's
-    search path would load from the host's folders).
+    """Refuse a TensorFlow other than the cell's, or packages from outside an Apptainer image.
+
+    Inside an image, TensorFlow or another package of a training job must come from the
+    image's Python. A host PYTHONPATH would break that, and so would a package the image lacks,
+    which Snakemake's search path would load from the host's folders (check_image_imports).
+
+    Args:
+        tf: the imported ``tensorflow`` module.
+        tf_version: the cell's TensorFlow, major.minor.
 
     Raises:
         RuntimeError: naming the version, or the module and the folder it came from.
@@ -78,10 +85,12 @@ def check_tensorflow(tf: ModuleType, tf_version: str) -> None:
 
 
 def check_image_imports() -> None:
-    """Inside an Apptainer image, refuse a package of the job (TensorFlow, JAX, Keras, numpy,
-    ...: those imported so far) that came from outside the image's Python: a host PYTHONPATH,
-    or a package the image lacks, which Snakemake's search path would load from the host's
-    folders. Outside an image, nothing. Called by check_tensorflow and by the JAX apis' run.
+    """Refuse, inside an Apptainer image, a job's package that came from outside the image.
+
+    The packages checked are those imported so far (TensorFlow, JAX, Keras, numpy, ...). One
+    may come from a host PYTHONPATH, or, where the image lacks it, from the host's folders on
+    Snakemake's search path. Outside an image it checks nothing. Called by check_tensorflow and
+    by the JAX apis' run.
 
     Raises:
         RuntimeError: naming the module and the folder it came from.

@@ -1,17 +1,10 @@
-"""The seed's model written directly in JAX: one RNN cell in ``jax.lax.scan``, softmax loss, Adam.
+"""The seed's model in JAX: one RNN cell in ``jax.lax.scan``, softmax loss, Adam.
 
-The same function as rnnbench.measure.model's compat_v1 graph, from the same weights: the cells are
-TF1's ``BasicLSTMCell``, ``LSTMCell`` (no peepholes, clip or projection, so the same
-arithmetic) and ``GRUCell`` (tf_keras ``legacy_cells.py``), with their kernel layout
-``[input_dim + num_units, k * num_units]`` (rows: input, then previous h), gate order and
-forget_bias, and the weight dict is keyed by TensorFlow's variable names
-(``rnn/basic_lstm_cell/kernel:0``, ...), so model.initial_weights gives the same arrays.
-Logits are the final ``h`` ([batch, num_units], classes = num_units), the loss the mean sparse
-softmax cross-entropy, the optimizer TF1's ``AdamOptimizer`` with its defaults.
-
-The loop always runs the full padded max_len (see ``rnn``): there is no loop-bound saving as
-in ``tf.compat.v1.nn.dynamic_rnn``; it is the loop_bound="max_len" variant of the model.
-This module never imports TensorFlow.
+It computes rnnbench.measure.model's compat_v1 function from the same weights: TF1's cells,
+kernel layout, gate order and forget_bias, weights keyed by TensorFlow's variable names, and
+TF1's AdamOptimizer. Logits are the final ``h`` (classes = num_units). The scan always runs
+the full padded max_len: the loop_bound="max_len" variant. This module never imports
+TensorFlow. Details and sources: docs/experiment.md, The models, in detail.
 """
 
 from __future__ import annotations
@@ -35,7 +28,7 @@ Params = dict[str, jax.Array]
 
 
 def param_shapes(cell: str, input_dim: int, num_units: int) -> dict[str, tuple[int, ...]]:
-    """TensorFlow's variable names and shapes for ``cell`` under the scope ``rnn``.
+    """Return TensorFlow's variable names and shapes for ``cell`` under the scope ``rnn``.
 
     Raises:
         ValueError: for an unknown cell name.
@@ -52,9 +45,14 @@ def param_shapes(cell: str, input_dim: int, num_units: int) -> dict[str, tuple[i
 
 
 def initial_params(cell: str, input_dim: int, num_units: int, seed: int) -> dict[str, np.ndarray]:
-    """The weights the compat_v1 model starts from after model.load_initial_weights: kernels
-    from model.initial_weights(seed), biases at the cell's own constant (GRU gates 1.0, all
-    other biases 0.0). float32 arrays by TensorFlow variable name."""
+    """Return the weights the compat_v1 model starts from after model.load_initial_weights.
+
+    Kernels come from model.initial_weights(seed); biases sit at the cell's own constant (GRU
+    gates 1.0, all other biases 0.0).
+
+    Returns:
+        float32 arrays by TensorFlow variable name.
+    """
     shapes = param_shapes(cell, input_dim, num_units)
     kernels = initial_weights(shapes, seed)
     return {name: kernels[name] if name in kernels
@@ -64,13 +62,18 @@ def initial_params(cell: str, input_dim: int, num_units: int, seed: int) -> dict
 
 def cell_step(params: Params, cell: str, x: jax.Array, state: tuple[jax.Array, ...]
               ) -> tuple[jax.Array, ...]:
-    """One step of ``cell``: x [batch, input_dim], state (c, h) for the LSTMs or (h,) for
-    gru, each [batch, num_units]; returns the new state in the same form.
+    """Run one step of ``cell`` (TF1's BasicLSTMCell.call or GRUCell.call arithmetic).
 
-    LSTM (BasicLSTMCell.call): ``i, j, f, o = split([x, h] @ kernel + bias, 4)``,
-    ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``, ``h' = tanh(c') * sigmoid(o)``.
-    GRU (GRUCell.call): ``r, u = split(sigmoid([x, h] @ gates_kernel + gates_bias), 2)``,
-    ``c = tanh([x, r * h] @ candidate_kernel + candidate_bias)``, ``h' = u * h + (1 - u) * c``.
+    The formulas: docs/experiment.md, The models, in detail.
+
+    Args:
+        params: the weights by TensorFlow variable name.
+        cell: basic_lstm, lstm or gru.
+        x: float32 [batch, input_dim].
+        state: (c, h) for the LSTMs or (h,) for gru, each [batch, num_units].
+
+    Returns:
+        The new state, in the same form.
     """
     scope = SCOPE[cell]
     if cell == "gru":
@@ -90,19 +93,20 @@ def cell_step(params: Params, cell: str, x: jax.Array, state: tuple[jax.Array, .
 
 def rnn(params: Params, cell: str, inputs: jax.Array, sequence_length: jax.Array,
         unroll: int = 1) -> tuple[jax.Array, ...]:
-    """Final state of ``cell`` over ``inputs``, masked by length.
+    """Return the final state of ``cell`` over ``inputs``, masked by length.
 
-    ``jax.lax.scan(..., unroll=unroll)`` over all max_len steps: every iteration runs the cell
-    for the whole batch, and a sample's state is kept (``jnp.where(t < sequence_length, new,
-    old)``) from its sequence_length on, so the result is the state at each sample's last
-    valid step (zero for a length of 0), as dynamic_rnn with sequence_length returns. There is
-    no loop-bound saving: the loop always runs max_len iterations, however short the batch's
-    longest sequence. ``unroll`` (a static int >= 1; max_len unrolls fully) changes only
-    the code, not the result.
+    ``jax.lax.scan(..., unroll=unroll)`` runs all max_len steps, the cell on the whole batch.
+    A sample's state is kept from its sequence_length on (``jnp.where(t < sequence_length,
+    new, old)``). So the result is the state at each sample's last valid step (zero for a
+    length of 0), as dynamic_rnn with sequence_length returns. There is no loop-bound saving.
 
     Args:
+        params: the weights by TensorFlow variable name.
+        cell: basic_lstm, lstm or gru.
         inputs: float32 [batch, max_len, input_dim].
         sequence_length: int32 [batch], each in 0..max_len (time steps).
+        unroll: a static int >= 1 (max_len unrolls fully); it changes the code, not the result.
+
     Returns:
         (c, h) for the LSTMs, (h,) for gru; each float32 [batch, num_units].
 
@@ -131,17 +135,22 @@ def rnn(params: Params, cell: str, inputs: jax.Array, sequence_length: jax.Array
 
 def loss(params: Params, cell: str, inputs: jax.Array, sequence_length: jax.Array,
          labels: jax.Array, unroll: int = 1) -> jax.Array:
-    """Scalar mean sparse softmax cross-entropy (nats) of the final h [batch, num_units] as
-    logits against ``labels`` (int32 [batch], each in [0, num_units)); inputs and
-    sequence_length as for ``rnn``."""
+    """Return the scalar mean sparse softmax cross-entropy (nats) of the final h.
+
+    The final h [batch, num_units] are the logits. ``labels`` are int32 [batch], each in
+    [0, num_units); inputs and sequence_length are as for ``rnn``.
+    """
     logits = rnn(params, cell, inputs, sequence_length, unroll)[-1]
     log_probs = jax.nn.log_softmax(logits)
     return -jnp.mean(jnp.take_along_axis(log_probs, labels[:, None], axis=1))
 
 
 class AdamState(NamedTuple):
-    """TF1 AdamOptimizer's slots: m and v per weight, and the beta powers (beta1^t,
-    beta2^t for the next step t, starting at beta1 and beta2 as TF1's accumulators do)."""
+    """TF1 AdamOptimizer's slots: m and v per weight, and the beta powers.
+
+    The beta powers are beta1^t and beta2^t for the next step t. They start at beta1 and beta2,
+    as TF1's accumulators do.
+    """
     m: Params
     v: Params
     beta1_power: jax.Array
@@ -155,17 +164,20 @@ def adam_init(params: Params) -> AdamState:
 
 
 def adam_update(params: Params, grads: Params, state: AdamState) -> tuple[Params, AdamState]:
-    """One step of ``tf.compat.v1.train.AdamOptimizer()`` (lr 0.001, beta1 0.9, beta2 0.999,
-    epsilon 1e-8), after TensorFlow's ``tensorflow/python/training/adam.py`` docstring and the
-    ApplyAdam kernel (``tensorflow/core/kernels/training_ops.cc``)::
+    """Run one step of ``tf.compat.v1.train.AdamOptimizer()`` (lr 0.001, beta1 0.9, beta2 0.999).
+
+    The update, with epsilon 1e-8 added to sqrt(v) without bias correction, as TF1 does::
 
         lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
         m = beta1 * m + (1 - beta1) * g
         v = beta2 * v + (1 - beta2) * g * g
         w = w - lr_t * m / (sqrt(v) + epsilon)
 
-    epsilon is added to sqrt(v) without bias correction ("epsilon hat" of Kingma & Ba's
-    section 2), unlike the paper's algorithm 1 and Keras's Adam.
+    Source: TensorFlow's ``training/adam.py`` and ApplyAdam kernel (docs/experiment.md, The
+    models, in detail, says how it differs from Kingma and Ba's algorithm 1 and Keras's Adam).
+
+    Returns:
+        (params, state) after the update.
     """
     lr_t = LEARNING_RATE * jnp.sqrt(1 - state.beta2_power) / (1 - state.beta1_power)
     m = {n: BETA1 * state.m[n] + (1 - BETA1) * g for n, g in grads.items()}
@@ -177,8 +189,13 @@ def adam_update(params: Params, grads: Params, state: AdamState) -> tuple[Params
 def train_step(params: Params, opt_state: AdamState, inputs: jax.Array,
                sequence_length: jax.Array, labels: jax.Array, cell: str, unroll: int = 1
                ) -> tuple[Params, AdamState, jax.Array]:
-    """One Adam step on one batch; returns (params, opt_state, loss before the update), as
-    ``session.run([train_op, loss])`` does. Arrays as for ``loss``."""
+    """Run one Adam step on one batch, as ``session.run([train_op, loss])`` does.
+
+    Arrays are as for ``loss``.
+
+    Returns:
+        (params, opt_state, loss before the update).
+    """
     value, grads = jax.value_and_grad(loss)(params, cell, inputs, sequence_length, labels, unroll)
     params, opt_state = adam_update(params, grads, opt_state)
     return params, opt_state, value
@@ -196,25 +213,34 @@ class CompiledStep(NamedTuple):
 def inference_step(params: Params, opt_state: AdamState, inputs: jax.Array,
                    sequence_length: jax.Array, labels: jax.Array, cell: str, unroll: int = 1
                    ) -> tuple[Params, AdamState, jax.Array]:
-    """The forward pass and loss alone (mode inference), with train_step's arguments and
-    results: params and opt_state come back unchanged."""
+    """Run the forward pass and loss alone (mode inference), with train_step's arguments.
+
+    Returns:
+        train_step's results; params and opt_state come back unchanged.
+    """
     return params, opt_state, loss(params, cell, inputs, sequence_length, labels, unroll)
 
 
 def step_function(cell: str, unroll: int, train: bool = True) -> Callable[..., Any]:
-    """``train_step`` (with ``train`` False, mode inference: ``inference_step``) for ``cell``
-    and ``unroll``: ``step(params, opt_state, inputs, sequence_length, labels)``, to be built
-    by compile_step (runners.jax)."""
+    """Return the step for ``cell`` and ``unroll``: train_step, or inference_step without train.
+
+    The step is ``step(params, opt_state, inputs, sequence_length, labels)``, to be built by
+    compile_step (runners.jax).
+    """
     return partial(train_step if train else inference_step, cell=cell, unroll=unroll)
 
 
 def compile_step(step: Callable[..., Any], *args: Any) -> CompiledStep:
-    """jit ``step`` and build it for ``args``' shapes and dtypes, timing tracing-and-lowering
-    and XLA's compilation apart; the returned ``step(*args)`` then runs without tracing or
-    compiling (it accepts only those shapes and dtypes). ``args`` (pytrees of arrays) are
+    """jit ``step`` and build it for ``args``' shapes and dtypes, timing its two phases apart.
+
+    The phases are tracing-and-lowering and XLA's compilation. ``args`` (pytrees of arrays) are
     moved to the device before the timing, so neither phase includes the backend's start-up.
-    Used for api jax_scan's step (step_function) and keras_jax's
-    (keras_model.jax_train_step), by runners.jax.
+    Used by runners.jax for api jax_scan's step (step_function) and keras_jax's
+    (keras_model.jax_train_step).
+
+    Returns:
+        A CompiledStep. Its ``step(*args)`` runs without tracing or compiling, and accepts only
+        those shapes and dtypes.
     """
     args = jax.device_put(args)
     jax.block_until_ready(args)

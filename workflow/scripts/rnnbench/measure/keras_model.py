@@ -1,34 +1,12 @@
 """The seed's model for today's TensorFlow: a Keras RNN layer trained in a ``tf.function``.
 
-api ``keras``: ``keras.layers.LSTM`` (cells basic_lstm and lstm) or ``keras.layers.GRU``
-(gru) with ``unroll=True`` as static (the loop unrolled into the traced graph, max_len cell
-copies) and ``unroll=False`` as dynamic (one cell in a ``tf.while_loop``); logits are the
-layer's last output (the final ``h``, so classes = num_units), the loss the mean sparse
-softmax cross-entropy, the optimizer Adam with TF1's ``AdamOptimizer`` defaults (learning
-rate 0.001, epsilon 1e-8; Keras's own default epsilon is 1e-7), in one
-``tf.function``-compiled train step. api ``keras_xla``: the same train step with
-``jit_compile=True`` (XLA). api ``keras_jax``: the same layer, loss and optimizer on Keras's
-JAX backend (``KERAS_BACKEND=jax``), in one ``jax.jit``-compiled train step written with
-Keras 3's stateless API (``Layer.stateless_call``, ``Optimizer.stateless_apply``, after
-Keras's guide "Writing a training loop from scratch in JAX"); TensorFlow is never imported.
-
-Masking is the layer's own: ``mask = tf.sequence_mask(sequence_length, max_len)``
-(keras_jax: the same mask from ``keras.ops``). Keras runs the full padded length either way
-(its JAX backend, ``keras/src/backend/jax/rnn.py``, likewise: a ``jax.lax.scan`` over
-max_len, or a Python loop for unroll=True, keeping each ended sample's state): its
-TensorFlow backend (``keras/src/backend/tensorflow/rnn.py``) passes no ``input_length`` with
-a mask, so the ``tf.while_loop``'s ``maximum_iterations`` is the padded length, and it keeps
-each sample's state with ``tf.where(mask_t, new, old)`` once its sequence has ended. The
-loop-bound saving of ``tf.compat.v1.nn.dynamic_rnn`` (which stops at the batch's longest
-sequence_length since TF 1.6) does not apply; the workflow measures what that costs.
-
-Same function: ``lstm_weights_from_compat_v1`` maps a TF1 ``BasicLSTMCell`` / ``LSTMCell``
-kernel and bias (gates i, j, f, o; input and recurrent rows stacked; forget_bias 1.0 added
-in the cell) to Keras's LSTM (kernel, recurrent_kernel, bias; gates i, f, c, o; the forget
-bias in the bias vector), so the three apis start from identical weights and compute the same
-loss. The GRU layer keeps Keras's default ``reset_after=True`` (what a Keras user runs, and
-what cuDNN needs), which is a different function from TF1's ``GRUCell``: its weights are
-drawn in Keras's own shapes.
+api ``keras``: a Keras LSTM or GRU layer, ``unroll=True`` as static and ``unroll=False`` as
+dynamic; logits are its last output (classes = num_units); mean sparse softmax
+cross-entropy; Adam with TF1's defaults. ``keras_xla``: the same step with
+``jit_compile=True``. ``keras_jax``: the same on Keras's JAX backend, in a ``jax.jit`` step;
+TensorFlow is never imported. Keras masks and runs the full padded length, so
+dynamic_rnn's loop-bound saving does not apply. Details, sources and the weight mapping:
+docs/experiment.md, The models, in detail.
 """
 
 from __future__ import annotations
@@ -137,19 +115,23 @@ def make_layer(keras: ModuleType, cell: str, num_units: int, unroll: bool) -> An
 
 def lstm_weights_from_compat_v1(kernel: np.ndarray, bias: np.ndarray, input_dim: int,
                                 forget_bias: float = FORGET_BIAS) -> list[np.ndarray]:
-    """Keras LSTM weights [kernel [input_dim, 4 u], recurrent_kernel [u, 4 u], bias [4 u]] that
-    compute what a TF1 LSTM cell with ``kernel`` [input_dim + u, 4 u] and ``bias`` [4 u]
-    computes.
+    """Map a TF1 LSTM cell's kernel and bias to Keras LSTM weights that compute the same.
 
-    TF1 (``rnn_cell_impl.BasicLSTMCell.call``): gates ``[x, h] @ kernel + bias`` split as
-    i, j, f, o, and ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``. Keras
-    (``keras.layers.LSTMCell``): gates ``x @ kernel + h @ recurrent_kernel + bias`` split as
-    i, f, c, o, with no separate forget bias. So the gate blocks are reordered (j moves to
-    the third block, f to the second), the rows split at input_dim, and forget_bias is added
-    to the f block of the bias.
+    The gate blocks are reordered (TF1 i, j, f, o to Keras i, f, c, o), the rows split at
+    input_dim, and forget_bias added to the f block of the bias (docs/experiment.md, The
+    models, in detail). u is num_units.
+
+    Args:
+        kernel: TF1's kernel, [input_dim + u, 4 u].
+        bias: TF1's bias, [4 u].
+        input_dim: features per time step.
+        forget_bias: TF1's forget_bias, added in its cell.
+
+    Returns:
+        [kernel [input_dim, 4 u], recurrent_kernel [u, 4 u], bias [4 u]].
 
     Raises:
-        ValueError: if the shapes do not fit together.
+        ValueError: when the shapes do not fit together.
     """
     units = bias.shape[0] // 4
     if kernel.shape != (input_dim + units, 4 * units) or bias.shape != (4 * units,):
@@ -168,10 +150,10 @@ def lstm_weights_from_compat_v1(kernel: np.ndarray, bias: np.ndarray, input_dim:
 
 def initial_layer_weights(layer: Any, cell: str, input_dim: int, num_units: int,
                           seed: int) -> list[np.ndarray]:
-    """The weights a built ``layer`` starts from, in ``layer.get_weights()`` order.
+    """Return the weights a built ``layer`` starts from, in ``layer.get_weights()`` order.
 
     LSTM (basic_lstm, lstm): the compat_v1 path's initial kernel (model.initial_weights:
-    Glorot-uniform from ``seed``) and zero bias, mapped by lstm_weights_from_compat_v1, so
+    Glorot-uniform from ``seed``) and zero bias, mapped by lstm_weights_from_compat_v1. So
     every api starts from the same function. GRU: Glorot-uniform kernels drawn by
     model.initial_weights in the layer's own shapes, biases zero.
     """
@@ -189,14 +171,24 @@ def initial_layer_weights(layer: Any, cell: str, input_dim: int, num_units: int,
 def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int,
                      xla: bool, pass_sequence_length: bool = True,
                      train: bool = True) -> tuple[Any, Any]:
-    """The compiled train step and the optimizer it updates.
+    """Build the compiled train step and the optimizer it updates.
 
-    Returns ``(train_step, optimizer)``; ``train_step(inputs, sequence_length, labels)``
-    takes float32 [batch, max_len, input_dim], int32 [batch], int32 [batch] and returns the
-    scalar loss (computed before the update) after one Adam update of ``layer``'s weights;
-    with ``train`` False (mode inference) the forward pass and loss alone, no gradient and
-    no update (the optimizer is then unused). Wrapped in ``tf.function``
-    (``jit_compile=xla``); its first call traces and compiles it.
+    The step is wrapped in ``tf.function`` (``jit_compile=xla``); its first call traces and
+    compiles it.
+
+    Args:
+        tf, keras: the modules import_tf_keras returns.
+        layer: the layer make_layer built.
+        max_len: padded time steps.
+        xla: compile with XLA (api keras_xla).
+        pass_sequence_length: mask by sequence_length.
+        train: False (mode inference) computes the forward pass and loss alone, with no
+            gradient and no update; the optimizer is then unused.
+
+    Returns:
+        ``(train_step, optimizer)``. ``train_step(inputs, sequence_length, labels)`` takes
+        float32 [batch, max_len, input_dim], int32 [batch], int32 [batch]. It returns the
+        scalar loss, computed before one Adam update of ``layer``'s weights.
     """
     optimizer = keras.optimizers.Adam(learning_rate=0.001, epsilon=1e-8)
 
@@ -219,16 +211,24 @@ def build_train_step(tf: ModuleType, keras: ModuleType, layer: Any, max_len: int
 def jax_train_step(keras: ModuleType, layer: Any, max_len: int,
                    pass_sequence_length: bool = True, train: bool = True
                    ) -> tuple[Any, tuple[list, list], list]:
-    """api keras_jax's step: build_train_step's loss and Adam update on Keras's JAX backend,
-    as a pure function for ``jax.jit`` (jax_model.compile_step builds and times it).
+    """Build api keras_jax's step: build_train_step's loss and Adam on Keras's JAX backend.
 
-    Returns ``(step, params, opt_state)``: ``step(params, opt_state, inputs,
-    sequence_length, labels)`` takes float32 [batch, max_len, input_dim], int32 [batch],
-    int32 [batch] and returns ``(params, opt_state, loss)`` (the scalar loss computed before
-    the update), as jax_model.train_step does; ``params`` is (trainable, non-trainable)
-    variable values of ``layer`` (a built keras_jax layer, its weights set), ``opt_state``
-    the optimizer's variable values. With ``train`` False (mode inference) the step computes
-    the forward pass and loss alone and returns params and opt_state unchanged.
+    The step is a pure function for ``jax.jit``; jax_model.compile_step builds and times it.
+
+    Args:
+        keras: the module import_keras_jax returns.
+        layer: a built keras_jax layer, its weights set.
+        max_len: padded time steps.
+        pass_sequence_length: mask by sequence_length.
+        train: False (mode inference) computes the forward pass and loss alone, and returns
+            params and opt_state unchanged.
+
+    Returns:
+        ``(step, params, opt_state)``. ``step(params, opt_state, inputs, sequence_length,
+        labels)`` takes float32 [batch, max_len, input_dim], int32 [batch], int32 [batch]. It
+        returns ``(params, opt_state, loss)``, the loss computed before the update, as
+        jax_model.train_step does. ``params`` are the layer's (trainable, non-trainable)
+        variable values; ``opt_state`` the optimizer's.
     """
     import jax
 

@@ -30,15 +30,21 @@ SIMD_LEVELS = ("avx512f", "avx2", "avx", "sse4_2")
 
 
 def cpu_simd(cpuinfo: str | None = None) -> str | None:
-    """The widest vector instruction set in ``cpuinfo``'s (default: /proc/cpuinfo's) first
-    ``flags`` line, one of SIMD_LEVELS; None where it cannot be read or lists none of them.
+    """Return the widest vector instruction set in a cpuinfo's first ``flags`` line.
 
-    A virtual machine's model name may hide its CPU: two 2-core VMs both named "AMD EPYC"
+    A VM's model name may hide its CPU, so the fingerprint (load.environment) carries this
+    too, and runs of two such machines are never pooled. Two 2-core VMs both named "AMD EPYC"
     ran this project's matmuls on one thread at up to 102 and 12 GFLOP/s
-    (docs/figures/heldout/VALIDATION.md). The second reports avx2 and no avx512f; the
-    first's flags were not recorded, but 102 GFLOP/s at 2.6 GHz is 39 FLOP a cycle, more
-    than AVX2's two 8-wide FMA units give (32). The fingerprint (load.environment) carries
-    the widest set, so such runs are never pooled."""
+    (docs/figures/heldout/VALIDATION.md). The second reports avx2 and no avx512f. The first's
+    flags were not recorded, but 102 GFLOP/s at 2.6 GHz is 39 FLOP a cycle: more than AVX2's
+    two 8-wide FMA units give (32).
+
+    Args:
+        cpuinfo: the text of /proc/cpuinfo; None reads the file.
+
+    Returns:
+        One of SIMD_LEVELS, or None where it cannot be read or lists none of them.
+    """
     try:
         text = Path("/proc/cpuinfo").read_text() if cpuinfo is None else cpuinfo
     except OSError:
@@ -51,7 +57,10 @@ def cpu_simd(cpuinfo: str | None = None) -> str | None:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MiB (getrusage; ru_maxrss is KiB on Linux)."""
+    """Return this process's peak resident set size so far, in MiB.
+
+    Source: getrusage; ru_maxrss is in KiB on Linux.
+    """
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -170,12 +179,16 @@ def collect(framework: dict[str, Any]) -> dict[str, Any]:
 
 
 def noise_probe() -> dict[str, Any]:
-    """A snapshot of what can slow a run down from outside it, as pyperf's metadata records:
-    the 1-, 5- and 15-minute load averages (``os.getloadavg``), the CPU time counters of
-    /proc/stat's ``cpu`` line (stat_ticks) and of the CPUs this process may use
-    (own_cpu_ticks), read once, and the first CPU's frequency scaling governor and current
-    frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``). Each is None where it
-    cannot be read (no /proc, a VM without cpufreq)."""
+    """Take a snapshot of what can slow a run down from outside it, as pyperf's metadata does.
+
+    Each value is None where it cannot be read (no /proc, a VM without cpufreq).
+
+    Returns:
+        The 1-, 5- and 15-minute load averages (``os.getloadavg``); the CPU time counters of
+        /proc/stat's ``cpu`` line (stat_ticks) and of the CPUs this process may use
+        (own_cpu_ticks), read once; the first CPU's frequency scaling governor and current
+        frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``).
+    """
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
@@ -193,9 +206,16 @@ def noise_probe() -> dict[str, Any]:
 
 
 def stat_ticks(lines: list[str], names: set[str]) -> dict[str, int] | None:
-    """The CPU time counters (USER_HZ ticks) of /proc/stat's lines named ``names`` (``cpu``:
-    the machine; ``cpuN``: a CPU), summed: ``total``, ``busy`` (all but idle and iowait) and
-    ``steal`` (the time a hypervisor gave those CPUs to others). None where no such line."""
+    """Sum the CPU time counters (USER_HZ ticks) of /proc/stat's lines named ``names``.
+
+    Args:
+        lines: /proc/stat's lines.
+        names: ``cpu`` for the machine; ``cpuN`` for a CPU.
+
+    Returns:
+        ``total``, ``busy`` (all but idle and iowait) and ``steal`` (time a hypervisor gave
+        those CPUs to others); None where no such line.
+    """
     total = busy = steal = 0
     for line in lines:
         fields = line.split()
@@ -209,10 +229,18 @@ def stat_ticks(lines: list[str], names: set[str]) -> dict[str, int] | None:
 
 
 def own_cpu_ticks(stat: list[str]) -> dict[str, float] | None:
-    """stat_ticks of the CPUs this process may run on (``os.sched_getaffinity``; a job
-    pinned with taskset has fewer than the machine), from /proc/stat's lines ``stat``, with
-    ``own``, this process's CPU time (``os.times``, children included) in the same ticks.
-    None where the affinity or those lines cannot be read."""
+    """Return stat_ticks of the CPUs this process may run on, with its own CPU time.
+
+    The CPUs come from ``os.sched_getaffinity``; a job pinned with taskset has fewer than the
+    machine. ``own`` is this process's CPU time (``os.times``, children included), in the same
+    ticks.
+
+    Args:
+        stat: /proc/stat's lines.
+
+    Returns:
+        The counters, or None where the affinity or those lines cannot be read.
+    """
     try:
         ticks = stat_ticks(stat, {f"cpu{n}" for n in os.sched_getaffinity(0)})
     except AttributeError:  # no sched_getaffinity (not Linux)
@@ -225,12 +253,19 @@ def own_cpu_ticks(stat: list[str]) -> dict[str, float] | None:
 
 
 def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The result's ``noise`` record from two noise_probe snapshots, taken when the run started
-    and after its measured steps: both load averages, both CPU frequencies, the governor, and
-    ``steal_share``, the share of all CPU time in between that the hypervisor stole (None
-    without /proc/stat); on the CPUs the run may use (own_cpu_ticks), ``others_share``, the
-    share of their time in between that other processes used (their busy time less the run's
-    own), and ``own_cpus_steal_share`` (None without those counters)."""
+    """Build the result's ``noise`` record from two noise_probe snapshots.
+
+    Args:
+        before: the snapshot taken when the run started.
+        after: the snapshot taken after its measured steps.
+
+    Returns:
+        Both load averages, both CPU frequencies and the governor. ``steal_share``: the share of
+        all CPU time in between that the hypervisor stole (None without /proc/stat). On the
+        CPUs the run may use (own_cpu_ticks): ``others_share``, the share of their time that
+        other processes used (their busy time less the run's own), and
+        ``own_cpus_steal_share`` (None without those counters).
+    """
     steal = None
     if before["ticks"] and after["ticks"]:
         total = after["ticks"]["total"] - before["ticks"]["total"]

@@ -1,32 +1,11 @@
-"""The seed's model in TF1 graph mode: one RNN cell, static_rnn or dynamic_rnn, softmax loss, Adam.
+"""The seed's model in TF1 graph mode: static_rnn or dynamic_rnn, softmax loss, Adam.
 
-Model (seed 000): logits are the final ``h`` state ([batch, num_units]), so the number of
-classes equals num_units; loss is the mean sparse softmax cross-entropy; Adam with its
-default hyper-parameters. ``static`` runs ``tf.compat.v1.nn.static_rnn`` over
-``tf.unstack(inputs, axis=1)`` (max_len cell copies in the graph, each wrapped in a cond that
-skips it once every sequence has ended); ``dynamic`` runs ``tf.compat.v1.nn.dynamic_rnn`` (one
-cell inside a ``tf.while_loop`` that stops at the batch's longest sequence_length, TF >= 1.6).
-Both get ``sequence_length``, so both return the state at each sample's last valid step.
-
-Ablations (build_loss arguments, grid axes of the same names):
-
-- ``loop_bound="max_len"`` (dynamic only): a ``tf.while_loop`` of max_len iterations, each
-  calling the cell, where a sample's state stops changing after its sequence_length
-  (``tf.where``), as ``tf.nn.dynamic_rnn`` did up to TF 1.5 (v1.5.0 ``rnn.py``:
-  ``loop_bound = time_steps``; v1.6.0 bounds the loop by ``max(sequence_length)``). Same
-  loss as the default ``"batch_max"`` (TensorFlow's own dynamic_rnn), more work. static_rnn
-  is unchanged by it (it has skipped finished steps with a cond all along), so a cell with
-  loop_bound max_len compares today's static_rnn with the TF <= 1.5 dynamic_rnn.
-- ``pass_sequence_length=False``: static_rnn / dynamic_rnn without ``sequence_length``: all
-  max_len steps run unmasked and the final state includes the padding (a different loss,
-  the same for both implementations).
-- ``parallel_iterations`` and ``swap_memory`` (dynamic only): the while loop's; the same
-  loss, other scheduling (iterations run concurrently) and memory (saved activations
-  swapped to the host, which matters on a GPU).
-
-TensorFlow 2.16+ ships Keras 3, which has no BasicLSTMCell: the legacy cells come from
-``tf_keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported
-(``import_tf`` does that).
+Logits are the final ``h`` (classes = num_units); the loss is the mean sparse softmax
+cross-entropy. ``static`` runs ``tf.compat.v1.nn.static_rnn``, ``dynamic``
+``tf.compat.v1.nn.dynamic_rnn``; both get ``sequence_length``. build_loss's ablations
+(loop_bound, pass_sequence_length, parallel_iterations, swap_memory) are grid axes. The
+legacy cells come from ``tf_keras`` (import_tf). Details and sources: docs/experiment.md,
+The models, in detail.
 """
 
 from __future__ import annotations
@@ -101,16 +80,17 @@ def make_cell(tf: ModuleType, cell: str, num_units: int) -> Any:
 
 def full_length_rnn(tf: ModuleType, rnn_cell: Any, inputs: Any, sequence_length: Any,
                     parallel_iterations: int | None = None, swap_memory: bool = False) -> Any:
-    """Final state of ``rnn_cell`` after a ``tf.while_loop`` over all max_len steps of
-    ``inputs``, masked by length (dynamic_rnn up to TF 1.5).
+    """Return the final state of ``rnn_cell`` after a ``tf.while_loop`` over all max_len steps.
 
-    Every iteration calls the cell for the whole batch; a sample's state is kept
-    (``tf.where(t < sequence_length, new, old)``) once t reaches its sequence_length, so the
-    result is the state at each sample's last valid step, as dynamic_rnn returns. Variables
-    live under the scope ``rnn``, as TensorFlow's RNNs put them, so initial weights load by
-    the same names.
+    This is dynamic_rnn up to TF 1.5. Every iteration calls the cell for the whole batch. A
+    sample's state is kept (``tf.where(t < sequence_length, new, old)``) once t reaches its
+    sequence_length. So the result is the state at each sample's last valid step, as
+    dynamic_rnn returns. Variables live under the scope ``rnn``, as TensorFlow's RNNs put them,
+    so initial weights load by the same names.
 
     Args:
+        tf: the ``tensorflow`` module (import_tf).
+        rnn_cell: the cell (make_cell).
         inputs: float32 [batch, max_len, input_dim], max_len static.
         sequence_length: int32 [batch].
         parallel_iterations, swap_memory: the ``tf.while_loop``'s (None: TensorFlow's 32).
@@ -150,7 +130,7 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
         num_units: cell size, also the number of classes.
         parallel_iterations: dynamic_rnn's parallel_iterations (None: TensorFlow's default, 32).
         loop_bound: "batch_max" (TensorFlow's RNNs) or "max_len" (dynamic: full_length_rnn;
-            static: unchanged); see the module docstring.
+            static: unchanged); docs/experiment.md, The models, in detail.
         pass_sequence_length: False runs TensorFlow's RNNs without sequence_length.
         swap_memory: dynamic_rnn's (and the max_len loop's) swap_memory; static ignores it.
 
@@ -186,12 +166,19 @@ def build_loss(tf: ModuleType, inputs: Any, sequence_length: Any, labels: Any, i
 
 
 def initial_weights(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
-    """Glorot-uniform kernels drawn by numpy from ``seed``, in sorted name order.
+    """Draw Glorot-uniform kernels by numpy from ``seed``, in sorted name order.
 
-    Only variables whose name ends in ``kernel:0`` are drawn (limit sqrt(6 / (fan_in + fan_out)),
-    Glorot & Bengio 2010, TensorFlow's default for these cells' kernels); biases keep the
-    cell's own constant initialiser. The same names and shapes give the same arrays, so
-    static and dynamic start from identical weights.
+    Only variables whose name ends in ``kernel:0`` are drawn, with limit
+    sqrt(6 / (fan_in + fan_out)); biases keep the cell's own constant initialiser. The same
+    names and shapes give the same arrays, so static and dynamic start from identical weights.
+    Source: Glorot and Bengio 2010, TensorFlow's default for these cells' kernels.
+
+    Args:
+        shapes: {variable name: shape}.
+        seed: seeds numpy's generator.
+
+    Returns:
+        {variable name: float32 array} for the kernels.
     """
     rng = np.random.default_rng([seed, 1])
     out = {}

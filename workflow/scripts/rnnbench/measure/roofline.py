@@ -18,17 +18,26 @@ PEAK_REPEATS = 20
 
 def measure_matmul_peak(tf: ModuleType, size: int, repeats: int, intra_op: int, inter_op: int,
                         device: str, warmup: int = 3) -> dict[str, Any]:
-    """The device's float32 matmul rate with TensorFlow, in FLOP/s: the practical peak that
-    the RNN's matmuls are compared with.
+    """Measure the device's float32 matmul rate with TensorFlow: the practical peak, in FLOP/s.
 
-    Times ``repeats`` session runs (after ``warmup``) of a [size, size] x [size, size] float32
-    matmul on variables, fetching only the sum of the product (a scalar, so no copy of the
-    result is timed), each with ``time.perf_counter``, in a TF1 session with the same thread
-    settings and device as the training jobs. Returns size, repeats, the median and IQR of
-    the seconds, and flop_per_s = 2 size^3 / median (the reduction's size^2 adds are ignored).
+    Each of ``repeats`` session runs (after ``warmup``) is a [size, size] x [size, size] float32
+    matmul on variables, timed with ``time.perf_counter``. Only the product's sum is fetched (a
+    scalar), so no copy of the result is timed. The TF1 session has the training jobs' threads
+    and device. flop_per_s = 2 size^3 / median; the reduction's size^2 adds are ignored.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        size: the square matrices' side.
+        repeats: timed runs.
+        intra_op, inter_op: the Session's threads.
+        device: "cpu" or "gpu".
+        warmup: untimed runs first.
+
+    Returns:
+        size, repeats, the median and IQR of the seconds, and flop_per_s.
 
     Raises:
-        RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
+        RuntimeError: when device is "gpu" and TensorFlow sees no GPU.
     """
     tf1 = tf.compat.v1
     config = session_config(tf, device, intra_op, inter_op)

@@ -26,11 +26,16 @@ docstring)."""
 
 def still_warming(earlier: np.ndarray, later: np.ndarray, alpha: float = SETTLE_ALPHA,
                   tolerance: float = SETTLE_TOLERANCE) -> bool:
-    """Whether the step times (seconds) of block ``earlier`` are still slower than those of
-    the block that followed it, ``later``: the one-sided Mann-Whitney U test (ranks, so a few
-    slow outlier steps do not decide it; mann_whitney_greater) rejects "no slower" at
-    ``alpha``, and the earlier block's median exceeds the later one's by more than
-    ``tolerance``.
+    """Tell whether block ``earlier``'s step times are still slower than block ``later``'s.
+
+    Both tests must hold: the one-sided Mann-Whitney U test (mann_whitney_greater) rejects "no
+    slower" at ``alpha``, and the earlier median exceeds the later one by more than
+    ``tolerance``. Ranks keep a few slow outlier steps from deciding it.
+
+    Args:
+        earlier, later: step times (seconds) of two consecutive blocks.
+        alpha: the test's level.
+        tolerance: the relative difference of the medians that counts.
     """
     if np.median(earlier) <= (1 + tolerance) * np.median(later):
         return False
@@ -38,12 +43,14 @@ def still_warming(earlier: np.ndarray, later: np.ndarray, alpha: float = SETTLE_
 
 
 def mann_whitney_greater(x: np.ndarray, y: np.ndarray) -> float:
-    """One-sided p-value of the Mann-Whitney U test that ``x`` tends to be greater than
-    ``y``, by the normal approximation with tie and continuity corrections (H. B. Mann and
-    D. R. Whitney, Ann. Math. Statist. 18, 1947; as scipy.stats.mannwhitneyu with
-    method="asymptotic", which tests/measure/test_steady.py checks it against). Written out here
-    because a training job runs where scipy may be missing (the TF 2.16 image has none);
-    meant for blocks of 20 or more values, where the approximation is good."""
+    """Return the one-sided p-value of the Mann-Whitney U test that ``x`` tends to exceed ``y``.
+
+    It uses the normal approximation with tie and continuity corrections, as
+    scipy.stats.mannwhitneyu with method="asymptotic" (tests/measure/test_steady.py checks it).
+    It is written out because a training job may run without scipy (the TF 2.16 image has
+    none). Meant for blocks of 20 or more values, where the approximation is good.
+    Source: H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18, 1947.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n1, n2 = len(x), len(y)
     combined = np.concatenate([x, y])
@@ -63,23 +70,27 @@ def mann_whitney_greater(x: np.ndarray, y: np.ndarray) -> float:
 
 def warm_up(step: Callable[[int], float], min_steps: int, max_steps: int,
             block: int = SETTLE_BLOCK) -> tuple[list[float], bool | None]:
-    """Run warm-up steps until the step times have settled, at least ``min_steps`` and at most
-    ``max_steps`` of them.
+    """Run warm-up steps until the step times have settled, from ``min_steps`` to ``max_steps``.
 
-    ``step(k)`` runs warm-up step k (0-based) and returns its seconds. After ``min_steps``
-    steps, and then after every further ``block`` steps, the recent steps are split in an
-    earlier and a later half and compared (still_warming); the warm-up ends at the first
-    comparison that finds them settled, or at ``max_steps``. The recent steps are the second
-    half of the warm-up so far, at least two blocks: a slow drift shows over a window that
-    grows with it. A warm-up that looks steady for two blocks and then speeds up is not
-    foreseen here; block_spread flags it in the measured steps.
+    After ``min_steps`` steps, and then after every ``block`` more, the recent steps are split
+    into an earlier and a later half and compared (still_warming). The recent steps are the
+    second half of the warm-up so far, at least two blocks, so a slow drift shows. The warm-up
+    ends at the first comparison that finds them settled, or at ``max_steps``. A warm-up that
+    looks steady for two blocks and then speeds up is not caught here; block_spread flags it in
+    the measured steps (docs/method.md, Warm-up).
 
-    Returns the warm-up's step seconds and whether it settled: True, False (the cap was
-    reached while still warming), or None when ``max_steps`` < 2 x ``block`` left nothing to
-    test (the warm-up then runs ``min_steps`` steps, a fixed warm-up).
+    Args:
+        step: ``step(k)`` runs warm-up step k (0-based) and returns its seconds.
+        min_steps, max_steps: the fewest and the most warm-up steps.
+        block: steps per compared block.
+
+    Returns:
+        The warm-up's step seconds, and whether it settled: True; False (the cap was reached
+        while still warming); or None when ``max_steps`` < 2 x ``block`` left nothing to test
+        (the warm-up then runs ``min_steps`` steps, a fixed warm-up).
 
     Raises:
-        ValueError: if max_steps < min_steps or min_steps < 0.
+        ValueError: when max_steps < min_steps or min_steps < 0.
     """
     if not 0 <= min_steps <= max_steps:
         raise ValueError(f"warm-up: need 0 <= warmup_steps ({min_steps}) <= max_warmup_steps "
@@ -99,8 +110,10 @@ def warm_up(step: Callable[[int], float], min_steps: int, max_steps: int,
 
 
 def block_spread(step_s: list[float], block: int = STABILITY_BLOCK) -> float | None:
-    """max / min - 1 of the medians of consecutive blocks of ``block`` measured steps (a
-    trailing part block is dropped); None with fewer than two blocks."""
+    """Return max / min - 1 of the medians of consecutive blocks of ``block`` measured steps.
+
+    A trailing part block is dropped. None with fewer than two blocks.
+    """
     count = len(step_s) // block
     if count < 2:
         return None

@@ -1,7 +1,8 @@
-"""The timing protocol every runner (rnnbench.measure.runners) follows after its first step: the
-warm-up until the step times settle, then the measured steps, each step timed on its own with
-``time.perf_counter``; and a heartbeat for the slow phases before them (see bench's module
-docstring for the whole run's phases).
+"""The timing protocol every runner (rnnbench.measure.runners) follows after its first step.
+
+The warm-up runs until the step times settle, then the measured steps, each step timed on
+its own with ``time.perf_counter``; a heartbeat covers the slow phases before them. The
+whole run's phases: docs/experiment.md, A run's phases, in every api.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ log = logging.getLogger("rnnbench")
 def heartbeat(phase: str, every_s: float = 10.0) -> Iterator[None]:
     """Log '<phase>: still running after N s' every ``every_s`` seconds until the block ends.
 
-    Lets a user watching a slow static graph build or first step see that the job is alive.
+    A user watching a slow static graph build or first step sees that the job is alive.
     """
     done = threading.Event()
     start = time.perf_counter()
@@ -42,8 +43,14 @@ def heartbeat(phase: str, every_s: float = 10.0) -> Iterator[None]:
 
 
 def step_stats(step_s: list[float]) -> dict[str, float]:
-    """Median step seconds, median steps/s (1 / median step), IQR / median of step seconds,
-    and the mean step seconds (total / count: what a loop timed as a whole reports).
+    """Summarise measured step times.
+
+    Args:
+        step_s: the step times, seconds.
+
+    Returns:
+        The median step (seconds), the median steps/s (1 / median step), IQR / median of the
+        step times, and the mean step (total / count: what a loop timed as a whole reports).
 
     Raises:
         ValueError: for fewer than two step times.
@@ -63,13 +70,22 @@ def step_stats(step_s: list[float]) -> dict[str, float]:
 
 def timed_steps(step: Callable[[bool], Any], is_hook: Callable[[int], bool], steps: int,
                 min_s: float, log_every: int) -> tuple[list[float], Any]:
-    """The measured steps: run ``step(is_hook(j))``, one training step (j from 0), each timed
-    on its own with ``time.perf_counter``, until at least ``steps`` steps have run and they
-    have taken at least ``min_s`` seconds in all (a cell of short steps measures more of
-    them, so its median spans the machine's slow spells of tens of milliseconds).
+    """Run and time the measured steps, each on its own with ``time.perf_counter``.
 
-    Returns their seconds and the last step's return value (None when there is no step).
-    Logs 'measured step i, running N steps/s' every ``log_every`` steps and at the end.
+    Steps run until at least ``steps`` have run and they took at least ``min_s`` seconds in
+    all. So a cell of short steps measures more of them, and its median spans the machine's
+    slow spells of tens of milliseconds. Logs 'measured step i, running N steps/s' every
+    ``log_every`` steps and at the end.
+
+    Args:
+        step: ``step(is_hook(j))`` runs training step j (from 0).
+        is_hook: whether step j fetches the hook set.
+        steps: the fewest steps.
+        min_s: the shortest measurement, seconds.
+        log_every: steps between progress lines.
+
+    Returns:
+        Their seconds, and the last step's return value (None when there is no step).
     """
     seconds, out = [], None
     loop_start = time.perf_counter()
@@ -86,16 +102,17 @@ def timed_steps(step: Callable[[bool], Any], is_hook: Callable[[int], bool], ste
 
 def warm_and_measure(step: Callable[[bool], Any], hook_at: Callable[[int | None, int], bool],
                      protocol: dict) -> dict[str, Any]:
-    """The warm-up (steady.warm_up: at least ``warmup_steps``, until settled, at most
-    ``max_warmup_steps``) and then the measured steps (timed_steps: at least ``steps``, for at
-    least ``min_measure_s`` seconds), each step timed on its own.
+    """Run the warm-up (steady.warm_up), then the measured steps (timed_steps).
 
-    ``step(is_hook)`` runs one training step (fetching the hook set when ``is_hook``);
-    ``hook_at(warmup_steps, k)`` says whether step k does (hook_step of the cell's fetches:
-    warmup_steps None during the warm-up).
+    Args:
+        step: ``step(is_hook)`` runs one training step, fetching the hook set when ``is_hook``.
+        hook_at: ``hook_at(warmup_steps, k)`` says whether step k does (the hook_step of the
+            cell's fetches; warmup_steps is None during the warm-up).
+        protocol: warmup_steps, max_warmup_steps, steps, min_measure_s (seconds), log_every.
 
-    Returns ``warmup_step_s``, ``warmup_settled``, ``step_s`` (seconds), ``hook_steps`` (the
-    steps, 0 the first, that fetched the hook set) and ``last`` (the last step's return value).
+    Returns:
+        ``warmup_step_s``, ``warmup_settled``, ``step_s`` (seconds), ``hook_steps`` (the steps,
+        0 the first, that fetched the hook set) and ``last`` (the last step's return value).
     """
     loop_start = time.perf_counter()
 

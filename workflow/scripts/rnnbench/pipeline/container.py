@@ -1,14 +1,11 @@
 """Which Apptainer image a run uses and where it lives (containers/build.sh builds it).
 
-Standard library only: containers/build.sh runs this file with the host's python3 to learn
-the image's path, Debian release and locks (``python3 -m rnnbench.pipeline.container REPO FLAVOR TF_VERSION
-PYTHON``), before any venv exists.
-
-An image's Python is the Python of the Snakemake that runs it (a job in an image imports
-Snakemake from the host's venv, which only the same Python can load): Debian 12 (bookworm)
-for Python 3.11, Debian 13 (trixie) for 3.13. The image of the venv's TensorFlow installs the
-venv's own locks (``envs/locks/py<python>.txt``); the older TensorFlow versions have locks
-for Python 3.11 only (containers/lock.sh), as their wheels stop before 3.13.
+Standard library only: build.sh runs this file with the host's python3, before any venv
+exists, to learn the image's path, Debian release and locks (``python3 -m
+rnnbench.pipeline.container REPO FLAVOR TF_VERSION PYTHON``). An image's Python is the
+Snakemake's: Debian 12 for Python 3.11, Debian 13 for 3.13. The venv's TensorFlow installs
+the venv's locks; the older versions have locks for Python 3.11 only (containers/lock.sh).
+Why: docs/containers.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""What the machine that plans a run has, and whether the jobs run on it: checked before any
-job, dry runs included (common.smk).
+"""What the machine that plans a run has, and whether the jobs run on it.
 
-- gpu_names: the NVIDIA GPUs the kernel driver shows (``/proc/driver/nvidia/gpus/``, else
-  ``nvidia-smi -L``), with no framework imported.
-- invocation: where the jobs of this Snakemake would run, and whether it runs any. While the
-  Snakefile is read, Snakemake has not chosen its executor (``workflow.local_exec`` is true,
-  ``workflow.dryrun`` false, even for ``--profile profiles/slurm-gpu -n``), so the command
-  line is read again with Snakemake's own parser.
-- check_device: ``device: gpu`` on a machine without one is refused for a local run, naming
-  how to check; Snakemake alone would fail at the first training job.
-
+Checked before any job, dry runs included (common.smk): gpu_names lists the NVIDIA GPUs the
+driver shows, with no framework imported; invocation says where this Snakemake's jobs
+would run, and whether it runs any; check_device refuses ``device: gpu`` for a local run on
+a machine without one, which Snakemake alone would fail at the first training job.
 Standard library, and Snakemake's parser where invocation runs.
 """
 
@@ -66,13 +60,23 @@ class Invocation(NamedTuple):
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
-    """Read ``argv`` (sys.argv of a Snakemake process) with Snakemake's own parser, its
-    profiles (``--profile``, $SNAKEMAKE_PROFILE, the workflow profile) and abbreviations
-    included, from the directory Snakemake was started in (``$PWD``: a relative --profile is
-    relative to it, not to --directory). Where it cannot be read (Snakemake run through its
-    API, not its command line), Invocation("local", True).
+    """Read a Snakemake command line with Snakemake's own parser.
 
-    Raises nothing: Snakemake parsed the same argv already."""
+    While the Snakefile is read, Snakemake has not chosen its executor: ``workflow.local_exec``
+    is true and ``workflow.dryrun`` false, even for ``--profile profiles/slurm-gpu -n``. So the
+    command line is read again, its profiles (``--profile``, $SNAKEMAKE_PROFILE, the workflow
+    profile) and abbreviations included. It is read from the folder Snakemake was started in
+    (``$PWD``): a relative --profile is relative to it, not to --directory.
+
+    Args:
+        argv: sys.argv of a Snakemake process.
+        environ: the environment ($PWD, $SNAKEMAKE_PROFILE).
+
+    Returns:
+        An Invocation; Invocation("local", True) where argv cannot be read (Snakemake run
+        through its API, not its command line). It raises nothing: Snakemake parsed the same
+        argv already.
+    """
     import contextlib
     import io
 

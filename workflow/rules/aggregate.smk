@@ -30,8 +30,8 @@ checkpoint first_look:
 
 rule aggregate:
     input:
-        results=measured_paths(),
-        benchmarks=measured_paths(TRAIN_BENCHMARKS),
+        results=measured_results,
+        benchmarks=measured_benchmarks,
         peaks=PEAKS,
         planned=housekeeping.planned("set_aside_stale_tables", PLANNED),
     output:

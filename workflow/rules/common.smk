@@ -170,17 +170,23 @@ def looked_jobs():
 
 
 def measured_paths(pattern=TRAIN_RESULTS):
-    """Input function of rule aggregate: result_paths, and with more_repeats the results of
-    the jobs checkpoint first_look adds (its output lists them)."""
+    """result_paths, and with more_repeats the results of the jobs checkpoint first_look adds
+    (its output lists them; Snakemake runs the look first where it has not run)."""
+    more = []
+    if config["more_repeats"]:
+        with open(checkpoints.first_look.get().output[0]) as handle:
+            more = [tuple(job) for job in json.load(handle)["jobs"]]
+    return result_paths(pattern) + result_paths(pattern, more)
 
-    def paths(wildcards):
-        more = []
-        if config["more_repeats"]:
-            with open(checkpoints.first_look.get().output[0]) as handle:
-                more = [tuple(job) for job in json.load(handle)["jobs"]]
-        return result_paths(pattern) + result_paths(pattern, more)
 
-    return paths
+def measured_results(wildcards):
+    """Every training result that aggregation reads (measured_paths): an input function."""
+    return measured_paths()
+
+
+def measured_benchmarks(wildcards):
+    """The benchmark file of each result aggregation reads (measured_paths): an input function."""
+    return measured_paths(TRAIN_BENCHMARKS)
 
 
 def train_outputs(impl):

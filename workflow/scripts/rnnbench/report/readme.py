@@ -275,12 +275,12 @@ def _processes_words(plain: pd.DataFrame) -> str:
     """How many processes, and runs where several were pooled (pooling.pooled_summary's
     ``runs``), stand behind each number, and what the intervals hold."""
     processes, most = int(plain["static_repeats"].min()), int(plain["static_repeats"].max())
-    more = (f" ({most} where the first {processes} left the step ratio undecided: "
-            "more_repeats)" if most > processes else "")
+    more = (f" A cell whose step ratio the first {processes} left undecided got {most}."
+            if most > processes else "")
     runs = int(plain["runs"].iloc[0]) if "runs" in plain else 1
     if runs < 2:
-        return f"{processes} fresh processes per setting{more}, 95 % intervals in brackets."
-    return (f"{processes} fresh processes per setting in each run{more}. Pooled from {runs} "
+        return f"{processes} fresh processes per setting, 95 % intervals in brackets.{more}"
+    return (f"{processes} fresh processes per setting in each run.{more} Pooled from {runs} "
             "runs; the 95 % intervals in brackets hold the drift between runs.")
 
 

@@ -95,7 +95,8 @@ def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
         The first run's rows with, per POOLED_RATIOS, ``ratio_<name>`` and its
         ``_ci_low`` / ``_ci_high`` pooled (pool), ``ratio_<name>_tau`` and
         ``ratio_<name>_runs`` (each run's ratio, ' '-joined); per implementation and MEANS,
-        the geometric mean over runs; ``breakeven_steps`` (whole steps) from those means, its interval
+        the geometric mean over runs; ``<impl>_repeats``, the most any run had (more_repeats
+        adds repeats in some runs); ``breakeven_steps`` (whole steps) from those means, its interval
         from the pooled step ratio's bounds alone (docs/method.md, Pooling runs); ``runs``.
 
     Raises:
@@ -125,6 +126,10 @@ def pooled_summary(summaries: list[pd.DataFrame]) -> pd.DataFrame:
         for name in MEANS:
             column = f"{impl}_{name}"
             columns[column] = list(np.exp(np.mean([np.log(r[column]) for r in runs], axis=0)))
+        # the most processes any run had (more_repeats adds them where a look was undecided)
+        if f"{impl}_repeats" in runs[0]:
+            columns[f"{impl}_repeats"] = list(np.max([r[f"{impl}_repeats"] for r in runs],
+                                                     axis=0))
     kept = runs[0].drop(columns=[c for c in columns if c in runs[0]])
     out = pd.concat([kept, pd.DataFrame(columns, index=runs[0].index)], axis=1).copy()
     _breakeven(out)

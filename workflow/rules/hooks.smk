@@ -30,6 +30,7 @@ OTHER_OUTPUTS = [
     f"{layout.PARTIAL}/missing.csv",
     layout.FINDINGS_SETTINGS,
 ]
+LOOKED = looked_jobs()  # the jobs an earlier first look added; None before any look
 BLOCKED = {}  # {result: why}: training jobs a file blocks, left out and named when the run ends
 PLANNED = []  # what a run does before any job that this dry run did not (rule plan_only)
 
@@ -55,12 +56,12 @@ if workflow.is_main_process:
                 [*CELL_AXES, *LATE_COLUMNS],
                 DRY_RUN,
                 SAY,
-                unlooked=looked_jobs() is None,
+                unlooked=LOOKED is None,
             ),
             "write_findings_settings": housekeeping.write_findings_settings(config, DRY_RUN, SAY),
         }
         if INVOCATION.report:
-            housekeeping.check_report_grid([*RESULT_FILES, *result_paths(jobs=looked_jobs() or [])])
+            housekeeping.check_report_grid([*RESULT_FILES, *result_paths(jobs=LOOKED or [])])
     except housekeeping.Refused as error:
         refuse(str(error))
     # only a dry run (-n) plans them: --summary and --report take the DAG as it is on disk
@@ -74,7 +75,7 @@ if workflow.is_main_process:
         interrupt.remove_stale_locks(".snakemake", log=SAY)
     # how long the run will take here, before any job (a dry run says it too)
     if not INVOCATION.report:
-        MORE = MORE_JOBS if looked_jobs() is None else looked_jobs()
+        MORE = MORE_JOBS if LOOKED is None else LOOKED
         ESTIMATE = housekeeping.estimate_line(
             CELLS,
             [(cell, impl, result) for (cell, impl, _), result in zip(PLANNED_JOBS, RESULT_FILES)],

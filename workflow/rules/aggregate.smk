@@ -4,8 +4,6 @@ checkpoint first_look:
     input:
         results=result_paths(),
         benchmarks=result_paths(TRAIN_BENCHMARKS),
-        # a dry run's plan: before the look, Snakemake knows aggregate's input only as this
-        planned=housekeeping.planned("set_aside_stale_tables", PLANNED),
     output:
         layout.first_look_path(RUNS),
     log:

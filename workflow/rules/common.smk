@@ -1,7 +1,6 @@
 # The config validated, the grid's constants, localrules, wildcard constraints, and the rules'
 # input, param and resource functions. What runs before any job and when the run ends is
 # hooks.smk's; every path comes from rnnbench/grid/layout.py.
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from rnnbench.grid.resources import (  # noqa: E402
 from rnnbench.measure.metadata import git_commit  # noqa: E402
 from rnnbench.pipeline import container as images  # noqa: E402
 from rnnbench.pipeline import hardware  # noqa: E402
+from rnnbench.pipeline import looks  # noqa: E402
 
 # Validate once, before any job (rnnbench/grid/configcheck.py): the files' YAML, the schema (which
 # fills in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
@@ -166,7 +166,7 @@ def looked_jobs():
         return []
     if not path.exists():
         return None
-    return [tuple(job) for job in json.loads(path.read_text())["jobs"]]
+    return looks.looked_jobs(path)
 
 
 def measured_paths(pattern=TRAIN_RESULTS):
@@ -174,8 +174,7 @@ def measured_paths(pattern=TRAIN_RESULTS):
     (its output lists them; Snakemake runs the look first where it has not run)."""
     more = []
     if config["more_repeats"]:
-        with open(checkpoints.first_look.get().output[0]) as handle:
-            more = [tuple(job) for job in json.load(handle)["jobs"]]
+        more = looks.looked_jobs(checkpoints.first_look.get().output[0])
     return result_paths(pattern) + result_paths(pattern, more)
 
 

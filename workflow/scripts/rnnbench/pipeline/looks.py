@@ -3,6 +3,9 @@ step ratio is still undecided (checkpoint first_look; method: docs/method.md, Mo
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from rnnbench.grid.plan import more_jobs
 from rnnbench.results.load import load_results, share_runs
 from rnnbench.stats.summary import summarize
@@ -47,3 +50,18 @@ def first_look(results: list[str], benchmarks: list[str], cells: dict[str, dict]
                   for row in summary[["cell_id", *step]].itertuples(index=False)},
         "jobs": [list(job) for job in more_jobs(jobs, cells, shared, undecided, repeats)],
     }
+
+
+def looked_jobs(path: str | Path) -> list[tuple[str, str, int]]:
+    """The training jobs a first look added, from its file (first_look's output).
+
+    Args:
+        path: checkpoint first_look's output (layout.first_look_path).
+
+    Returns:
+        (cell_id, impl, repeat) of each job, in the file's order.
+
+    Raises:
+        OSError, ValueError, KeyError: a missing, unreadable or foreign file.
+    """
+    return [tuple(job) for job in json.loads(Path(path).read_text())["jobs"]]

@@ -187,8 +187,11 @@ def noise_probe() -> dict[str, Any]:
         The 1-, 5- and 15-minute load averages (``os.getloadavg``); the CPU time counters of
         /proc/stat's ``cpu`` line (stat_ticks) and of the CPUs this process may use
         (own_cpu_ticks), read once; the first CPU's frequency scaling governor and current
-        frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``).
+        frequency (MHz; sysfs cpufreq, else /proc/cpuinfo's ``cpu MHz``); the machine's
+        speed (process.speed_check) and the process's placement (process.placement).
     """
+    from rnnbench.measure import process  # numpy: only in a measuring job
+
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
@@ -202,7 +205,8 @@ def noise_probe() -> dict[str, Any]:
     khz = _read(cpufreq / "scaling_cur_freq")
     mhz = float(khz) / 1000 if khz and khz.isdigit() else _cpuinfo_mhz()
     return {"load_average": load, "ticks": stat_ticks(stat, {"cpu"}), "cpu_governor": governor,
-            "cpu_mhz": mhz, "own_cpus": own_cpu_ticks(stat)}
+            "cpu_mhz": mhz, "own_cpus": own_cpu_ticks(stat), "speed": process.speed_check(),
+            "placement": process.placement()}
 
 
 def stat_ticks(lines: list[str], names: set[str]) -> dict[str, int] | None:
@@ -264,7 +268,9 @@ def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         all CPU time in between that the hypervisor stole (None without /proc/stat). On the
         CPUs the run may use (own_cpu_ticks): ``others_share``, the share of their time that
         other processes used (their busy time less the run's own), and
-        ``own_cpus_steal_share`` (None without those counters).
+        ``own_cpus_steal_share`` (None without those counters). ``speed_before`` and
+        ``speed_after`` (process.speed_check), and the process's ``placement`` after the run
+        (process.placement).
     """
     steal = None
     if before["ticks"] and after["ticks"]:
@@ -286,6 +292,9 @@ def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         "cpu_governor": after["cpu_governor"] or before["cpu_governor"],
         "cpu_mhz_before": before["cpu_mhz"],
         "cpu_mhz_after": after["cpu_mhz"],
+        "speed_before": before.get("speed"),
+        "speed_after": after.get("speed"),
+        "placement": after.get("placement"),
     }
 
 

@@ -265,6 +265,22 @@ def _noise_columns(noise: dict, meta: dict) -> dict:
         "cpu_mhz": _or_nan(noise["cpu_mhz_before"]),
         "others_share": _or_nan(noise.get("others_share")),
         "busy": _busy(noise, meta, (load_before, load_after)),
+        **_process_columns(noise),
+    }
+
+
+def _process_columns(noise: dict) -> dict:
+    """The machine's speed during a run (the mean of its checks before and after the measured
+    steps) and where its process ran (rnnbench.measure.process); NaN for a result without."""
+    checks = [noise.get(f"speed_{when}") or {} for when in ("before", "after")]
+    place = noise.get("placement") or {}
+    return {
+        **{f"speed_{name}": float(np.mean([c.get(name, np.nan) for c in checks]))
+           for name in ("python_ns", "matmul_gflop_s")},
+        "cpus_ran_on": " ".join(map(str, place["cpus"])) if place.get("cpus") else None,
+        "migrations": _or_nan(place.get("migrations")),
+        "involuntary_switches": _or_nan(place.get("involuntary_switches")),
+        "aslr": place.get("aslr"),
     }
 
 

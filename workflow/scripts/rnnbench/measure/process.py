@@ -1,0 +1,97 @@
+"""How fast the machine ran a fixed workload during a run, and where the run's process ran.
+
+metadata.noise_probe takes a speed check before and after each run's measured steps, and the
+process's placement after them, so that a slow process can be told from a slow machine.
+Method: docs/method.md, Repeats that disagree.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+LOOP_ITERATIONS = 100_000
+"""Iterations of the pure-Python loop in one block of speed_check."""
+MATMUL_N = 256
+"""The speed check's matmul: [MATMUL_N, MATMUL_N] x [MATMUL_N, MATMUL_N], float32."""
+MATMULS = 8
+"""Matmuls in one block of speed_check."""
+BLOCKS = 5
+"""Timed blocks of each workload; speed_check reports their median."""
+NO_RANDOMIZE = 0x0040000
+"""personality(2)'s ADDR_NO_RANDOMIZE flag, which ``setarch -R`` sets (linux/personality.h)."""
+
+
+def speed_check() -> dict[str, float]:
+    """Time a pure-Python loop and a float32 numpy matmul: about 0.1 s in all.
+
+    Returns:
+        ``python_ns``: nanoseconds per iteration of the loop (what graph construction in
+        Python depends on); ``matmul_gflop_s``: the matmul's rate in GFLOP/s (2 N^3 FLOP each;
+        numpy's BLAS threads). Each is the median of BLOCKS blocks.
+    """
+    loop, matmul = [], []
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
+    b = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
+    a @ b  # the first call pays BLAS's thread start
+    for _ in range(BLOCKS):
+        start = time.perf_counter()
+        total = 0
+        for i in range(LOOP_ITERATIONS):
+            total += i & 7
+        loop.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for _ in range(MATMULS):
+            a @ b
+        matmul.append(time.perf_counter() - start)
+    return {"python_ns": round(float(np.median(loop)) / LOOP_ITERATIONS * 1e9, 3),
+            "matmul_gflop_s": round(2 * MATMUL_N ** 3 * MATMULS / float(np.median(matmul))
+                                    / 1e9, 3)}
+
+
+def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
+    """Where this process's threads ran and how often they were moved or preempted.
+
+    Args:
+        proc: the process's /proc folder (a test passes a copy).
+
+    Returns:
+        ``cpus``: the CPUs its live threads last ran on (proc(5) stat field 39), sorted;
+        ``migrations``: their moves between CPUs (``se.nr_migrations`` of each thread's
+        sched file; None where the kernel has no such file); ``involuntary_switches`` and
+        ``voluntary_switches``: the process's context switches (getrusage(2)); ``aslr``:
+        False where the process runs without address-space randomisation (``setarch -R``,
+        or kernel.randomize_va_space 0); ``ld_preload``: LD_PRELOAD (another allocator),
+        or None. A value that cannot be read is None.
+    """
+    cpus, migrations = set(), 0
+    for task in sorted((proc / "task").glob("*")):
+        stat = _read(task / "stat")
+        if stat:
+            fields = stat.rsplit(")", 1)[1].split()
+            cpus.add(int(fields[36]))  # field 39 counts from pid (1) and comm (2)
+        sched = _read(task / "sched")
+        moves = next((line.split(":")[1] for line in (sched or "").splitlines()
+                      if line.startswith("se.nr_migrations")), None)
+        migrations = None if moves is None or migrations is None else migrations + int(moves)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    personality = _read(proc / "personality")
+    randomize = _read(proc.parent / "sys" / "kernel" / "randomize_va_space")
+    aslr = (None if personality is None or randomize is None else
+            not (int(personality, 16) & NO_RANDOMIZE) and randomize != "0")
+    return {"cpus": sorted(cpus) or None, "migrations": migrations if cpus else None,
+            "involuntary_switches": usage.ru_nivcsw, "voluntary_switches": usage.ru_nvcsw,
+            "aslr": aslr, "ld_preload": os.environ.get("LD_PRELOAD") or None}
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None

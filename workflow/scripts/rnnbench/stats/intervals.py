@@ -1,5 +1,8 @@
-"""Confidence intervals over fresh processes: a geometric mean, a paired or unpaired ratio, a
-break-even (method and sources: docs/method.md, Intervals)."""
+"""Compute confidence intervals over fresh processes, and decide ratios from them.
+
+A geometric mean, a paired or unpaired ratio, a break-even. Method and sources:
+docs/method.md, Intervals and Decisions.
+"""
 
 from __future__ import annotations
 

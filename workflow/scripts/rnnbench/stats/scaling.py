@@ -1,5 +1,8 @@
-"""Scaling laws along a grid axis: a line or a power law through the runs, with intervals, a
-lack-of-fit test and prediction intervals (docs/method.md, Laws)."""
+"""Fit scaling laws along a grid axis: a line or a power law through the runs.
+
+Each law comes with intervals, a lack-of-fit test and prediction intervals (docs/method.md,
+Laws).
+"""
 
 from __future__ import annotations
 

@@ -114,9 +114,10 @@ def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -
 
 
 def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
-    """Return the bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim] (data.py).
+    """Return the bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim].
 
-    The one count the config checks (configcheck) and the memory requests (resources.py) use.
+    The inputs are data.py's. The one count the config checks (configcheck) and the
+    memory requests (resources.py) use.
     """
     return 4 * num_samples * max_len * input_dim
 
@@ -180,7 +181,9 @@ def sequence_length_spec(label: Any) -> Any:
 
 
 def sequence_length_bounds(spec: Any, max_len: int) -> tuple[int, int]:
-    """Smallest and largest sequence_length (time steps) that ``spec`` can produce at ``max_len``.
+    """Return the smallest and largest sequence_length ``spec`` can produce at ``max_len``.
+
+    Both are in time steps.
 
     Raises:
         ValueError: if the bounds are not 1 <= low <= high <= max_len; the message names the

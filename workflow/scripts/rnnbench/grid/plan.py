@@ -13,7 +13,9 @@ from rnnbench.grid.cells import ablated_axes, varied_axes
 
 
 def ratio_axes(cells: Iterable) -> list[str]:
-    """Return the axes that get a chart of the static / dynamic ratios (charts_varied.ratio_chart).
+    """Return the axes that get a chart of the static / dynamic ratios.
+
+    Each gets charts_varied.ratio_chart.
 
     Args:
         cells: the grid's cells (dicts or table rows).

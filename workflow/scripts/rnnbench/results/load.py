@@ -475,10 +475,10 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
 
 
 def shared_in(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """Read cells.shared_runs's mapping from the runs themselves, for a result set without config.
+    """Read cells.shared_runs's mapping from the runs themselves.
 
-    For example a folder sent back, or ``rnnbench jax``'s output. Cells are matched by their
-    axes, so hand-made ids serve too.
+    It serves a result set without its config: a folder sent back, or ``rnnbench jax``'s
+    output. Cells are matched by their axes, so hand-made ids serve too.
 
     Args:
         runs: load_results's table.

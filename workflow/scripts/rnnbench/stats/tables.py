@@ -426,7 +426,9 @@ def unroll_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def cold_fetch_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Return the cold hook fetch's cost, per cell and implementation with ``fetches: hooks_cold``.
+    """Return the cold hook fetch's cost per cell and implementation.
+
+    Only cells with ``fetches: hooks_cold``.
 
     Args:
         runs: load.load_results's table.

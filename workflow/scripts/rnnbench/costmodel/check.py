@@ -1,6 +1,8 @@
-"""The cost model's checks on cells it was not fitted to: each cell of a run left out in turn
-(leave_one_out), and predictions written before a run
-(predicted_table) against what it measured (validation), with their errors in words.
+"""Check the cost model on cells it was not fitted to, with its errors in words.
+
+Two checks: each cell of a run left out in turn (leave_one_out), and predictions written
+before a run (predicted_table) against what it measured (validation). Method:
+docs/cost-model.md, The reference map and its checks.
 """
 
 from __future__ import annotations
@@ -16,30 +18,55 @@ from rnnbench.grid.layout import IMPLEMENTATIONS
 
 
 def group_rows(table: pd.DataFrame, pair: dict[str, Fit]) -> pd.DataFrame:
-    """The rows of ``table`` (summary or measurements) in the fit's group, at their reference
-    ablations."""
+    """Return the rows of ``table`` in the fit's group, at their reference ablations.
+
+    Args:
+        table: summary or measurements rows.
+        pair: the group's fits, {impl: Fit}; static's ``key`` names the group.
+
+    Returns:
+        The rows alike with the group in every GROUP_COLUMNS column ``table`` has, and whose
+        cell_id is their base_cell_id (where the table has one).
+    """
     mine = table[np.logical_and.reduce([table[c] == v for c, v in pair["static"].key.items()
                                         if c in table])]
     return mine[mine["cell_id"] == mine["base_cell_id"]] if "base_cell_id" in mine else mine
 
 
 def geometric_means(runs: pd.DataFrame) -> pd.Series:
-    """Each implementation's geometric mean of its runs' median steps (s): the summary's
-    measure of a cell (intervals.geomean_ci), and what a prediction for ``runs`` runs is of
-    (costmodel.Fit.predict: the mean of their logs)."""
+    """Return each implementation's geometric mean of its runs' median steps, seconds.
+
+    It is the summary's measure of a cell (intervals.geomean_ci), and what a prediction for
+    that many runs is of (Fit.predict: the mean of their logs).
+
+    Args:
+        runs: measurements rows with impl and median_step_s.
+
+    Returns:
+        A Series indexed by impl.
+    """
     return runs.groupby("impl")["median_step_s"].apply(lambda v: geomean_ci(v.to_numpy())[0])
 
 
 def leave_one_out(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
-    """Each reference cell of the fit's group left out in turn: the fit on the others
-    predicts its median step (each implementation) and its static/dynamic ratio. Columns
-    cell_id, max_len, measured_ratio, predicted_ratio, ratio_low, ratio_high, ratio_error
-    (predicted / measured - 1), ratio_covered (the measured ratio of the repeats' medians
-    inside the interval for that many runs), static_error, dynamic_error, runs and
-    runs_covered (held-out runs inside their per-run prediction intervals), extrapolates. A
-    cell whose absence leaves a term unidentified is not predicted, nor one with no run of
-    an implementation to predict (all of them busy: model_runs); the others are refitted in
-    the full fit's form (its terms), not chosen again."""
+    """Predict each reference cell of the fit's group from a fit on the others.
+
+    Each held-out cell's median step (each implementation) and static / dynamic ratio are
+    predicted. The others are refitted in the full fit's form (its terms), not chosen again. A
+    cell is not predicted when its absence leaves a term unidentified, or when it has no run of
+    an implementation to predict (all of them busy: model_runs).
+
+    Args:
+        pair: the group's full fits, {impl: Fit}.
+        runs: measurements.csv rows.
+
+    Returns:
+        One row per predicted cell. Columns cell_id, max_len, measured_ratio, predicted_ratio,
+        ratio_low, ratio_high, ratio_error (predicted / measured - 1), ratio_covered (the
+        measured ratio of the repeats' geometric means inside the interval for that many runs),
+        static_error, dynamic_error, runs and runs_covered (held-out runs inside their per-run
+        prediction intervals), extrapolates (extrapolates' words, '; '-joined).
+    """
     rows = []
     group = group_rows(model_runs(runs), pair)
     for cell_id, held in group.groupby("cell_id"):
@@ -82,9 +109,16 @@ def _held_out_row(fits: dict[str, Fit], held: pd.DataFrame, cell_id: str) -> dic
 
 
 def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
-    """How precise the measured ratios of ``table``'s cells are themselves: the median
-    half-width of their 95 % intervals (summary's, on the log scale; cells without one left
-    out), in a sentence."""
+    """Say in a sentence how precise the measured ratios of ``table``'s cells are themselves.
+
+    Args:
+        summary: summary rows, with the ratio_median_step_s interval.
+        table: a leave_one_out or validation table (its cell_id).
+
+    Returns:
+        A sentence giving the median half-width of their 95 % intervals (on the log scale;
+        cells without one left out), or saying it is not known where no cell has one.
+    """
     mine = summary[summary["cell_id"].isin(table["cell_id"])]
     half = ((np.log(mine["ratio_median_step_s_ci_high"])
              - np.log(mine["ratio_median_step_s_ci_low"])) / 2).dropna()
@@ -97,14 +131,28 @@ def noise_floor(summary: pd.DataFrame, table: pd.DataFrame) -> str:
 
 
 def step_error(table: pd.DataFrame) -> float:
-    """The median of both implementations' step errors (predicted / measured - 1) in a
-    leave_one_out or validation table: below 0, the model's steps are too short."""
+    """Return the median of both implementations' step errors (predicted / measured - 1).
+
+    Args:
+        table: a leave_one_out or validation table.
+
+    Returns:
+        The median over static_error and dynamic_error: below 0, the model's steps are too
+        short.
+    """
     return float(pd.concat([table["static_error"], table["dynamic_error"]]).median())
 
 
 def error_words(table: pd.DataFrame) -> str:
-    """A leave_one_out or validation table in one sentence: the median and worst error of the
-    ratio, the interval's coverage of the ratios and of the runs."""
+    """Say a leave_one_out or validation table in one sentence.
+
+    Args:
+        table: a leave_one_out or validation table, not empty.
+
+    Returns:
+        The median and worst error of the ratio (naming the worst cell), and the intervals'
+        coverage of the ratios and of the runs.
+    """
     errors = table["ratio_error"].abs()
     worst = table.loc[errors.idxmax()]
     runs, covered = int(table["runs"].sum()), int(table["runs_covered"].sum())
@@ -117,10 +165,18 @@ def error_words(table: pd.DataFrame) -> str:
 
 
 def predicted_table(pair: dict[str, Fit], cells: dict[str, dict], repeats: int) -> pd.DataFrame:
-    """The fit's predictions for ``cells`` (cells.cells of a config: {cell_id: cell}) before
-    any of them runs: per cell, each implementation's step (ms) with the 95 % interval of one
-    run, the static/dynamic ratio with its interval for the geometric means of ``repeats`` runs, and
-    where it extrapolates.
+    """Predict ``cells`` from the fit before any of them runs.
+
+    Args:
+        pair: the fits, {impl: Fit}.
+        cells: cells.cells of a config, {cell_id: cell}.
+        repeats: the runs per implementation the ratio's interval is for.
+
+    Returns:
+        One row per cell: cell_id; per implementation ``<impl>_step_ms`` with
+        ``<impl>_low_ms`` / ``<impl>_high_ms`` (the 95 % interval of one run, ms); ratio with
+        ratio_low / ratio_high (static / dynamic, for the geometric means of ``repeats`` runs);
+        extrapolates (where it extrapolates, in words).
 
     Raises:
         ValueError: naming the cell, for a sequence_length that is not a fixed length (a
@@ -149,11 +205,19 @@ def predicted_table(pair: dict[str, Fit], cells: dict[str, dict], repeats: int) 
 
 
 def validation(predicted: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """predicted_table (written before the runs) against the runs of those cells
-    (measurements.csv rows): leave_one_out's columns, from the predictions as written.
+    """Compare predicted_table (written before the runs) with the runs of those cells.
+
+    Args:
+        predicted: predicted_table's table, as written.
+        runs: measurements.csv rows.
+
+    Returns:
+        leave_one_out's columns but max_len, from the predictions as written.
 
     Raises:
-        ValueError: naming a predicted cell without runs of both implementations."""
+        ValueError: naming a predicted cell without runs of both implementations (with a
+            positive, finite step).
+    """
     rows = []
     for _, cell in predicted.iterrows():
         held = runs[(runs["cell_id"] == cell["cell_id"]) & finite_runs(runs)]
@@ -179,9 +243,17 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def validation_markdown(table: pd.DataFrame, title: str, intro: str = "") -> str:
-    """A validation or leave_one_out table as a page: its title and ``intro``, the sentence
-    of error_words over all cells, and over those inside and outside the fitted range, then
-    the table."""
+    """Write a validation or leave_one_out table as a Markdown page.
+
+    Args:
+        table: the table, not empty.
+        title: the page's title.
+        intro: a paragraph under the title ('' for none).
+
+    Returns:
+        The page: the title and intro, error_words over all cells, and over those inside and
+        outside the fitted range (where there are both), then the table.
+    """
     out = [f"# {title}", "", *([intro, ""] if intro else []),
            "All cells: " + error_words(table) + "."]
     inside = table[table["extrapolates"] == ""]

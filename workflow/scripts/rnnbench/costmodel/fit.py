@@ -33,25 +33,49 @@ ONE_MFLOP = 1e6
 
 
 def passed_time_steps(impl: str, max_len: float, computed: float) -> float:
-    """Time steps a training step of ``impl`` passes through: max_len unrolled steps (static),
-    or the loop's iterations, which are the computed time steps (dynamic); see the module
-    docstring for the sources."""
+    """Return the time steps a training step of ``impl`` passes through.
+
+    Sources: docs/cost-model.md, The model.
+
+    Args:
+        impl: 'static' or 'dynamic'.
+        max_len: the padded length.
+        computed: the computed time steps (the batch's longest sequence).
+
+    Returns:
+        max_len for static (its unrolled steps); else computed (the loop's iterations).
+    """
     return float(max_len) if impl == "static" else float(computed)
 
 
 def log2_size(runs: pd.DataFrame) -> np.ndarray:
-    """log2 of the cell's FLOP per call in MFLOP (flop.cell_step_flop), per row."""
+    """Return log2 of the cell's FLOP per call in MFLOP (flop.cell_step_flop), per row.
+
+    Args:
+        runs: rows with cell, batch_size, input_dim, num_units.
+
+    Returns:
+        An array [rows].
+    """
     return np.log2(np.array([cell_step_flop(c, b, i, u) for c, b, i, u in zip(
         runs["cell"], runs["batch_size"], runs["input_dim"], runs["num_units"])],
         dtype=float) / ONE_MFLOP)
 
 
 def design(runs: pd.DataFrame, center: float = 0.0) -> pd.DataFrame:
-    """The model's columns (TERMS) for runs with columns impl, max_len, cell, batch_size,
-    input_dim, num_units, mode and ``computed`` (cell calls per step) and ``flop`` (FLOP per
-    step): one row per run, same index. The size term is centred on ``center`` (log2
-    MFLOP per call; the fitted runs' mean), so that per_flop is the cost per FLOP at the
-    fitted runs' typical matmul whether the size term is kept or not."""
+    """Return the model's columns (TERMS) for some runs, one row per run, same index.
+
+    The size term is centred on ``center`` so that per_flop is the cost per FLOP at the fitted
+    runs' typical matmul, whether the size term is kept or not.
+
+    Args:
+        runs: rows with impl, max_len, cell, batch_size, input_dim, num_units, mode,
+            ``computed`` (cell calls per step) and ``flop`` (FLOP per step).
+        center: the size term's centre, log2 MFLOP per call (the fitted runs' mean).
+
+    Returns:
+        Columns fixed, per_passed, per_computed, per_flop, per_flop_log2_size.
+    """
     return pd.DataFrame({
         "fixed": 1.0,
         "per_passed": [passed_time_steps(i, m, c) for i, m, c in zip(
@@ -64,16 +88,20 @@ def design(runs: pd.DataFrame, center: float = 0.0) -> pd.DataFrame:
 
 def identified_terms(columns: pd.DataFrame, candidates=TERMS[:4],
                      cells: np.ndarray | None = None) -> list[str]:
-    """The terms among ``candidates`` (in order) whose column raises the rank of those
-    admitted before it: the parameters the grid identifies (columns scaled to unit norm, a
-    relative tolerance of 1e-9).
+    """Return the terms the grid identifies, among ``candidates``.
+
+    A term is kept when its column raises the rank of those admitted before it (columns scaled
+    to unit norm, a relative tolerance of 1e-9).
 
     Args:
         columns: design's columns, one row per run.
         candidates: the terms to try, in order.
-        cells: each row's cell id: the rank is then the cells' (each cell's mean row), so a
-            column that moves only between the runs of one cell (the computed steps of
+        cells: each row's cell id, or None. With it, the rank is the cells' (each cell's mean
+            row): a column that moves only between the runs of one cell (the computed steps of
             lengths drawn anew per batch) identifies nothing.
+
+    Returns:
+        The kept terms, in ``candidates``' order.
     """
     if cells is not None:
         columns = columns.groupby(cells, sort=False).mean()
@@ -87,8 +115,15 @@ def identified_terms(columns: pd.DataFrame, candidates=TERMS[:4],
 
 
 def runs_design(mine: pd.DataFrame) -> tuple[pd.DataFrame, float, np.ndarray]:
-    """design's columns of one implementation's runs (model_rows), the size term centred on
-    their mean (log2 MFLOP per call), that centre, and each run's cell id."""
+    """Return design's columns of one implementation's runs, centred on their mean size.
+
+    Args:
+        mine: one implementation's runs (model_rows).
+
+    Returns:
+        (columns, center, cells): design's columns, the centre (log2 MFLOP per call), and each
+        run's cell id [runs].
+    """
     center = float(log2_size(mine).mean())
     return design(mine, center), center, mine["cell_id"].to_numpy()
 
@@ -117,9 +152,23 @@ def _wls(X: np.ndarray, y: np.ndarray, iterations: int = 50) -> tuple[np.ndarray
 
 @dataclass
 class Fit:
-    """One implementation's fitted model. ``beta``/``cov`` follow ``terms``; ``sigma`` is the
-    relative spread of one run about the model (its coefficient of variation), with ``df``
-    degrees of freedom; ``ranges`` the fitted (min, max) of RANGE_AXES."""
+    """Hold one implementation's fitted model.
+
+    Attributes:
+        impl: 'static' or 'dynamic'.
+        terms: the fitted terms (of TERMS).
+        beta: the parameters [terms], seconds per unit of each column.
+        cov: their covariance [terms, terms].
+        sigma: the relative spread of one run about the model (its coefficient of variation).
+        df: sigma's degrees of freedom.
+        n: the runs fitted.
+        cells: the cells fitted.
+        ranges: the fitted (min, max) of each of RANGE_AXES.
+        richer_p: the partial F test's p for the richer form (NaN where not tried).
+        lack_of_fit_p: the lack-of-fit test's p (NaN without repeats).
+        center: the size term's centre, log2 MFLOP per call.
+        key: the group's GROUP_COLUMNS values.
+    """
     impl: str
     terms: list[str]
     beta: np.ndarray
@@ -135,7 +184,18 @@ class Fit:
     key: dict = field(default_factory=dict)
 
     def interval(self, term: str, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-        """A parameter (seconds per unit of its column) with its t-interval."""
+        """Return a parameter (seconds per unit of its column) with its t-interval.
+
+        Args:
+            term: one of the fit's terms.
+            confidence: the interval's two-sided level.
+
+        Returns:
+            (estimate, low, high).
+
+        Raises:
+            ValueError: for a term the fit does not have.
+        """
         from rnnbench.stats.intervals import t_quantile
 
         i = self.terms.index(term)
@@ -144,10 +204,19 @@ class Fit:
 
     def predict(self, rows: pd.DataFrame, runs: int = 1,
                 confidence: float = CONFIDENCE) -> pd.DataFrame:
-        """Predicted step seconds for ``rows`` (columns as design's): ``step_s``, and the
-        interval of the geometric mean of ``runs`` new runs (``low``, ``high``; log-normal about
-        step_s, never negative; NaN where the model predicts no positive time) and the
-        relative variance of log step_s (``log_var``: the fit's and the runs' noise)."""
+        """Predict step seconds for ``rows``.
+
+        Args:
+            rows: rows with design's inputs (shape_rows, model_rows).
+            runs: how many new runs the interval's geometric mean is of.
+            confidence: the interval's two-sided level.
+
+        Returns:
+            Columns ``step_s`` (the fitted value), ``low`` and ``high`` (the interval, log-normal
+            about step_s, never negative; NaN where the model predicts no positive time), and
+            ``log_var`` (the variance of log step_s: the fit's and the runs' noise). Same index as
+            ``rows``.
+        """
         from rnnbench.stats.intervals import t_quantile
 
         X = design(rows.assign(impl=self.impl), self.center)[self.terms].to_numpy(dtype=float)
@@ -163,8 +232,14 @@ class Fit:
 
 
 def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs (measurements.csv rows) with the design's inputs: ``computed``
-    (time_steps_per_step) and ``flop`` (train_step_flop)."""
+    """Add the design's inputs to some runs.
+
+    Args:
+        runs: measurements.csv rows.
+
+    Returns:
+        The runs with ``computed`` (time_steps_per_step) and ``flop`` (train_step_flop).
+    """
     return runs.assign(computed=runs["time_steps_per_step"].astype(float),
                        flop=runs["train_step_flop"].astype(float))
 
@@ -191,12 +266,21 @@ def _lack_of_fit_p(X: np.ndarray, y: np.ndarray, weights: np.ndarray, cells: np.
 
 
 def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> Fit:
-    """Fit ``impl``'s model to its runs (measurements.csv rows of one group: GROUP_COLUMNS
-    alike, at their reference ablations), choosing the richer form where the F test asks;
-    ``terms``: fit these (those of them the runs identify) instead of choosing.
+    """Fit ``impl``'s model to its runs, choosing the richer form where the F test asks.
+
+    The method: docs/cost-model.md, The model and The fit.
+
+    Args:
+        runs: measurements.csv rows of one group (GROUP_COLUMNS alike, at their reference
+            ablations).
+        impl: 'static' or 'dynamic'.
+        terms: fit these (those of them the runs identify) instead of choosing; None to choose.
+
+    Returns:
+        The Fit.
 
     Raises:
-        ValueError: with no runs of ``impl``, or fewer than identified terms plus 2.
+        ValueError: with no runs of ``impl``, or fewer runs than identified terms plus 2.
     """
     from scipy import special
 
@@ -234,10 +318,17 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
 
 
 def model_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs a model is fitted to: those at their reference ablations (load.at_reference),
-    that it can read (finite_runs), and not flagged ``busy`` (other processes took over a tenth
-    of the run's CPUs, or the hypervisor stole over 2 % of them: load._busy; FINDINGS counts
-    those left out)."""
+    """Return the runs a model is fitted to.
+
+    Args:
+        runs: measurements.csv rows.
+
+    Returns:
+        The runs at their reference ablations (load.at_reference), that it can read
+        (finite_runs), and not flagged ``busy`` (quiet_runs). Busy: other processes took over a
+        tenth of the run's CPUs, or the hypervisor stole over 2 % of them (load._busy);
+        FINDINGS counts those left out.
+    """
     from rnnbench.results.load import at_reference
 
     plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs
@@ -250,18 +341,33 @@ def quiet_runs(runs: pd.DataFrame) -> pd.Series:
 
 
 def finite_runs(runs: pd.DataFrame) -> pd.Series:
-    """Which runs the model can read: a positive, finite median step and finite inputs
-    (time_steps_per_step, train_step_flop; a NaN among them would fail the whole fit)."""
+    """Say which runs the model can read.
+
+    Args:
+        runs: rows with median_step_s, time_steps_per_step and train_step_flop.
+
+    Returns:
+        A boolean Series: a positive, finite median step and finite inputs (a NaN among them
+        would fail the whole fit).
+    """
     columns = runs[["median_step_s", "time_steps_per_step", "train_step_flop"]].apply(
         pd.to_numeric, errors="coerce")
     return np.isfinite(columns).all(axis=1) & (columns["median_step_s"] > 0)
 
 
 def fit_groups(runs: pd.DataFrame) -> list[dict[str, Fit]]:
-    """One {impl: Fit} per group of GROUP_COLUMNS in ``runs`` (measurements.csv rows) that
-    has both implementations and enough runs for each; groups it cannot fit are left out,
-    and so are those whose grid identifies no cost per time step (every cell computes as
-    many time steps: a fixed cost explains nothing)."""
+    """Fit both implementations in each group of GROUP_COLUMNS in ``runs``.
+
+    Groups it cannot fit are left out (fit_impl's ValueError). So are those whose grid
+    identifies no cost per time step: every cell computes as many time steps, and a fixed cost
+    explains nothing.
+
+    Args:
+        runs: measurements.csv rows.
+
+    Returns:
+        One {impl: Fit} per group fitted, each Fit's ``key`` set to the group's values.
+    """
     fits = []
     for key, group in model_runs(runs).groupby(list(GROUP_COLUMNS), sort=False):
         try:
@@ -278,8 +384,20 @@ def fit_groups(runs: pd.DataFrame) -> list[dict[str, Fit]]:
 
 def shape_rows(cell: str, batch_size: int, num_units: int, input_dim: int, max_len: int,
                length: float, mode: str = "train") -> pd.DataFrame:
-    """One row of design's inputs for a shape: sequences whose batch's longest is ``length``
-    time steps (at most max_len), padded to ``max_len``.
+    """Return one row of design's inputs for a shape.
+
+    Args:
+        cell: the cell type.
+        batch_size: sequences per batch.
+        num_units: the cell's units.
+        input_dim: the input's width.
+        max_len: the padded length.
+        length: the batch's longest sequence, time steps (at most max_len).
+        mode: 'train' or another mode of flop.step_flop.
+
+    Returns:
+        A one-row table with those columns, ``computed`` (= length) and ``flop``
+        (flop.step_flop).
 
     Raises:
         ValueError: naming the value, for a length outside 1..max_len.
@@ -295,9 +413,20 @@ def shape_rows(cell: str, batch_size: int, num_units: int, input_dim: int, max_l
 
 def ratio_prediction(pair: dict[str, Fit], rows: pd.DataFrame, runs: int = 1,
                      confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """static / dynamic step ratio for ``rows``: ``ratio`` and its interval (``low``,
-    ``high``) for the geometric means of ``runs`` new runs of each (the fits are independent:
-    their log variances add)."""
+    """Predict the static / dynamic step ratio for ``rows``, with its interval.
+
+    The fits are independent, so their log variances add.
+
+    Args:
+        pair: the fits, {impl: Fit}.
+        rows: rows with design's inputs.
+        runs: how many new runs of each the geometric means are of.
+        confidence: the interval's two-sided level.
+
+    Returns:
+        Columns ``ratio``, ``low``, ``high`` (NaN bounds where a side predicts no positive
+        time); same index as ``rows``.
+    """
     from rnnbench.stats.intervals import t_quantile
 
     static, dynamic = (pair[impl].predict(rows, runs, confidence) for impl in ("static",

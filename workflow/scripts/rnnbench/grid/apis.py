@@ -1,8 +1,9 @@
-"""The apis: one record per api, the one registry every other module reads (ids, words, the
-runner, what an api lacks, the time estimate's and the memory bound's constants).
+"""Hold the apis: one record per api, the one registry every other module reads.
 
-Adding an api is a record here, its runner (rnnbench/measure/runners/), and its value in the
-schemas' ``api`` enums (tests/grid/test_apis.py checks each record is complete).
+A record gives the api's ids, words, runner, what it lacks, and the constants of the time
+estimate and the memory bound. Adding an api is a record here, its runner
+(rnnbench/measure/runners/), and its value in the schemas' ``api`` enums
+(tests/grid/test_apis.py checks each record is complete).
 """
 
 from __future__ import annotations

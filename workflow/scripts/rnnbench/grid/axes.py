@@ -114,8 +114,11 @@ def hook_step(fetches: str, hook_every: int, warmup_steps: int | None, k: int) -
 
 
 def inputs_bytes(num_samples: int, max_len: int, input_dim: int) -> int:
-    """Bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim] (data.py): the
-    one count the config checks (configcheck) and the memory requests (resources.py) use."""
+    """Return the bytes of a dataset's inputs, float32 [num_samples, max_len, input_dim].
+
+    The inputs are data.py's. The one count the config checks (configcheck) and the
+    memory requests (resources.py) use.
+    """
     return 4 * num_samples * max_len * input_dim
 
 
@@ -155,11 +158,16 @@ def sequence_length_id(spec: Any) -> str:
 
 
 def sequence_length_spec(label: Any) -> Any:
-    """The sequence_length setting a table's label names (sequence_length_id's inverse):
-    ``20`` -> 20, ``full`` -> "max_len", ``u5-20`` -> {"uniform": [5, 20]}.
+    """Return the sequence_length setting a table's label names (sequence_length_id's inverse).
+
+    Args:
+        label: ``20``, ``full`` or ``u5-20`` (a number may read as ``20.0``).
+
+    Returns:
+        20, "max_len" or {"uniform": [5, 20]}.
 
     Raises:
-        ValueError: a label sequence_length_id does not write (names it).
+        ValueError: for a label sequence_length_id does not write (names it).
     """
     text = str(label)
     if text == "full":
@@ -173,7 +181,9 @@ def sequence_length_spec(label: Any) -> Any:
 
 
 def sequence_length_bounds(spec: Any, max_len: int) -> tuple[int, int]:
-    """Smallest and largest sequence_length (time steps) that ``spec`` can produce at ``max_len``.
+    """Return the smallest and largest sequence_length ``spec`` can produce at ``max_len``.
+
+    Both are in time steps.
 
     Raises:
         ValueError: if the bounds are not 1 <= low <= high <= max_len; the message names the

@@ -130,16 +130,29 @@ def cell_id(cell: dict) -> str:
 
 
 def tf_version_suffix(tf_version: str) -> str:
-    """The cell id suffix of a TensorFlow version: none for DEFAULT_TF_VERSION, else
-    ``_tf<version>``."""
+    """Return the cell id suffix of a TensorFlow version.
+
+    Args:
+        tf_version: major.minor, e.g. '2.12'.
+
+    Returns:
+        '' for DEFAULT_TF_VERSION, else ``_tf<version>``.
+    """
     return "" if tf_version == DEFAULT_TF_VERSION else f"_tf{tf_version}"
 
 
 def varied_axes(cells: Iterable) -> set[str]:
-    """The ablation axes that take more than one value among ``cells`` (dicts or table rows).
+    """Return the ablation axes that take more than one value among ``cells``.
 
-    An axis at one value throughout (e.g. every cell at 2 intra-op threads) is no ablation
-    of that grid: its value is everyone's reference."""
+    An axis at one value throughout (e.g. every cell at 2 intra-op threads) is no ablation of
+    that grid: its value is everyone's reference.
+
+    Args:
+        cells: the cells (dicts or table rows; a missing axis counts as its default).
+
+    Returns:
+        The set of such axes.
+    """
     values: dict[str, set] = {axis: set() for axis in ABLATION_DEFAULTS}
     for cell in cells:
         for axis in ABLATION_DEFAULTS:
@@ -148,15 +161,28 @@ def varied_axes(cells: Iterable) -> set[str]:
 
 
 def ablated_axes(cell: Any, varied: Iterable[str] | None = None) -> list[str]:
-    """The ablation axes where ``cell`` differs from ABLATION_DEFAULTS, among ``varied``
-    (varied_axes of its grid; None: every ablation axis)."""
+    """Return the ablation axes where ``cell`` differs from ABLATION_DEFAULTS.
+
+    Args:
+        cell: a dict or a table row (a missing axis counts as its default).
+        varied: the axes to consider (varied_axes of its grid); None for every ablation axis.
+
+    Returns:
+        The axes, in CELL_AXES order.
+    """
     return [axis for axis, _, _ in _ablations(cell) if varied is None or axis in varied]
 
 
 def ablation_label(cell: Any, varied: Iterable[str] | None = None) -> str:
-    """The ablations of a cell (a dict or a table row) away from ABLATION_DEFAULTS among
-    ``varied`` (None: every axis), in words ('dynamic loops to max_len, no Grappler'); ''
-    for none."""
+    """Say a cell's ablations away from ABLATION_DEFAULTS in words.
+
+    Args:
+        cell: a dict or a table row (a missing axis counts as its default).
+        varied: the axes to consider (varied_axes of its grid); None for every ablation axis.
+
+    Returns:
+        E.g. 'dynamic loops to max_len, no Grappler'; '' for none.
+    """
     return ", ".join(words for axis, _, words in _ablations(cell)
                      if varied is None or axis in varied)
 
@@ -185,8 +211,13 @@ class Cell:
 
     @classmethod
     def of(cls, axes: Any, varied: Iterable[str] | None = None) -> "Cell":
-        """The Cell of ``axes`` (a cell dict as cells() gives it and a result records it;
-        missing ablation axes count as their defaults)."""
+        """Return the Cell of ``axes``.
+
+        Args:
+            axes: a cell dict as cells() gives it and a result records it (missing ablation axes
+                count as their defaults).
+            varied: as Cell's ``reference_id`` says.
+        """
         axes = dict(axes)
         at_reference = {axis: ABLATION_DEFAULTS[axis] for axis in ablated_axes(axes, varied)}
         return cls(id=cell_id(axes), reference_id=cell_id({**axes, **at_reference}),
@@ -257,9 +288,15 @@ def left_out(cell: dict, config: dict) -> str | None:
 
 
 def cells(config: dict) -> dict[str, dict]:
-    """All cells of the grid that it measures (those left_out does not name), keyed by
-    cell_id, in grid order. Each value holds the cell's axes plus ``dataset`` (its
-    dataset_id)."""
+    """Return all cells of the grid that it measures (those left_out does not name).
+
+    Args:
+        config: the validated config.
+
+    Returns:
+        {cell_id: cell}, in grid order. Each cell holds its axes plus ``dataset`` (its
+        dataset_id).
+    """
     out = {}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         cell = dict(zip(CELL_AXES, values))
@@ -274,9 +311,16 @@ def cells(config: dict) -> dict[str, dict]:
 
 
 def resolved(cell: dict) -> tuple:
-    """The cell as the runs see it, for telling apart cells that only look different: a
-    sequence_length of one length (an int, "max_len", or {uniform: [n, n]}) as that length,
-    parallel_iterations "batch_size" and unroll "max_len" as the numbers they stand for."""
+    """Return the cell as the runs see it, to tell apart cells that only look different.
+
+    Args:
+        cell: a cell of cells() (its ``dataset`` is ignored).
+
+    Returns:
+        A sorted tuple of (axis, repr(value)). A sequence_length of one length (an int,
+        "max_len", or {uniform: [n, n]}) reads as that length; parallel_iterations "batch_size"
+        and unroll "max_len" as the numbers they stand for.
+    """
     low, high = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     values = {**cell, "sequence_length": low if low == high else (low, high),
               "parallel_iterations": cell["batch_size"] if cell.get("parallel_iterations")
@@ -287,9 +331,17 @@ def resolved(cell: dict) -> tuple:
 
 
 def same_cells(grid: dict[str, dict]) -> tuple[str, str] | None:
-    """Two ids of ``grid`` (cells()) whose cells are one (resolved), or None: an axis that
-    lists a value twice in two spellings (sequence_length 8 beside max_len at max_len 8)
-    would measure one cell twice, as two cells."""
+    """Find two ids of ``grid`` whose cells are one (resolved).
+
+    An axis that lists a value twice in two spellings (sequence_length 8 beside max_len at
+    max_len 8) would measure one cell twice, as two cells.
+
+    Args:
+        grid: cells() of a config.
+
+    Returns:
+        The first such pair of ids, or None.
+    """
     seen: dict[tuple, str] = {}
     for name, cell in grid.items():
         key = resolved(cell)
@@ -300,8 +352,16 @@ def same_cells(grid: dict[str, dict]) -> tuple[str, str] | None:
 
 
 def left_out_reasons(config: dict) -> dict[str, int]:
-    """{left_out's reason: how many combinations of the grid's axes it leaves out}, most
-    first: what config_warnings and the config checks tell a user whose cells went missing."""
+    """Count the combinations of the grid's axes that each of left_out's reasons leaves out.
+
+    What config_warnings and the config checks tell a user whose cells went missing.
+
+    Args:
+        config: the validated config.
+
+    Returns:
+        {reason: count}, most first.
+    """
     found: dict[str, int] = {}
     for values in itertools.product(*(config[axis] for axis in CELL_AXES)):
         reason = left_out(dict(zip(CELL_AXES, values)), config)
@@ -340,7 +400,15 @@ def shared_runs(cells: dict[str, dict]) -> dict[tuple[str, str], str]:
 
 
 def datasets(config: dict) -> dict[str, dict]:
-    """Every distinct dataset the grid needs, keyed by dataset_id, with its parameters."""
+    """Return every distinct dataset the grid needs.
+
+    Args:
+        config: the validated config.
+
+    Returns:
+        {dataset_id: its parameters}: max_len, sequence_length, input_dim, num_classes,
+        num_samples, seed.
+    """
     out = {}
     for cell in cells(config).values():
         out[cell["dataset"]] = {

@@ -1,5 +1,8 @@
-"""What a claim in a config must say, by kind (ratio, between, trend, law): checked with the
-config, before any job; rnnbench.stats.claims judges the claims from the runs."""
+"""Check what a claim in a config must say, by kind (ratio, between, trend, law).
+
+Checked with the config, before any job; rnnbench.stats.claims judges the claims from the
+runs.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,11 @@ ALL_FIELDS = {"impl", "axis", "values", "direction", "form", "at", "value", "fig
 
 
 def check_claim(claim: dict, number: int) -> None:
-    """The fields a claim's kind needs, and no field it cannot use.
+    """Check that a claim has the fields its kind needs, and no field it cannot use.
+
+    Args:
+        claim: the claim, as the config gives it.
+        number: its position in the config's claims, for the message.
 
     Raises:
         ValueError: ``claims.<number>.<field>: ...`` naming what is missing or out of place.

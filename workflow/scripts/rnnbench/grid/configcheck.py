@@ -1,11 +1,12 @@
-"""Every check of a config that runs before any job, in one module, so that the workflow
-(common.smk, config.smk), ``rnnbench check`` and the tests run the same ones: the files'
-YAML, the JSON-Schema (workflow/schemas/config.schema.yaml, which fills in defaults), the
-cross-field checks the schema cannot express, the claims against the grid, and the warnings
-a valid config still earns.
+"""Run every check of a config that comes before any job, in one module.
 
-yaml, jsonschema and Snakemake are imported where used: `rnnbench jax` (rnnbench.commands.jax) reads
-check_cross_fields on a machine that may lack them.
+The workflow (common.smk, config.smk), ``rnnbench check`` and the tests thus run the same
+ones: the files' YAML, the JSON-Schema (workflow/schemas/config.schema.yaml, which fills in
+defaults), the cross-field checks the schema cannot express, the claims against the grid,
+and the warnings a valid config still earns.
+
+yaml, jsonschema and Snakemake are imported where used: `rnnbench jax`
+(rnnbench.commands.jax) reads check_cross_fields on a machine that may lack them.
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ RENAMED_KEYS = {
 
 @functools.lru_cache(maxsize=1)
 def config_schema() -> dict:
-    """config.schema.yaml, parsed once per process (with libyaml where PyYAML has it: the
-    pure-Python parser takes about 0.1 s for it). Callers must not change it. Needs PyYAML."""
+    """Return config.schema.yaml, parsed once per process; callers must not change it.
+
+    It uses libyaml where PyYAML has it (the pure-Python parser takes about 0.1 s for it).
+    Needs PyYAML.
+    """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -50,17 +54,24 @@ def config_schema() -> dict:
 
 
 def schema_defaults() -> dict:
-    """{key: the schema's default} for every top-level key of config.schema.yaml that has one:
-    the one home of the config's defaults for a tool that runs without Snakemake (the
-    stand-alone JAX script). Needs PyYAML."""
+    """Return the schema's default of every top-level key of config.schema.yaml that has one.
+
+    The one home of the config's defaults for a tool that runs without Snakemake (the
+    stand-alone JAX script). Needs PyYAML.
+
+    Returns:
+        {key: default}.
+    """
     schema = config_schema()
     return {key: spec["default"] for key, spec in schema["properties"].items()
             if "default" in spec}
 
 
 def margin_of(config: dict) -> float:
-    """The practical margin of a config read without the schema (configfiles.read_config):
-    its ``margin``, else the schema's default. Needs PyYAML."""
+    """Return the practical margin of a config read without the schema (configfiles.read_config).
+
+    Its ``margin``, else the schema's default. Needs PyYAML.
+    """
     return float(config.get("margin", schema_defaults()["margin"]))
 
 
@@ -205,12 +216,18 @@ def check_cross_fields(config: dict) -> None:
 
 
 def check_claim_against_grid(claim: dict, number: int, config: dict) -> None:
-    """What a between, trend or law claim needs of the grid, checked before any job: a
-    between claim's two values among its axis's values (of the same type: 4 and '4' are one
-    value in the tables; a sequence_length by axis_value_id, so max_len and full are one), a
-    trend or law claim's axis with two values or more (three for a
-    law's lack-of-fit test: it needs a line through more than two points), and a law's
-    ``at`` and ``value`` finite and above 0.
+    """Check what a between, trend or law claim needs of the grid, before any job.
+
+    A between claim's two values must be among its axis's values, and differ. They must be of
+    the same type (4 and '4' are one value in the tables); a sequence_length is compared by
+    axis_value_id, so max_len and full are one. A trend or law claim's axis needs two values or
+    more; three for a law with ``form`` (its lack-of-fit test needs a line through more than two
+    points). A law's ``at`` and ``value`` must be finite and above 0. A ratio claim passes.
+
+    Args:
+        claim: the claim, as the config gives it.
+        number: its position in the config's claims, for the message.
+        config: the validated config.
 
     Raises:
         ValueError: ``claims.<number>.<field>: ...`` naming the value and the grid's values.
@@ -265,14 +282,15 @@ def _check_old_forms(config: dict) -> None:
 
 
 def validate_config(config: dict) -> None:
-    """Validate ``config`` in place: JSON-Schema (filling in defaults), then
-    check_cross_fields.
+    """Validate ``config`` in place: JSON-Schema (filling in defaults), then check_cross_fields.
+
+    Args:
+        config: the config as loaded.
 
     Raises:
         snakemake.exceptions.WorkflowError: from the schema, naming the key and the value.
         ValueError: for a key of RENAMED_KEYS in its old form, unquoted on/off in
-            meta_optimizer, an unquoted tf_version, or from schema_error or
-            check_cross_fields.
+            meta_optimizer, an unquoted tf_version, or from schema_error or check_cross_fields.
     """
     from snakemake.utils import validate
 
@@ -283,10 +301,14 @@ def validate_config(config: dict) -> None:
 
 
 def schema_error(config: dict) -> None:
-    """Raise the schema's most relevant complaint about ``config`` in one line, naming the key
-    (its path) and the value; Snakemake's own message adds the whole schema (hundreds of
-    lines). Needs jsonschema and PyYAML, not Snakemake (`rnnbench jax`, rnnbench.commands.jax,
-    checks its presets with it).
+    """Raise the schema's most relevant complaint about ``config`` in one line.
+
+    It names the key (its path) and the value; Snakemake's own message adds the whole schema
+    (hundreds of lines). Needs jsonschema and PyYAML, not Snakemake: `rnnbench jax`
+    (rnnbench.commands.jax) checks its presets with it.
+
+    Args:
+        config: the config as loaded.
 
     Raises:
         ValueError: '<key path>: <what is wrong>', when the config fails the schema.
@@ -325,11 +347,18 @@ def schema_error(config: dict) -> None:
 
 
 def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> list[str]:
-    """What a valid config does that its user may not expect, one sentence each: fewer repeats
-    than the intervals need; combinations of its axes left out (left_out_reasons, but for
-    ablation_design's); hook fetches
-    that never run in the measured steps (of a cell that fetches hooks). ``grid_cells``: the
-    config's cells() where the caller has them (the workflow), else computed here."""
+    """Say what a valid config does that its user may not expect, one sentence each.
+
+    Args:
+        config: the validated config.
+        grid_cells: the config's cells() where the caller has them (the workflow); None to
+            compute them here.
+
+    Returns:
+        The warnings: fewer repeats than the intervals need (MIN_REPEATS); combinations of its
+        axes left out (left_out_reasons, but for ablation_design's and the loop bound's); hook
+        fetches that never run in the measured steps (of a cell that fetches hooks).
+    """
 
     out = []
     if config["repeats"] < MIN_REPEATS:
@@ -359,17 +388,17 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
 def check_config_files(files: list[str | Path], config: dict, available_mb: int | None,
                        repo: str | Path | None = None, notes: list[str] | None = None,
                        shipped: str | Path = "config.yaml") -> dict:
-    """Check the config files and the merged ``config`` (filled in with the schema's defaults,
-    in place), and that the grid's largest training job fits ``available_mb`` MiB (None: not
-    checked, e.g. on a cluster, whose nodes are sized by each job's mem_mb request).
+    """Check the config files and the merged ``config``, and that the largest job fits in memory.
 
     Args:
         files: the config files as given (check_config_file: YAML syntax, duplicate keys,
             YAML 1.1 readings).
-        config: the config Snakemake loaded from them (and --config).
-        available_mb: the memory a local job may use, in MiB.
-        repo: where ``claims_from`` files are looked for after the working directory
-            (default: the repository of this module).
+        config: the config Snakemake loaded from them (and --config); filled in with the
+            schema's defaults, in place.
+        available_mb: the memory a local job may use, MiB; None for no check (e.g. on a
+            cluster, whose nodes are sized by each job's mem_mb request).
+        repo: where ``claims_from`` files are looked for after the working directory (default:
+            the repository of this module).
         notes: gets what the checks changed that the user should know (own_claims).
         shipped: the config.yaml the Snakefile read as the grid's base (own_claims).
 
@@ -398,18 +427,19 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 
 
 def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
-    """Check config files as the workflow does before any job, without Snakemake's command
-    line: over configfiles.base_config (config.yaml, as the Snakefile reads it) unless given,
-    later files override earlier ones' keys (as --configfile does over config.yaml), and the
+    """Check config files as the workflow does before any job, without Snakemake's command line.
+
+    The files go over configfiles.base_config (config.yaml, as the Snakefile reads it) unless it
+    is given. Later files override earlier ones' keys, as --configfile does over config.yaml. The
     largest job must fit this machine's memory (resources.machine_mem_mb).
 
     Args:
         paths: the config files given (none: the base config alone).
 
     Returns:
-        (the merged config, filled in with the schema's defaults; its cells, {cell_id: cell};
-        the line that says what the grid holds, ``config: <files>: <N> cells, <M> training
-        jobs``, and the cap of a second look's jobs with more_repeats).
+        (config, cells, line): the merged config, filled in with the schema's defaults; its
+        cells, {cell_id: cell}; and the line that says what the grid holds, ``config: <files>:
+        <N> cells, <M> training jobs``, with the cap of a second look's jobs (more_repeats).
 
     Raises:
         ValueError: one line naming the file or key, the value and the fix (check_config_files).

@@ -1,7 +1,8 @@
-"""What a config file holds before it is validated: YAML that reads other than it looks
-(check_config_file), and the claims that come from elsewhere: dropped from the shipped config
-when a config of one's own is given (own_claims), read from ``claims_from`` files
-(load_claims). configcheck.check_config_files runs these first.
+"""Check what a config file holds before it is validated, and gather claims from elsewhere.
+
+YAML that reads other than it looks: check_config_file. Claims from elsewhere: dropped from
+the shipped config when a config of one's own is given (own_claims), and read from
+``claims_from`` files (load_claims). configcheck.check_config_files runs these first.
 
 PyYAML is imported where used: config.smk reads check_config_file before the workflow.
 """
@@ -53,26 +54,39 @@ def _walk_yaml(node, where: list, path: str | Path) -> None:
 
 
 def base_config(repo: str | Path) -> str:
-    """The config file under every grid: ``config.yaml`` in the working directory, else the
-    workflow's own (in ``repo``, the repository: Snakemake's --directory elsewhere), never
-    the schema's defaults alone, so that a preset given with --configfile changes
-    config.yaml's values wherever it runs. Read by the Snakefile (config.smk) and by
-    ``rnnbench check``."""
+    """Return the config file under every grid: ``config.yaml`` here, else the workflow's own.
+
+    Never the schema's defaults alone, so that a preset given with --configfile changes
+    config.yaml's values wherever it runs. Read by the Snakefile (config.smk) and by ``rnnbench
+    check``.
+
+    Args:
+        repo: the repository (Snakemake's --directory may be elsewhere).
+
+    Returns:
+        "config.yaml" where the working directory has one; else ``<repo>/config.yaml``.
+    """
     return "config.yaml" if Path("config.yaml").exists() else str(Path(repo) / "config.yaml")
 
 
 def check_config_file(path: str | Path, keys: bool = True) -> None:
-    """Refuse what YAML reads silently otherwise in a config file: a key given twice in one
-    mapping (YAML keeps the last), and a plain number that YAML 1.1 reads other than it looks:
-    a leading zero (``07``, ``010`` = 8 as an octal) or a sexagesimal ``1:30`` (= 90). Quoted,
-    such a value is a string (and the schema says what it must be). With ``keys`` (a config
-    file, not a claims_from list), the file must hold a mapping of keys, as Snakemake asks.
+    """Refuse what YAML reads silently otherwise in a config file.
+
+    That is a key given twice in one mapping (YAML keeps the last), and a plain number that
+    YAML 1.1 reads other than it looks: a leading zero (``07``, ``010`` = 8 as an octal) or a
+    sexagesimal ``1:30`` (= 90). Quoted, such a value is a string (and the schema says what it
+    must be). Also an exponent without a dot or sign (``1e5`` reads as text).
+
+    Args:
+        path: the file.
+        keys: True for a config file, which must hold a mapping of keys (as Snakemake asks);
+            False for a claims_from list.
 
     Raises:
-        ValueError: naming the file, the line, the key (its path, e.g. ``claims.0.id``) and
-            the value, and the fix; naming the file, line and column of a YAML syntax error;
-            naming a file that cannot be read, or that holds no mapping of keys (empty,
-            comments only, a list), which Snakemake refuses.
+        ValueError: naming the file, the line, the key (its path, e.g. ``claims.0.id``), the
+            value and the fix; naming the file, line and column of a YAML syntax error; naming
+            a file that cannot be read or is not UTF-8, or (with ``keys``) that holds no
+            mapping of keys (empty, comments only, a list), which Snakemake refuses.
     """
     import yaml
 
@@ -99,11 +113,20 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
 
 def own_claims(files: list[str | Path], config: dict,
                shipped: str | Path = "config.yaml") -> str | None:
-    """A config of one's own judges its own claims: when config files other than ``shipped``
-    (config.yaml in the working directory, read by the Snakefile's configfile:) are given and
-    none of them sets ``claims`` or ``claims_from``, the shipped config's are dropped from
-    ``config`` (in place); when they set one, the other is not inherited either. Returns a
-    sentence when no claim is left, or None."""
+    """Make a config of one's own judge its own claims, dropping the shipped config's.
+
+    When config files other than ``shipped`` are given and none of them sets ``claims`` or
+    ``claims_from``, the shipped config's are dropped from ``config`` (in place). When they set
+    one, the other is not inherited either.
+
+    Args:
+        files: the config files given.
+        config: the merged config, changed in place.
+        shipped: config.yaml in the working directory, read by the Snakefile's configfile:.
+
+    Returns:
+        A sentence when no claim is left, or None.
+    """
     import yaml
 
     own = [Path(path) for path in files if Path(path).resolve() != Path(shipped).resolve()]
@@ -123,8 +146,11 @@ def own_claims(files: list[str | Path], config: dict,
 
 
 def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
-    """Add the claims of each file of ``claims_from`` to ``config["claims"]`` (in place), the
-    file found in the working directory or else in ``repo``.
+    """Add the claims of each file of ``claims_from`` to ``config["claims"]``, in place.
+
+    Args:
+        config: the merged config.
+        repo: where a file is looked for when the working directory lacks it.
 
     Returns:
         {index in the merged claims: (file, index in that file)}, for the claims of files
@@ -132,7 +158,7 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
 
     Raises:
         ValueError: naming a claims_from that is not a list, a file that is in neither place,
-            or holds no list.
+            or holds no list; and check_config_file's errors.
     """
     import yaml
 
@@ -156,10 +182,18 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
 
 
 def read_config(files: list[str | Path], repo: str | Path, claims: bool = True) -> dict:
-    """The keys of ``files`` as YAML reads them (no schema, no defaults), each later file's
-    keys over the earlier ones', with claims_from's claims added (load_claims) unless
-    ``claims`` is false: the one reader of config files outside the workflow's validation
-    (which configcheck.check_config_files does).
+    """Read the keys of config files as YAML reads them (no schema, no defaults).
+
+    The one reader of config files outside the workflow's validation (which
+    configcheck.check_config_files does).
+
+    Args:
+        files: the config files; each later file's keys go over the earlier ones'.
+        repo: where load_claims looks for claims_from files.
+        claims: whether to add claims_from's claims (load_claims).
+
+    Returns:
+        The merged config.
 
     Raises:
         ValueError: naming a file that is not valid YAML, and load_claims' errors.
@@ -179,8 +213,16 @@ def read_config(files: list[str | Path], repo: str | Path, claims: bool = True) 
 
 
 def claim_origin(message: str, origins: dict[int, tuple[str, int]]) -> str:
-    """``message`` (an error naming ``claims.<index>``) with the claims_from file and the
-    entry's index in it appended where the claim came from a file (load_claims' origins)."""
+    """Add to an error naming ``claims.<index>`` the claims_from file the claim came from.
+
+    Args:
+        message: the error's message.
+        origins: load_claims' origins.
+
+    Returns:
+        ``message``, with the claims_from file and the entry's index in it appended where the
+        claim came from a file.
+    """
     found = re.search(r"\bclaims\.(\d+)", message)
     if found and int(found.group(1)) in origins:
         name, index = origins[int(found.group(1))]

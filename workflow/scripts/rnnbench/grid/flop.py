@@ -56,11 +56,18 @@ def step_flop(cell: str, batch_size: int, input_dim: int, num_units: int,
 def computed_time_steps(cell: dict, impl: str, batch_longest: float) -> float:
     """Count the time steps a training step of ``impl`` in ``cell`` computes.
 
-    Every padded step (max_len) where the loop runs the padded length: the keras apis (Keras
-    masks), a cell without sequence_length, dynamic_rnn with loop_bound max_len (as up to
-    TF 1.5). Else ``batch_longest``, the batch's longest sequence_length, where static_rnn's
-    conds and dynamic_rnn's loop stop. One fact for the runners (the work recorded) and for
-    resources (a cluster job's runtime).
+    One fact for the runners (the work recorded) and for resources (a cluster job's runtime).
+
+    Args:
+        cell: the cell's settings (value_of supplies defaults).
+        impl: 'static' or 'dynamic'.
+        batch_longest: the batch's longest sequence_length, where static_rnn's conds and
+            dynamic_rnn's loop stop.
+
+    Returns:
+        max_len where the loop runs the padded length: an api other than compat_v1 (Keras
+        masks), a cell without sequence_length, dynamic_rnn with loop_bound max_len (as up to
+        TF 1.5). Else ``batch_longest``.
     """
     padded = (value_of(cell, "api") != "compat_v1"
               or not value_of(cell, "pass_sequence_length")

@@ -44,21 +44,42 @@ _RESULT_NAME = re.compile(r"repeat(\d+)\.json")
 
 
 def result_path(runs: str | Path, cell_id: str, impl: str, repeat: int | str) -> str:
-    """The path of the result of ``cell_id``'s ``impl`` run in ``repeat`` under ``runs``
-    (a protocol's runs folder). ``repeat`` may be a wildcard (``{repeat}``)."""
+    """Return the path of a training result under a runs folder.
+
+    Args:
+        runs: a protocol's runs folder.
+        cell_id: the cell's id.
+        impl: 'static' or 'dynamic'.
+        repeat: the repeat number, or a wildcard (``{repeat}``).
+
+    Returns:
+        ``<runs>/<cell_id>/<impl>/repeat<repeat>.json`` (RESULT_PATTERN).
+    """
     return RESULT_PATTERN.format(runs=runs, cell=cell_id, impl=impl, repeat=repeat)
 
 
 def result_pattern(runs: str | Path, suffix: str = ".json") -> str:
-    """The Snakemake pattern of a runs folder's results, ``{cell}``, ``{impl}`` and
-    ``{repeat}`` left as wildcards; ``suffix`` replaces ``.json`` (``.log`` for the logs,
-    ``.tsv`` for the benchmarks, under their own roots)."""
+    """Return the Snakemake pattern of a runs folder's results.
+
+    Args:
+        runs: a protocol's runs folder (or the logs' or benchmarks' one).
+        suffix: replaces ``.json``: ``.log`` for the logs, ``.tsv`` for the benchmarks.
+
+    Returns:
+        result_path with ``{cell}``, ``{impl}`` and ``{repeat}`` left as wildcards.
+    """
     return result_path(runs, "{cell}", "{impl}", "{repeat}").removesuffix(".json") + suffix
 
 
 def parse_result_path(path: str | Path) -> tuple[str, str, int] | None:
-    """(cell_id, impl, repeat) that a result's path names, for the layout above; None for a
-    file laid out otherwise (a hand-made table's rows)."""
+    """Read the cell, implementation and repeat that a result's path names.
+
+    Args:
+        path: a result file's path, laid out as the module docstring says.
+
+    Returns:
+        (cell_id, impl, repeat); None for a file laid out otherwise (a hand-made table's rows).
+    """
     path = Path(path)
     match = _RESULT_NAME.fullmatch(path.name)
     if not match or path.parent.name not in IMPLEMENTATIONS:
@@ -68,15 +89,25 @@ def parse_result_path(path: str | Path) -> tuple[str, str, int] | None:
 
 def peak_path(runs: str | Path, threads: int | str, tf_version: str,
               suffix: str = ".json") -> str:
-    """The path of rule peak's matmul rate at ``threads`` intra-op threads and
-    ``tf_version`` under ``runs`` (wildcards allowed); ``suffix`` replaces ``.json`` (``.log``
-    for its log, under the logs' root)."""
+    """Return the path of rule peak's matmul rate.
+
+    Args:
+        runs: a protocol's runs folder (or the logs' one, with ``suffix`` ``.log``).
+        threads: intra-op threads (a wildcard allowed).
+        tf_version: the TensorFlow version (a wildcard allowed).
+        suffix: replaces ``.json``.
+
+    Returns:
+        ``<runs>/peak_intra<threads>_tf<tf_version><suffix>``.
+    """
     return f"{runs}/peak_intra{threads}_tf{tf_version}{suffix}"
 
 
 def first_look_path(runs: str | Path) -> str:
-    """The path of checkpoint first_look's decision under ``runs`` (one protocol's runs):
-    which cells the first look left undecided and the jobs it adds."""
+    """Return the path of checkpoint first_look's decision under ``runs`` (one protocol's runs).
+
+    The file says which cells the first look left undecided and the jobs it adds.
+    """
     return f"{runs}/first_look.json"
 
 
@@ -137,6 +168,13 @@ def chart_path(chart: str, ext: str = "svg") -> str:
 
 
 def rule_log(rule: str, name: str | None = None) -> str:
-    """The log of rule ``rule``: results/logs/<rule>.log, or, for a rule with a job per
-    ``name`` (a wildcard allowed), results/logs/<rule>/<name>.log."""
+    """Return the log of rule ``rule``.
+
+    Args:
+        rule: the rule's name.
+        name: for a rule with a job per name, the job's name (a wildcard allowed); else None.
+
+    Returns:
+        results/logs/<rule>.log, or results/logs/<rule>/<name>.log.
+    """
     return f"{LOGS}/{rule}.log" if name is None else f"{LOGS}/{rule}/{name}.log"

@@ -27,8 +27,16 @@ COMPILED_MARGIN = 1.5  # on the fit: the fit passes within 15 % of its points' l
 
 
 def unrolled_steps(cell: dict, impl: str) -> int:
-    """Time steps ``impl`` unrolls into its graph: max_len for static (jax_scan: its unroll
-    factor where the cell sets one below max_len), none for dynamic (a loop of one step)."""
+    """Return the time steps ``impl`` unrolls into its graph.
+
+    Args:
+        cell: the grid cell (max_len; unroll where it differs from the default).
+        impl: "static" or "dynamic".
+
+    Returns:
+        For static, max_len (jax_scan: its unroll factor where the cell sets one below
+        max_len); for dynamic, 0 (a loop of one step).
+    """
     if impl != "static":
         return 0
     unroll = value_of(cell, "unroll")
@@ -161,8 +169,15 @@ def _unroll_words(cell: dict) -> str:
 
 
 def dataset_mem_mb(params: dict) -> int:
-    """Memory to request for rule make_data, in MiB: 512 + the inputs array twice (numpy's
-    float32 [num_samples, max_len, input_dim] and its write buffer), rounded up to 256."""
+    """Return the memory to request for rule make_data, MiB.
+
+    Args:
+        params: the dataset's num_samples, max_len and input_dim.
+
+    Returns:
+        512 + the inputs array twice (numpy's float32 [num_samples, max_len, input_dim] and its
+        write buffer), rounded up to a multiple of 256.
+    """
     inputs = inputs_bytes(params["num_samples"], params["max_len"], params["input_dim"])
     return 256 * math.ceil((512 + 2 * inputs / 2**20) / 256)
 

@@ -1,8 +1,9 @@
-"""Every api's words, for tables, chart titles and FINDINGS: what each api calls the two
-implementations and the setup's phases, and how an ablation or an axis value is said.
+"""Give every api's words, for tables, chart titles and FINDINGS.
 
-Result fields and table columns carry generic names (``init_s``, ``optimisation_s``, ...);
-the words of each api come in only when rendering (rnnbench.grid.apis holds them).
+What each api calls the two implementations and the setup's phases, and how an ablation or
+an axis value is said. Result fields and table columns carry generic names (``init_s``,
+``optimisation_s``, ...); the words of each api come in only when rendering
+(rnnbench.grid.apis holds them).
 """
 
 from __future__ import annotations
@@ -35,10 +36,19 @@ FETCHES = {
 
 
 def api_words(apis: Iterable[str], key: str) -> str:
-    """The words of ``key`` (a key of API_WORDS' entries: static, dynamic or a phase's
-    timing) for the ``apis`` of a table or chart: the distinct words in API_WORDS order,
-    joined by ' / ' ('graph construction / tracing'). Raises KeyError for an unknown api or
-    key."""
+    """Return the words of ``key`` for the ``apis`` of a table or chart.
+
+    Args:
+        apis: the apis present.
+        key: a key of API_WORDS' entries: static, dynamic or a phase's timing.
+
+    Returns:
+        The distinct words in API_WORDS order, joined by ' / ' ('graph construction /
+        tracing').
+
+    Raises:
+        KeyError: for an unknown api or key.
+    """
     present = set(apis)
     unknown = present - set(API_WORDS)
     if unknown:
@@ -48,18 +58,36 @@ def api_words(apis: Iterable[str], key: str) -> str:
 
 
 def impl_words(apis: Iterable[str]) -> str:
-    """'static_rnn / dynamic_rnn' for compat_v1 alone, 'unroll=True / unroll=False' for the
-    keras apis alone, and for a mix 'static / dynamic (static_rnn / dynamic_rnn; unroll=True /
-    unroll=False)': how a ratio of the two implementations is named for ``apis``."""
+    """Name a ratio of the two implementations for ``apis``.
+
+    Args:
+        apis: the apis present.
+
+    Returns:
+        'static_rnn / dynamic_rnn' for compat_v1 alone, 'unroll=True / unroll=False' for the
+        keras apis alone; for a mix, 'static / dynamic (static_rnn / dynamic_rnn; unroll=True /
+        unroll=False)'.
+    """
     pairs = list(dict.fromkeys(f"{API_WORDS[a]['static']} / {API_WORDS[a]['dynamic']}"
                                for a in API_WORDS if a in set(apis)))
     return pairs[0] if len(pairs) == 1 else f"static / dynamic ({'; '.join(pairs)})"
 
 
 def ablation_words(axis: str, value: Any) -> str:
-    """An ablation in words, ``axis`` at ``value`` away from its reference
-    (axes.ABLATION_DEFAULTS): 'dynamic loops to max_len', 'no Grappler', '2 intra-op
-    threads', ...; cells.ablation_label joins them. Raises KeyError for an unknown axis."""
+    """Say an ablation in words: ``axis`` at ``value``, away from its reference.
+
+    cells.ablation_label joins them.
+
+    Args:
+        axis: an ablation axis (axes.ABLATION_DEFAULTS).
+        value: the cell's value of it.
+
+    Returns:
+        E.g. 'dynamic loops to max_len', 'no Grappler', '2 intra-op threads'.
+
+    Raises:
+        KeyError: for an unknown axis (or a fetches or mode value without words).
+    """
     words = {
         "loop_bound": lambda: "dynamic loops to max_len",
         "pass_sequence_length": lambda: "no sequence_length",

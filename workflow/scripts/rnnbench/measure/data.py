@@ -57,8 +57,14 @@ def write_dataset(arrays: dict[str, np.ndarray], params: dict, npz_path: str | P
                   sidecar_path: str | Path) -> dict:
     """Write ``arrays`` to ``npz_path`` (uncompressed .npz) and a sidecar JSON.
 
-    The sidecar holds ``params``, each array's shape and dtype, and the file's sha256.
-    Returns the sidecar's content.
+    Args:
+        arrays: make_dataset's arrays, by name.
+        params: the dataset's parameters.
+        npz_path: the .npz file to write.
+        sidecar_path: the JSON file to write.
+
+    Returns:
+        The sidecar's content: ``params``, each array's shape and dtype, and the file's sha256.
     """
     np.savez(npz_path, **arrays)
     sidecar = {

@@ -24,10 +24,14 @@ FORGET_BIAS = 1.0  # TF1's BasicLSTMCell and LSTMCell default, added to the forg
 
 
 def import_tf_keras() -> tuple[ModuleType, ModuleType]:
-    """Import TensorFlow (eager, as TF2 runs by default) and the Keras it ships with (Keras 3
-    from TF 2.16, tf.keras 2 before), on Keras's TensorFlow backend whatever the user's
-    ``KERAS_BACKEND`` or ``~/.keras/keras.json`` says (the api, not the machine, chooses the
-    backend: keras_jax's is import_keras_jax). Returns (tensorflow, keras).
+    """Import TensorFlow (eager) and the Keras it ships with, on Keras's TensorFlow backend.
+
+    The Keras is Keras 3 from TF 2.16, tf.keras 2 before. The backend is TensorFlow whatever
+    the user's ``KERAS_BACKEND`` or ``~/.keras/keras.json`` says: the api, not the machine,
+    chooses the backend (keras_jax's is import_keras_jax).
+
+    Returns:
+        (tensorflow, keras).
 
     Raises:
         RuntimeError: if TensorFlow was imported with TF_USE_LEGACY_KERAS=1 (the compat_v1
@@ -54,9 +58,13 @@ def import_tf_keras() -> tuple[ModuleType, ModuleType]:
 
 
 def import_keras_jax() -> ModuleType:
-    """Import Keras 3 on its JAX backend (``KERAS_BACKEND=jax``, set before the import), for
-    api keras_jax; import JAX first with frameworks.import_jax (its device and thread flags).
-    Returns the ``keras`` module.
+    """Import Keras 3 on its JAX backend, for api keras_jax.
+
+    ``KERAS_BACKEND=jax`` is set before the import. Import JAX first with
+    frameworks.import_jax (its device and thread flags).
+
+    Returns:
+        The ``keras`` module.
 
     Raises:
         RuntimeError: if Keras was imported already on another backend, or Keras imported
@@ -78,9 +86,16 @@ def import_keras_jax() -> ModuleType:
 
 def configure(tf: ModuleType, device: str, intra_op: int, inter_op: int,
               grappler: bool = True) -> None:
-    """Set eager TensorFlow up as model.session_config does a Session: intra/inter-op threads,
-    GPUs hidden for device "cpu", GPU memory grown as needed for "gpu", and Grappler's
-    meta-optimizer off when ``grappler`` is False. Call before TensorFlow runs any op.
+    """Set eager TensorFlow up as model.session_config does a Session.
+
+    Call before TensorFlow runs any op.
+
+    Args:
+        tf: the ``tensorflow`` module (import_tf_keras).
+        device: "cpu" hides the GPUs; "gpu" grows GPU memory as needed.
+        intra_op: intra-op threads.
+        inter_op: inter-op threads.
+        grappler: False turns Grappler's meta-optimizer off.
 
     Raises:
         RuntimeError: if device is "gpu" and TensorFlow sees no GPU.
@@ -100,8 +115,13 @@ def configure(tf: ModuleType, device: str, intra_op: int, inter_op: int,
 
 
 def make_layer(keras: ModuleType, cell: str, num_units: int, unroll: bool) -> Any:
-    """The Keras RNN layer for ``cell``: LSTM for basic_lstm and lstm, GRU for gru, returning
-    its last output [batch, num_units]; ``unroll`` True for static, False for dynamic.
+    """Return the Keras RNN layer for ``cell``, returning its last output [batch, num_units].
+
+    Args:
+        keras: the ``keras`` module.
+        cell: basic_lstm or lstm (a Keras LSTM), or gru (a Keras GRU).
+        num_units: the layer's units.
+        unroll: True for static, False for dynamic.
 
     Raises:
         ValueError: for an unknown cell name.
@@ -153,9 +173,19 @@ def initial_layer_weights(layer: Any, cell: str, input_dim: int, num_units: int,
     """Return the weights a built ``layer`` starts from, in ``layer.get_weights()`` order.
 
     LSTM (basic_lstm, lstm): the compat_v1 path's initial kernel (model.initial_weights:
-    Glorot-uniform from ``seed``) and zero bias, mapped by lstm_weights_from_compat_v1. So
-    every api starts from the same function. GRU: Glorot-uniform kernels drawn by
+    Glorot-uniform from ``seed``) and zero bias, mapped by lstm_weights_from_compat_v1. So every
+    api starts from the same function. GRU: Glorot-uniform kernels drawn by
     model.initial_weights in the layer's own shapes, biases zero.
+
+    Args:
+        layer: the built layer (make_layer).
+        cell: basic_lstm, lstm or gru.
+        input_dim: features per time step.
+        num_units: the layer's units.
+        seed: seeds model.initial_weights.
+
+    Returns:
+        float32 arrays, for ``layer.set_weights``.
     """
     if cell in ("basic_lstm", "lstm"):
         name = "rnn/lstm_cell/kernel:0"

@@ -65,10 +65,14 @@ def peak_rss_mb() -> float:
 
 
 def git_commit(directory: str | Path) -> dict[str, Any]:
-    """HEAD commit of the repository holding ``directory`` and whether the tree is dirty.
+    """Return the HEAD commit of the repository holding ``directory``, and whether it is dirty.
 
-    Returns {"commit": None, "dirty": None} when git or the repository is unavailable
-    (e.g. inside a container without git).
+    Args:
+        directory: a folder inside the repository.
+
+    Returns:
+        {"commit": the hash, "dirty": True when tracked files changed}; both None when git or
+        the repository is unavailable (e.g. inside a container without git).
     """
     try:
         commit = subprocess.run(
@@ -100,11 +104,17 @@ def gpu_driver() -> str | None:
 
 
 def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
-    """TensorFlow version, build (CUDA/cuDNN), the GPUs it sees, and the device the run used.
+    """Describe TensorFlow: its version, build (CUDA/cuDNN), the GPUs it sees, the device used.
 
-    ``device_name`` is the GPU's name for device "gpu" and the CPU model for "cpu";
-    ``tensorflow_path`` is where TensorFlow was imported from (in an image: /opt/rnnbench/...);
-    ``gpu_driver`` is asked of nvidia-smi only when TensorFlow sees a GPU.
+    Args:
+        tf: the imported ``tensorflow`` module.
+        device: the run's device, "cpu" or "gpu".
+
+    Returns:
+        tf_version, tf_git_version, tensorflow_path (where TensorFlow was imported from; in an
+        image: /opt/rnnbench/...), is_cuda_build, cuda_version, cudnn_version, gpus_visible,
+        gpu_driver (asked of nvidia-smi only when TensorFlow sees a GPU), device, and
+        device_name (the GPU's name for "gpu", the CPU model for "cpu").
     """
     build = dict(tf.sysconfig.get_build_info())
     gpus = tf.config.list_physical_devices("GPU")
@@ -127,10 +137,18 @@ def tensorflow_info(tf: ModuleType, device: str) -> dict[str, Any]:
 
 
 def jax_info(device: str) -> dict[str, Any]:
-    """JAX's version, backend and devices, in the keys tensorflow_info fills for TensorFlow
-    (its TensorFlow keys None: a JAX job never imports TensorFlow), plus ``jax_version``,
-    ``jaxlib_version``, ``jax_backend`` and ``xla_flags`` (the XLA_FLAGS the job ran with:
-    its CPU threads). ``is_cuda_build`` says whether JAX's backend is a GPU."""
+    """Describe JAX: its version, backend and devices, in tensorflow_info's keys.
+
+    A JAX job never imports TensorFlow, so the TensorFlow keys are None.
+
+    Args:
+        device: the run's device, "cpu" or "gpu".
+
+    Returns:
+        tensorflow_info's keys, plus jax_version, jaxlib_version, jax_backend and xla_flags
+        (the XLA_FLAGS the job ran with: its CPU threads). is_cuda_build says whether JAX's
+        backend is a GPU.
+    """
     import jax
     import jaxlib
 
@@ -149,11 +167,18 @@ def jax_info(device: str) -> dict[str, Any]:
 
 
 def collect(framework: dict[str, Any]) -> dict[str, Any]:
-    """What this process sees of one run: software versions, machine, threads, time, job, image,
-    and ``framework``: what tensorflow_info or jax_info says.
+    """Collect what this process sees of one run.
 
     The workflow's git commit is not here: the job may run in an image without git or the
     repository (bench.run takes it from the workflow).
+
+    Args:
+        framework: what tensorflow_info or jax_info says.
+
+    Returns:
+        Software versions (python, numpy), machine (cpu_model, cpu_simd, cpu_count,
+        cpu_affinity, hostname, platform), time (utc_time), job (SLURM ids,
+        CUDA_VISIBLE_DEVICES), image (apptainer_container), and ``framework``'s keys.
     """
     import numpy as np
 

@@ -45,8 +45,16 @@ def import_tf() -> ModuleType:
 
 
 def session_config(tf: ModuleType, device: str, intra_op: int, inter_op: int) -> Any:
-    """The ConfigProto every timed session uses: TensorFlow's intra/inter-op threads, GPUs
-    hidden for device "cpu", GPU memory grown as needed for "gpu" (as in the seed).
+    """Return the ConfigProto every timed session uses.
+
+    It sets TensorFlow's intra- and inter-op threads. Device "cpu" hides the GPUs; "gpu" grows
+    GPU memory as needed (as in the seed).
+
+    Args:
+        tf: the ``tensorflow`` module (import_tf).
+        device: "cpu" or "gpu".
+        intra_op: intra-op threads.
+        inter_op: inter-op threads.
 
     Raises:
         RuntimeError: if device is "gpu" and TensorFlow sees no GPU.

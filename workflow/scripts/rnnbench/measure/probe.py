@@ -1,11 +1,13 @@
-"""The machine's unit costs that decide static_rnn against dynamic_rnn, measured in about a
-minute in TF1 graph mode (a Session with the training jobs' threads): a while_loop
-iteration, a small op pair inside the loop and unrolled, a skipped cond, graph construction
-and Session setup per node, the memory a node holds, and matmul rates at the cell's shapes.
+"""Measure the machine's unit costs that decide static_rnn against dynamic_rnn, in a minute.
+
+It runs in TF1 graph mode (a Session with the training jobs' threads). The unit costs: a
+while_loop iteration, a small op pair inside the loop and unrolled, a skipped cond, graph
+construction and Session setup per node, the memory a node holds, and matmul rates at the
+cell's shapes.
 
 Each unit cost is a slope: one graph at two sizes (n1 < n2 repetitions of the unit), each
-session.run timed REPEATS times after WARMUP, cost = (median(n2) - median(n1)) / (n2 - n1),
-so the run's fixed overhead cancels. Method: docs/cost-model.md, The probe.
+session.run timed REPEATS times after WARMUP, cost = (median(n2) - median(n1)) / (n2 - n1).
+So the run's fixed overhead cancels. Method: docs/cost-model.md, The probe.
 """
 
 from __future__ import annotations
@@ -108,9 +110,20 @@ def _chain(tf: ModuleType, size: int, unit: Callable) -> tuple[Any, Any, float, 
 
 def chain_costs(tf: ModuleType, config: Any, name: str, unit: Callable,
                 sizes: tuple[int, int]) -> dict[str, float]:
-    """Per unit of a chain at two ``sizes``: its run time (``<name>_s``), and, per node of
-    the graph, its construction, its Session setup (the first run: Grappler, allocation)
-    and the memory it adds (peak RSS)."""
+    """Measure the costs per unit of a chain of units, from graphs at two ``sizes``.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        config: the Session's ConfigProto (model.session_config).
+        name: the unit's name, for the keys.
+        unit: ``unit(x, a, skip)`` -> x, adding one unit to the chain.
+        sizes: (n1, n2), the units in the two graphs.
+
+    Returns:
+        ``<name>_s``: run seconds per unit; ``<name>_nodes``: graph nodes per unit. Per node:
+        graph_construction_s_per_node, session_setup_s_per_node (the first run: Grappler,
+        allocation) and bytes_per_node (the peak RSS it adds; 0 at least).
+    """
     run, build, setup, rss, nodes = {}, {}, {}, {}, {}
     for size in sizes:
         before = rss_mb()
@@ -153,9 +166,20 @@ def _matmul_graph(tf: ModuleType, rng: Any, batch: int, k: int, n: int,
 
 
 def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
-    """Seconds and FLOP/s of an LSTM step's matmul and of its gradient (two matmuls of the
-    same size) at each MATMUL_SHAPES: slopes over MATMUL_COPIES, so that the run's overhead
-    and its jitter cancel; a slope at or below zero (below the timer's reach) is NaN."""
+    """Measure an LSTM step's matmul and its gradient at each of MATMUL_SHAPES.
+
+    The gradient is two matmuls of the same size. Each time is a slope over MATMUL_COPIES, so
+    that the run's overhead and its jitter cancel.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        config: the Session's ConfigProto (model.session_config).
+
+    Returns:
+        One dict per shape: batch_size, num_units, k, n (the matmul [batch, k] x [k, n]),
+        forward_s, backward_s (seconds; NaN for a slope at or below zero, below the timer's
+        reach), forward_flop_per_s and backward_flop_per_s.
+    """
     rows = []
     rng = np.random.default_rng(0)
     for batch, units in MATMUL_SHAPES:
@@ -178,12 +202,17 @@ def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
 
 
 def probe(tf: ModuleType, intra_op: int = 1, inter_op: int = 1) -> dict[str, Any]:
-    """Every unit cost of this machine (seconds, bytes; see the module docstring), with the
-    matmul rates and the probe's own wall seconds.
+    """Measure every unit cost of this machine, with the matmul rates.
 
     Args:
         tf: TensorFlow, imported for TF1 graph mode (model.import_tf).
-        intra_op, inter_op: the Session's threads (the training jobs' default: 1 and 1).
+        intra_op: the Session's intra-op threads (the training jobs' default: 1).
+        inter_op: the Session's inter-op threads (the training jobs' default: 1).
+
+    Returns:
+        ``unit_costs`` (seconds, bytes: loop_costs and chain_costs of an op pair and of a
+        skipped cond), ``matmul`` (matmul_rates), ``threads``, and ``probe_s``, the probe's own
+        wall seconds.
     """
     start = time.perf_counter()
     config = session_config(tf, "cpu", intra_op, inter_op)

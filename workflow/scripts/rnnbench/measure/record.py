@@ -1,9 +1,8 @@
-"""The result record of one run (result.schema.yaml): what every runner (rnnbench.measure.runners)
-returns, assembled in one place, and the sizes of the graph a run built.
+"""Assemble the result record of one run (result.schema.yaml), and the sizes of its graph.
 
-Schema 6 names the setup phases for every api (``init_s``, ``optimisation_s``); schema 5,
-written before, named them after compat_v1 (``session_setup_s``, ``graph_optimisation_s``)
-and still validates.
+The record is what every runner (rnnbench.measure.runners) returns. Schema 6 names the
+setup phases for every api (``init_s``, ``optimisation_s``). Schema 5, written before, named
+them after compat_v1 (``session_setup_s``, ``graph_optimisation_s``) and still validates.
 """
 
 from __future__ import annotations
@@ -24,9 +23,16 @@ log = logging.getLogger("rnnbench")
 
 
 def graph_sizes(graph_def: Any) -> dict[str, int]:
-    """``node_count``: the GraphDef's nodes, those of its function library included (a TF2
-    while loop or tf.function keeps its body there; in compat_v1 graphs it holds tf.data's
-    functions); ``function_node_count``: the library's share; ``graphdef_bytes``."""
+    """Count a GraphDef's nodes and bytes.
+
+    Args:
+        graph_def: the GraphDef.
+
+    Returns:
+        ``node_count``: its nodes, those of its function library included (a TF2 while loop or
+        tf.function keeps its body there; in compat_v1 graphs it holds tf.data's functions).
+        ``function_node_count``: the library's share. ``graphdef_bytes``: its size.
+    """
     functions = sum(len(f.node_def) for f in graph_def.library.function)
     return {"node_count": len(graph_def.node) + functions, "function_node_count": functions,
             "graphdef_bytes": graph_def.ByteSize()}
@@ -35,16 +41,29 @@ def graph_sizes(graph_def: Any) -> dict[str, int]:
 def result_record(tf: ModuleType | None, impl: str, cell: dict, protocol: dict,
                   workflow_meta: dict, timings: dict, graph: dict, time_steps: float,
                   losses: tuple, weights: dict, rss_mb: tuple, noise: dict) -> dict[str, Any]:
-    """The result record (result.schema.yaml) of a finished run.
+    """Return the result record (result.schema.yaml) of a finished run; log its median step.
 
-    ``timings`` (seconds: graph_construction_s, init_s, first_step_s, optimisation_s,
-    warmup_step_s, warmup_settled, step_s, hook_steps) get step_stats of their ``step_s``
-    and steady.block_spread; the metadata is what metadata.collect sees (of TensorFlow,
-    ``tf``, or with ``tf`` None of JAX) plus the workflow's ``workflow_meta`` and the cell's
-    threads; ``work`` the FLOP of flop.step_flop over ``time_steps`` in the cell's mode;
-    ``weights`` (name -> initial array) their sha256. ``graph``: graph_sizes and
-    optimised_node_count; ``losses``: (first, last) or None; ``rss_mb``: (before, after)
-    importing the framework; ``noise``: metadata.noise of the run. Logs the median step.
+    Args:
+        tf: the TensorFlow module the run used; None for a JAX run.
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        protocol: the run's protocol (its ``device`` too).
+        workflow_meta: the workflow's ``git`` and ``image_sha256``.
+        timings: seconds: graph_construction_s, init_s, first_step_s, optimisation_s,
+            warmup_step_s, warmup_settled, step_s, hook_steps. They get step_stats of their
+            ``step_s`` and steady.block_spread.
+        graph: graph_sizes and optimised_node_count.
+        time_steps: time steps per step; ``work`` is flop.step_flop over them, in the cell's
+            mode.
+        losses: (first, last).
+        weights: name -> initial array; the record holds their sha256.
+        rss_mb: MiB, (before, after) importing the framework.
+        noise: metadata.noise of the run.
+
+    Returns:
+        The record. Its metadata is what metadata.collect sees (of TensorFlow, or with ``tf``
+        None of JAX), plus ``workflow_meta``, the Keras version of a keras api run, and the
+        cell's threads.
     """
     peak_rss_mb = metadata.peak_rss_mb()  # before metadata.collect, which allocates too
     stats = step_stats(timings["step_s"])

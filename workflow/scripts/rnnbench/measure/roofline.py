@@ -1,5 +1,6 @@
-"""The device's float32 matmul rate, for a roofline view beside each step's work
-(rnnbench.grid.flop counts it).
+"""Measure the device's float32 matmul rate, for a roofline view beside each step's work.
+
+rnnbench.grid.flop counts the work.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
-"""The result record's JSON-Schema (result.schema.yaml), kept apart from rnnbench.results.load so
-that a training job checks its record without importing pandas and scipy (about 2 s)."""
+"""Check a result record against its JSON-Schema (result.schema.yaml).
+
+Kept apart from rnnbench.results.load, so that a training job checks its record without
+importing pandas and scipy (about 2 s).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The steady state of a training run: when its warm-up has ended, and whether its measured
-steps were disturbed (the numbers behind the defaults: docs/method.md, Warm-up)."""
+"""Find a training run's steady state: when its warm-up ended, and whether it was disturbed.
+
+The numbers behind the defaults: docs/method.md, Warm-up.
+"""
 
 from __future__ import annotations
 

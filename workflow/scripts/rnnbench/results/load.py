@@ -1,6 +1,8 @@
-"""Result JSON files -> the measurements table (one row per run; units in column names), the
-runs a cell takes from another (share_runs, shared_in), and the tables read back
-(read_table)."""
+"""Read result JSON files into the measurements table, and the tables back.
+
+One row per run, units in column names (load_results). Also: the runs a cell takes from
+another (share_runs, shared_in), and the tables read back (read_table).
+"""
 
 from __future__ import annotations
 
@@ -36,10 +38,18 @@ set_aside_stale_tables)."""
 
 
 def at_reference(table: pd.DataFrame) -> pd.Series:
-    """True for each row (of measurements.csv, summary.csv or a table with their cell
-    columns) whose cell is its own reference: no ablation axis that its grid varies is away
-    from axes.ABLATION_DEFAULTS. Read from the ids computed from the axes (``base_cell_id``,
-    cells.Cell), never from the words of ``ablations``."""
+    """Say which rows' cells are their own reference.
+
+    A cell is its own reference when no ablation axis that its grid varies is away from
+    axes.ABLATION_DEFAULTS. Read from the ids computed from the axes (``base_cell_id``,
+    cells.Cell), never from the words of ``ablations``.
+
+    Args:
+        table: measurements.csv, summary.csv, or a table with their cell columns.
+
+    Returns:
+        A boolean Series, one per row.
+    """
     return table["base_cell_id"] == table["cell_id"]
 
 
@@ -63,39 +73,47 @@ def load_results(paths: Iterable[str | Path],
                  benchmarks: Iterable[str | Path] | None = None,
                  cells: dict[str, dict] | None = None,
                  protocol: dict | None = None) -> pd.DataFrame:
-    """One row per run from result JSON files (schema 5 or 6); units in column names.
+    """Read result JSON files (schema 5 or 6) into one row per run; units in column names.
 
-    ``init_s`` is what a run initialises before its first step (compat_v1: the Session and
-    the variables; Keras: the model; JAX: parameters, optimizer state and batches on the
-    device), ``optimisation_s`` the step's optimisation timed alone (Grappler; XLA's
-    compilation for the JAX apis; NaN where not timed alone): schema 5 results hold them
-    as session_setup_s and graph_optimisation_s.
-    ``setup_s`` = graph_construction_s + init_s + first_step_s: everything a run
-    pays before its second step. ``first_step_rest_s`` = first_step_s - optimisation_s,
-    at least 0: executor creation and the step itself.
-    ``sequence_length`` is the setting's id (``10``, ``full``, ``u5-20``), the ablation axes
-    are the cell's settings (parallel_iterations as text), ``base_cell_id`` and
-    ``ablations`` say which cell it ablates and how (cells.Cell, cells.ablation_label),
-    among the ablation axes that these runs vary (cells.varied_axes); ``compat_v1_cell_id``
-    is the same cell in compat_v1, ``default_tf_cell_id`` in the default TensorFlow.
-    ``tf_version`` is the cell's (major.minor, as in the config), ``tensorflow_version`` the
-    release that ran (e.g. 2.21.0), ``keras_version`` the Keras of a keras api run.
-    ``fetched`` / ``hook_fetched`` name the every-step and the hook fetch sets, ``hook_steps``
-    counts the steps that fetched the hook set (axes.hook_step). ``measured_in`` is the
-    cell whose job measured the run (itself here; share_runs adds runs of other cells).
-    ``warmup_steps_run`` and ``warmup_settled`` say how long the warm-up was and whether it
-    ended settled (steady.warm_up); ``disturbed`` flags a run whose measured steps' 50-step
-    block medians differ by more than steady.DISTURBED_BLOCK_SPREAD; ``busy`` one measured on
-    a busy machine (BUSY_STEAL_SHARE, load averages; the noise columns).
+    Args:
+        paths: the result files.
+        benchmarks: Snakemake's ``benchmark:`` file of each run, in the order of ``paths``
+            (job_cost); None for none.
+        cells: the grid's cells, {cell_id: cell} (rule aggregate's). Each run's recorded cell
+            must then be its planned cell's, and every run's TensorFlow threads its cell's.
+        protocol: the config's PROTOCOL_KEYS (rule aggregate's). Each run's recorded protocol
+            must then be it (_settings_mismatch lists what must match).
 
-    ``job_wall_s`` and ``job_max_rss_mb`` are what the whole job cost, Python and TensorFlow's
-    import included, from Snakemake's ``benchmark:`` file of the run (``benchmarks``, in the
-    order of ``paths``; NaN without).
+    Returns:
+        The measurements table, sorted by the cell columns, impl and repeat. Columns of note:
 
-    With ``cells`` (the grid's, {cell_id: cell}: rule aggregate's), each run's recorded cell
-    must be its planned cell's, and every run's TensorFlow threads its cell's; with
-    ``protocol`` (the config's PROTOCOL_KEYS: rule aggregate's), each run's recorded protocol
-    must be it (_settings_mismatch lists what must match).
+        - ``init_s``: what a run initialises before its first step (compat_v1: the Session and
+          the variables; Keras: the model; JAX: parameters, optimizer state and batches on the
+          device). ``optimisation_s``: the step's optimisation timed alone (Grappler; XLA's
+          compilation for the JAX apis; NaN where not timed alone). Schema 5 results hold them
+          as session_setup_s and graph_optimisation_s.
+        - ``setup_s`` = graph_construction_s + init_s + first_step_s: everything a run pays
+          before its second step. ``first_step_rest_s`` = first_step_s - optimisation_s, at
+          least 0: executor creation and the step itself.
+        - ``sequence_length``: the setting's id (``10``, ``full``, ``u5-20``). The ablation axes
+          are the cell's settings (parallel_iterations as text).
+        - ``base_cell_id`` and ``ablations``: which cell it ablates and how (cells.Cell,
+          cells.ablation_label), among the ablation axes these runs vary (cells.varied_axes).
+          ``compat_v1_cell_id``: the same cell in compat_v1; ``default_tf_cell_id``: in the
+          default TensorFlow.
+        - ``tf_version``: the cell's (major.minor, as in the config). ``tensorflow_version``:
+          the release that ran (e.g. 2.21.0). ``keras_version``: the Keras of a keras api run.
+        - ``fetched`` / ``hook_fetched``: the every-step and the hook fetch sets. ``hook_steps``:
+          the steps that fetched the hook set (axes.hook_step).
+        - ``measured_in``: the cell whose job measured the run (itself here; share_runs adds
+          runs of other cells).
+        - ``warmup_steps_run`` and ``warmup_settled``: how long the warm-up was and whether it
+          ended settled (steady.warm_up). ``disturbed``: the measured steps' 50-step block
+          medians differ by more than steady.DISTURBED_BLOCK_SPREAD. ``busy``: measured on a
+          busy machine (BUSY_STEAL_SHARE, load averages; the noise columns).
+        - ``job_wall_s`` and ``job_max_rss_mb``: what the whole job cost, Python and
+          TensorFlow's import included (job_cost; NaN without a benchmark file).
+        - ``path`` and ``sha256``: the result file and its hash.
 
     Raises:
         ValueError: if ``paths`` is empty, or a file is not JSON, fails the result schema,
@@ -353,11 +371,22 @@ def _add_related(rows: list[dict], cells: list[dict]) -> None:
 
 
 def environment(meta: dict) -> str:
-    """A run's fingerprint, in words: CPU model, widest vector set (metadata.cpu_simd; older
-    runs lack it), the CPUs it may use, device, TensorFlow release and build, Python, and the
-    Apptainer image (or bare). Runs of one cell with different ones are never pooled.
-    The host name is left out on purpose, unlike pyperf's check: identical nodes of a cluster
-    partition may share a grid; a machine of another kind, or other software, may not."""
+    """Return a run's fingerprint, in words.
+
+    Runs of one cell with different fingerprints are never pooled. It names the CPU model,
+    widest vector set (metadata.cpu_simd; older runs lack it), the CPUs it may use, device,
+    TensorFlow release and build (or JAX and its backend), Python, and the Apptainer image
+    (or bare). The host name is left out on purpose, unlike pyperf's check:
+    identical nodes of a cluster partition may share a grid. A machine of another kind, or
+    other software, may not.
+
+    Args:
+        meta: a result's metadata (metadata.collect).
+
+    Returns:
+        The fingerprint, one line: 'CPU model (simd, N CPUs), device, framework, Python
+        version, image'.
+    """
     build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"
              if meta["is_cuda_build"] else "CPU build")
     device = meta["device_name"] if meta["device"] == "gpu" else "CPU"
@@ -375,11 +404,15 @@ def _cpus(meta: dict) -> int:
 
 
 def check_one_environment(runs: pd.DataFrame) -> None:
-    """Refuse to pool: every cell's runs (both implementations, shared runs included) must
-    come from one environment (fingerprint).
+    """Refuse to pool runs of one cell from more than one environment (fingerprint).
+
+    Every cell's runs (both implementations, shared runs included) must share one.
+
+    Args:
+        runs: load_results's table.
 
     Raises:
-        ValueError: naming the cell, each environment and a file measured in it.
+        ValueError: naming the first such cell, each environment and a file measured in it.
     """
     counts = runs.groupby("cell_id", sort=False)["environment"].nunique()
     for cell_id in counts.index[counts > 1][:1]:  # the first such cell, in table order
@@ -393,11 +426,15 @@ def check_one_environment(runs: pd.DataFrame) -> None:
 
 
 def check_no_overlap(runs: pd.DataFrame) -> None:
-    """Refuse to summarise runs that were measured at the same time on one host: their
-    spans (job_start_unix_s to job_end_unix_s, while each held rnnbench.jobs.exclusive's lock)
-    overlap, so each disturbed the other's timings (a lock file that the jobs did not share:
-    another RNNBENCH_MEASURING_LOCK, a /tmp of their own). Runs without spans (schema 5,
-    rnnbench jax) are not compared; a run shared by several cells is one run.
+    """Refuse to summarise runs that were measured at the same time on one host.
+
+    Their spans (job_start_unix_s to job_end_unix_s, while each held rnnbench.jobs.exclusive's
+    lock) overlap, so each disturbed the other's timings. The cause is a lock file that the jobs
+    did not share: another RNNBENCH_MEASURING_LOCK, a /tmp of their own. Runs without spans
+    (schema 5, rnnbench jax) are not compared; a run shared by several cells is one run.
+
+    Args:
+        runs: load_results's table (a table without the span columns passes).
 
     Raises:
         ValueError: naming both files, the host and the fix.
@@ -428,11 +465,19 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.DataFrame:
-    """``runs`` (load_results) plus, for every (cell_id, impl) that cells.shared_runs says is
-    measured in another cell, that cell's runs of impl under cell_id: the cell's axes, its
-    related cells' ids and ``ablations`` (from its own runs of the other implementation),
-    ``measured_in`` the cell that ran them. An entry whose source or own runs are absent (a
-    partial run) adds nothing."""
+    """Add the runs each cell takes from another cell.
+
+    Args:
+        runs: load_results's table.
+        shared: (cell_id, impl) -> the cell whose runs of impl serve it (cells.shared_runs,
+            shared_in).
+
+    Returns:
+        ``runs`` plus, for each entry, the source cell's runs of impl under cell_id: with the
+        cell's axes, its related cells' ids and ``ablations`` (from its own runs of the other
+        implementation), and ``measured_in`` the cell that ran them. Sorted as load_results'.
+        An entry whose source or own runs are absent (a partial run) adds nothing.
+    """
     added = []
     for (name, impl), source in shared.items():
         rows = runs[(runs["cell_id"] == source) & (runs["impl"] == impl)].copy()
@@ -446,11 +491,18 @@ def share_runs(runs: pd.DataFrame, shared: dict[tuple[str, str], str]) -> pd.Dat
 
 
 def shared_in(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """cells.shared_runs's mapping, read from the runs themselves, for a result set without its
-    config (a folder sent back, ``rnnbench jax``'s output): (cell_id, impl) -> the cell whose
-    runs of impl serve it, for each cell that has no runs of impl where cells.shared_runs,
-    given the runs' cells, names a cell that has. Cells are matched by their axes, so
-    hand-made ids serve too."""
+    """Read cells.shared_runs's mapping from the runs themselves.
+
+    It serves a result set without its config: a folder sent back, or ``rnnbench jax``'s
+    output. Cells are matched by their axes, so hand-made ids serve too.
+
+    Args:
+        runs: load_results's table.
+
+    Returns:
+        (cell_id, impl) -> the cell whose runs of impl serve it: for each cell with no runs of
+        impl where cells.shared_runs, given the runs' cells, names a cell that has them.
+    """
     axes = [c for c in CELL_COLUMNS if c not in ("cell_id", *RELATED_COLUMNS)]
     table = runs.drop_duplicates("cell_id")
     # cells.cell_id needs a sequence_length setting where the table holds its id: any
@@ -472,9 +524,17 @@ def shared_in(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
 
 
 def job_cost(benchmark: str | Path) -> dict[str, float]:
-    """A training job's whole wall time (s, seconds) and peak resident memory (max_rss, MB)
-    from its Snakemake ``benchmark:`` TSV (one header line, one line of values:
-    snakemake.benchmark.BenchmarkRecord); NaN for a file that is missing or has no values."""
+    """Read a training job's whole wall time and peak memory from its Snakemake benchmark TSV.
+
+    The file has one header line and one line of values (snakemake.benchmark.BenchmarkRecord).
+
+    Args:
+        benchmark: the job's ``benchmark:`` file.
+
+    Returns:
+        {'job_wall_s': seconds (column s), 'job_max_rss_mb': MB (column max_rss)}; NaN for a
+        file that is missing or has no values.
+    """
     try:
         header, values = Path(benchmark).read_text().splitlines()[:2]
         row = dict(zip(header.split("\t"), values.split("\t")))
@@ -488,10 +548,17 @@ def _or_nan(value: float | None) -> float:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes:
-    sequence_length, parallel_iterations, unroll and tf_version as text (``10``, ``full``, ``u5-20``;
-    ``batch_size``, ``16``; ``2.10``), ablations as text ('' for none), breakeven_steps (empty: never)
-    as a nullable integer."""
+    """Read summary.csv, measurements.csv or cumulative_time.csv back with their dtypes.
+
+    Args:
+        path: the CSV file.
+
+    Returns:
+        The table. sequence_length, parallel_iterations, unroll and tf_version are text
+        (``10``, ``full``, ``u5-20``; ``batch_size``, ``16``; ``2.10``). ablations, fragile and
+        disagreeing_repeats are text ('' for none). breakeven_steps is a nullable integer
+        (empty: never).
+    """
     table = pd.read_csv(path, dtype={"sequence_length": str, "parallel_iterations": str,
                                      "unroll": str,
                                      "ablations": str, "fragile": str, "tf_version": str,

@@ -1,5 +1,7 @@
-"""One side of a comparison: the runs of a results folder or a measurements.csv, read the same
-way by ``rnnbench compare``, ``predict`` and ``jax``."""
+"""Read one side of a comparison: the runs of a results folder or a measurements.csv.
+
+``rnnbench compare``, ``predict`` and ``jax`` read it the same way.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +15,21 @@ from rnnbench.results.load import (LATE_COLUMNS, load_results, read_table, share
 
 
 def read_side(source: str | Path) -> pd.DataFrame:
-    """The runs of one side (load_results' rows): from a measurements.csv, or from every
-    training result JSON under a folder (``<cell>/<impl>/repeat<N>.json``; rule peak's files
-    are left out), with the runs a cell takes from another (load.shared_in).
+    """Read the runs of one side (load_results' rows), with the runs a cell takes from another.
+
+    Args:
+        source: a measurements.csv, or a folder. From a folder, every training result JSON
+            under it is read (``<cell>/<impl>/repeat<N>.json``; rule peak's files are left
+            out), with the runs a cell takes from another (load.shared_in).
+
+    Returns:
+        The runs, one row each.
 
     Raises:
-        ValueError: naming ``source`` when it does not exist, holds no result, a file that is not valid, or a
-            table that is not a measurements.csv of this workflow (a summary.csv, an older
-            workflow's: naming the missing columns).
+        ValueError: naming ``source`` when it does not exist, holds no result, or is a file
+            that is not a valid measurements.csv of this workflow (a summary.csv, an older
+            workflow's: naming the missing columns); from load_results, for a result file
+            that is not valid.
     """
     source = Path(source)
     if not source.exists():

@@ -1,32 +1,8 @@
-"""Claims of more kinds than static against dynamic in a cell (tables.claim_table's), judged
-from the runs with intervals of stated coverage:
+"""Judge claims of other kinds than static against dynamic in a cell: between, trend, law.
 
-- ``between``: one implementation at two values of an axis ("dynamic_rnn takes as long at
-  sequence_length 20 as at 100"): the ratio of the geometric means, first / second, with
-  Welch's 95 % interval on the logs (different processes: unpaired; intervals.ratio_ci),
-  per group of cells alike in every other axis; decided at the practical margin as a
-  static / dynamic ratio is (intervals.decide: holds beyond the margin on the claimed side,
-  does not hold on the other side or within it).
-- ``trend``: the static / dynamic ratio along a numeric axis ("approaches 1 as batch_size
-  grows" is ``decreasing`` where static is slower): each repeat's paired log ratio against
-  the axis value, a least-squares line (scaling.fit_line); holds when the slope's 95 %
-  interval lies on the claimed side of 0.
-- ``law``: one implementation's quantity against a numeric axis: ``form: linear``
-  (scaling.fit_line) holds when the lack-of-fit test does not reject the line and the slope
-  is above 0, does not hold when the test rejects it; ``at``/``value`` reads the law the runs
-  choose (scaling.fit_law: a line, or a power law on the log scale where the repeats reject
-  the line and reject it less) and holds when the 95 % prediction
-  interval at ``at`` holds ``value``, does not hold when it does not, and is inconclusive
-  when the line does not fit (an extrapolation from it is not to be trusted), when the
-  interval reaches zero or below (every quantity is positive: the runs are too scattered to
-  tell the claimed value from nothing), or when it holds the claimed value and also half or
-  twice it (too wide to tell the claim from a factor of 2 off it: "holds" means the runs
-  pin the value within a factor of 2).
-
-Every verdict comes with a reason where it is inconclusive (``reason``), and no estimate is
-written below zero: a line that falls to zero or below at ``at`` predicts no time there.
-
-What a claim of each kind must say is rnnbench.grid.claimspec's (checked when the config is).
+Each kind is judged from the runs, with intervals of stated coverage. How each is decided:
+docs/method.md, Claims of other kinds. What a claim of each kind must say is
+rnnbench.grid.claimspec's (checked when the config is).
 """
 
 from __future__ import annotations
@@ -37,9 +13,18 @@ from rnnbench.grid.axes import LABEL_AXES, axis_value_id
 from rnnbench.grid.claimspec import DIRECTIONS, KIND_DIRECTIONS, check_claim  # noqa: F401
 
 def side_verdict(low: float, high: float, positive_holds: bool) -> str:
-    """'holds' when [low, high] lies wholly above 0 (``positive_holds``) or below it
-    (otherwise), 'does not hold' when wholly on the other side, else (or NaN) 'inconclusive'
-    (intervals.side_of_one, intervals.claim_verdict): a slope's verdict."""
+    """Return a slope's verdict from its interval against 0.
+
+    Args:
+        low: the interval's lower bound (NaN where there is none).
+        high: its upper bound.
+        positive_holds: True when the claim holds above 0, False when it holds below.
+
+    Returns:
+        'holds' when [low, high] lies wholly on the claimed side of 0, 'does not hold' when
+        wholly on the other side, else (or for a NaN bound) 'inconclusive'
+        (intervals.side_of_one, intervals.claim_verdict).
+    """
     # numpy: not when the Snakefile is read
     from rnnbench.stats.intervals import claim_verdict, side_of_one
 
@@ -59,11 +44,21 @@ def _groups(runs, axis: str):
 
 
 def judge(claim: dict, runs, margin: float) -> list[dict]:
-    """The verdicts of a between, trend or law claim, one per group of cells it applies to:
-    dicts with scope (the group in words), estimate (its numbers, in words) and verdict.
-    ``runs``: load.load_results's table (after share_runs); ``margin``: the practical margin
-    a between claim's ratio is decided at. Empty when no group of the grid has what the
-    claim needs (e.g. both values of a between claim's axis)."""
+    """Judge a between, trend or law claim, once per group of cells it applies to.
+
+    Args:
+        claim: the claim, as the config gives it (its ``kind`` one of between, trend, law).
+        runs: load.load_results's table (after share_runs).
+        margin: the practical margin a between claim's ratio is decided at.
+
+    Returns:
+        Dicts with scope (the group in words), estimate (its numbers, in words), verdict and
+        reason (why it is inconclusive; '' otherwise). Empty when no group of the grid has what
+        the claim needs (e.g. both values of a between claim's axis).
+
+    Raises:
+        KeyError: for a claim kind other than between, trend or law.
+    """
     judge_group = {"between": _between, "trend": _trend, "law": _law}[claim["kind"]]
     out = []
     for words, group in _groups(runs, claim["axis"]):
@@ -97,10 +92,13 @@ def _between(claim: dict, group, values: list, margin: float) -> dict | None:
 
 def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = True,
                    margin: float = 0.0) -> str:
-    """Why an interval decides nothing (intervals.decide: 'undecided'; side_of_one: 'across').
+    """Say why an interval decides nothing (decide's 'undecided', side_of_one's 'across').
+
+    FINDINGS' ratio claims read it too.
 
     Args:
-        low, high: the interval.
+        low: the interval's lower bound (NaN where there is none).
+        high: its upper bound.
         edge: 1 for a ratio, 0 for a slope.
         bounds: whether the words give the interval's bounds.
         margin: a ratio's practical margin (0: none).
@@ -109,7 +107,7 @@ def unclear_reason(low: float, high: float, edge: float = 1.0, bounds: bool = Tr
         'too few repeats for an interval' (a NaN bound); else 'the 95 % interval [0.9, 1.2]
         holds 1', with ' and reaches past the 10 % margin' where there is one, or, for an
         interval on one side of 1, 'the 95 % interval [0.85, 0.95] lies below 1 but reaches
-        inside the 10 % margin'. FINDINGS' ratio claims read it too.
+        inside the 10 % margin'.
     """
     from rnnbench.stats.formats import margin_text  # pandas: only when judged
 

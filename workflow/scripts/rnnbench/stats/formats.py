@@ -1,6 +1,8 @@
-"""How the reports write numbers and verdicts: FINDINGS.md (rnnbench.report.findings), ``rnnbench
-compare`` and ``rnnbench reference`` all write an interval, a break-even and a step verdict
-this way."""
+"""Write numbers and verdicts for the reports.
+
+FINDINGS.md (rnnbench.report.findings), ``rnnbench compare`` and ``rnnbench reference`` all
+write an interval, a break-even and a step verdict this way.
+"""
 
 from __future__ import annotations
 
@@ -37,9 +39,18 @@ def decision_text(decision: str, margin: float, static: str = "static",
 
 
 def interval_text(estimate: float, low: float, high: float) -> str:
-    """'1.49 [1.16, 1.90]': two decimals, or as many more (up to 5) as it takes to show that
-    an interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
-    1.22]')."""
+    """Write an estimate and its interval: '1.49 [1.16, 1.90]'.
+
+    Args:
+        estimate: the point estimate.
+        low: the interval's lower bound (NaN: a single point).
+        high: its upper bound.
+
+    Returns:
+        The text with two decimals, or as many more (up to 5) as it takes to show that an
+        interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
+        1.22]').
+    """
     digits = 2
     point = math.isnan(low) or math.isclose(low, high, rel_tol=1e-9)
     while digits < 5 and not point and f"{low:.{digits}f}" == f"{high:.{digits}f}":
@@ -58,8 +69,15 @@ def column_interval(row: pd.Series, column: str) -> str:
 
 
 def breakeven_text(cell: pd.Series) -> str | None:
-    """A summary row's break-even steps with their interval ('1818 [1777, never]'); None
-    for never."""
+    """Write a summary row's break-even steps with their interval: '1818 [1777, never]'.
+
+    Args:
+        cell: a summary row with breakeven_steps, breakeven_steps_ci_low and
+            breakeven_steps_ci_high.
+
+    Returns:
+        The text, with 'never' for an infinite bound; None where breakeven_steps is NaN.
+    """
     steps = cell["breakeven_steps"]
     if pd.isna(steps):
         return None
@@ -77,20 +95,34 @@ def catch_up_text(cell: pd.Series) -> str:
 
 
 def prediction_text(estimate: float, low: float, high: float) -> str:
-    """A predicted time, memory or count with its 95 % prediction interval, never below zero
-    (every quantity measured is positive): '2.5 [1.1, 3.9]'; '2.5 [0, 6.1]' where the
-    interval reaches below zero; 'none (the line falls below zero there)' where the estimate
-    does."""
+    """Write a prediction with its 95 % prediction interval, never below zero: '2.5 [1.1, 3.9]'.
+
+    Every quantity measured (time, memory, count) is positive.
+
+    Args:
+        estimate: the predicted value.
+        low: the interval's lower bound.
+        high: its upper bound.
+
+    Returns:
+        '2.5 [1.1, 3.9]'; '2.5 [0, 6.1]' where the interval reaches below zero; 'none (the
+        line falls below zero there)' where the estimate is zero or below.
+    """
     if estimate <= 0:
         return "none (the line falls below zero there)"
     return f"{estimate:.4g} [{max(low, 0):.4g}, {high:.4g}]"
 
 
 def shape_words(cells: pd.DataFrame) -> str:
-    """The shape ``cells`` (summary or claim rows with cell, num_units, batch_size,
-    input_dim, max_len) share, in words: 'a basic_lstm of 32 units, batch 32, 16 inputs,
-    padded to max_len 24'; an axis they vary is given with its values ('padded to max_len
-    12, 24 or 48')."""
+    """Say in words the shape ``cells`` share.
+
+    Args:
+        cells: summary or claim rows with cell, num_units, batch_size, input_dim, max_len.
+
+    Returns:
+        'a basic_lstm of 32 units, batch 32, 16 inputs, padded to max_len 24'; an axis they
+        vary is given with its values ('padded to max_len 12, 24 or 48').
+    """
     def values(axis: str) -> str:
         found = sorted(set(cells[axis]), key=lambda v: (str(type(v)), v))
         found = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)

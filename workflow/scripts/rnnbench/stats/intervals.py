@@ -1,5 +1,8 @@
-"""Confidence intervals over fresh processes: a geometric mean, a paired or unpaired ratio, a
-break-even (method and sources: docs/method.md, Intervals)."""
+"""Compute confidence intervals over fresh processes, and decide ratios from them.
+
+A geometric mean, a paired or unpaired ratio, a break-even. Method and sources:
+docs/method.md, Intervals and Decisions.
+"""
 
 from __future__ import annotations
 
@@ -31,10 +34,20 @@ def look_confidence(more_repeats: int, confidence: float = CONFIDENCE) -> float:
 
 
 def side_of_one(low: float, high: float, edge: float = 1.0) -> str:
-    """Where an interval [low, high] lies against 1 (or ``edge``: 0 for a slope): 'above'
-    (low > edge), 'below' (high < edge) or 'across' (it holds or touches the edge, or a bound
-    is NaN). The one judgement of every verdict: findings' claims (tables.verdict), the other
-    kinds of claim (claims.side_verdict) and a fragile ratio (summary.fragile_metrics)."""
+    """Say where an interval [low, high] lies against 1 (or ``edge``).
+
+    The one judgement of every verdict: findings' claims (tables.verdict), the other kinds of
+    claim (claims.side_verdict) and a fragile ratio (summary.fragile_metrics).
+
+    Args:
+        low: the interval's lower bound (NaN where there is none).
+        high: its upper bound (NaN where there is none).
+        edge: the value to compare with; 1 for a ratio, 0 for a slope.
+
+    Returns:
+        'above' (low > edge), 'below' (high < edge), or 'across': the interval holds or
+        touches the edge, or a bound is NaN.
+    """
     if math.isnan(low) or math.isnan(high):
         return "across"
     return "above" if low > edge else "below" if high < edge else "across"
@@ -88,23 +101,39 @@ def claim_verdict(decision: str, claimed: str) -> str:
 
 @lru_cache(maxsize=None)
 def t_quantile(confidence: float, df: float) -> float:
-    """Student's t quantile of a two-sided ``confidence`` interval at ``df`` degrees of
-    freedom (cached: summarize asks for the same few thousands of times): scipy.special's
-    stdtrit, the inverse of Student's t distribution function (scipy.stats.t.ppf's own
-    routine, without scipy.stats' import of about 0.7 s). scipy is imported here, not with
-    the module: the workflow's plan reads MIN_REPEATS."""
+    """Return Student's t quantile of a two-sided interval.
+
+    It is scipy.special's stdtrit, the inverse of Student's t distribution function
+    (scipy.stats.t.ppf's own routine, without scipy.stats' import of about 0.7 s). Results are
+    cached: summarize asks for the same few thousands of times. scipy is imported here, not with
+    the module, because the workflow's plan reads MIN_REPEATS.
+
+    Args:
+        confidence: the interval's two-sided level (0.95 for 95 %).
+        df: degrees of freedom (need not be whole: Welch's).
+
+    Returns:
+        The quantile t with P(T <= t) = 0.5 + confidence / 2.
+    """
     from scipy import special
 
     return float(special.stdtrit(df, 0.5 + confidence / 2))
 
 
 def geomean_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """Geometric mean of positive per-process values (e.g. median step seconds) and its
-    t-interval on the log scale: exp(mean(log x) -/+ t_{n-1} sd(log x) / sqrt(n)).
+    """Return the geometric mean of positive per-process values and its t-interval.
 
-    Returns (estimate, low, high) in the values' unit; (nan, nan, nan) when a value is NaN (a
-    quantity not measured) or not positive; (estimate, nan, nan) for a single value; the
-    value three times when all are equal. Source: the module docstring.
+    The interval is on the log scale: exp(mean(log x) -/+ t_{n-1} sd(log x) / sqrt(n)).
+    Method: docs/method.md, Intervals.
+
+    Args:
+        values: positive per-process values [processes], e.g. median step seconds.
+        confidence: the interval's two-sided level.
+
+    Returns:
+        (estimate, low, high) in the values' unit. (nan, nan, nan) when a value is NaN (a
+        quantity not measured) or not positive, or there is none. (estimate, nan, nan) for a
+        single value. The value three times when all are equal.
     """
     logs = _logs(values)
     if logs is None:
@@ -118,16 +147,21 @@ def geomean_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[floa
 
 def ratio_ci(static: np.ndarray, dynamic: np.ndarray, paired: bool,
              confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """static / dynamic as the ratio of geometric means over processes, with its interval.
+    """Return static / dynamic as the ratio of geometric means over processes, with its interval.
+
+    Method: docs/method.md, Intervals.
 
     Args:
-        static, dynamic: positive per-process values [repeats]; with ``paired`` the i-th of
+        static: positive per-process values of static [repeats].
+        dynamic: positive per-process values of dynamic [repeats]. With ``paired``, the i-th of
             each were measured next to each other in time (same length required).
-        paired: the paired t-interval on log(static_i / dynamic_i), n - 1 degrees of freedom;
-            else Welch's interval on the difference of log-means.
+        paired: True for the paired t-interval on log(static_i / dynamic_i), n - 1 degrees of
+            freedom; False for Welch's interval on the difference of log-means.
+        confidence: the interval's two-sided level.
 
-    Returns (ratio, low, high); (nan, nan, nan) when a value is NaN or not positive;
-    (ratio, nan, nan) with fewer than two values on a side.
+    Returns:
+        (ratio, low, high). (nan, nan, nan) when a value is NaN or not positive.
+        (ratio, nan, nan) with fewer than two values on a side.
 
     Raises:
         ValueError: if ``paired`` and the sides differ in length.
@@ -156,24 +190,28 @@ def ratio_ci(static: np.ndarray, dynamic: np.ndarray, paired: bool,
 
 def breakeven_ci(setup_gap_s: np.ndarray, step_gain_s: np.ndarray,
                  confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """Training steps after which static's total time drops below dynamic's, and its Fieller
-    interval, from per-repeat pairs.
+    """Return the training steps after which static's total time drops below dynamic's.
+
+    The estimate is n* = mean(gap) / mean(gain). The interval is Fieller's: {n : |mean(gap - n
+    gain)| <= t_{r-1} sd(gap - n gain) / sqrt(r)}, a quadratic inequality in n. Its part in
+    [0, inf) is reported. Method: docs/method.md, Intervals.
 
     Args:
         setup_gap_s: static's setup seconds minus dynamic's, one per repeat [repeats].
-        step_gain_s: dynamic's median step seconds minus static's, the same repeats [repeats]
-            (paired: measured next to each other; for unpaired sides pass equal-length arrays
-            of the two sides' values in any order, which keeps the interval valid but wider).
+        step_gain_s: dynamic's median step seconds minus static's, the same repeats [repeats].
+            Paired: measured next to each other. For unpaired sides, pass equal-length arrays
+            of the two sides' values in any order; the interval stays valid but is wider.
+        confidence: the interval's two-sided level.
 
-    The estimate is n* = mean(gap) / mean(gain): 0 when static's setup is no dearer and its
-    step no slower, inf ("never") when its step is not faster but its setup dearer. The
-    interval is {n : |mean(gap - n gain)| <= t_{r-1} sd(gap - n gain) / sqrt(r)} (Fieller; the
-    module docstring), a quadratic inequality in n; its part in [0, inf) is reported, with inf
-    as the upper bound when it is unbounded or holds negative n (a step gain of zero or less is
-    compatible with the data: static may never catch up).
+    Returns:
+        (steps, low, high) as floats. steps is 0 when static's setup is no dearer and its step
+        no slower; inf ("never") when its step is not faster but its setup dearer. high is inf
+        when the set is unbounded or holds negative n (a step gain of zero or less is
+        compatible with the data: static may never catch up). (steps, nan, nan) with fewer
+        than two repeats; (nan, nan, nan) with none or a NaN.
 
-    Returns (steps, low, high) as floats (inf for never); (steps, nan, nan) with fewer than
-    two repeats or a NaN.
+    Raises:
+        ValueError: if the two arrays differ in length.
     """
     a, b = np.asarray(setup_gap_s, dtype=float), np.asarray(step_gain_s, dtype=float)
     if len(a) != len(b):
@@ -241,8 +279,15 @@ def _exp(values: np.ndarray) -> np.ndarray:
 
 
 def valid_rows(values: np.ndarray) -> np.ndarray:
-    """Which rows of ``values`` [rows, n] _logs accepts: at least one value, none NaN and
-    none zero or below."""
+    """Say which rows of ``values`` the interval functions accept.
+
+    Args:
+        values: per-process values [rows, n].
+
+    Returns:
+        A boolean array [rows]: True where the row has at least one value, none NaN and none
+        zero or below.
+    """
     if values.shape[1] == 0:
         return np.zeros(len(values), dtype=bool)
     return ~(np.isnan(values) | (values <= 0)).any(axis=1)
@@ -250,15 +295,16 @@ def valid_rows(values: np.ndarray) -> np.ndarray:
 
 def geomean_ci_rows(values: np.ndarray,
                     confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """geomean_ci of each row of ``values`` [rows, n], bit for bit (numpy reduces a row as it
-    reduces the row alone): (estimates, lows, highs), one per row.
+    """Return geomean_ci of each row of ``values``, bit for bit.
+
+    numpy reduces a row as it reduces the row alone, so each row's answer is geomean_ci's.
 
     Args:
-        values: positive per-process values, one row per set of processes.
+        values: positive per-process values [rows, n], one row per set of processes.
         confidence: as geomean_ci's.
 
     Returns:
-        Three arrays [rows]: NaN where geomean_ci gives NaN.
+        (estimates, lows, highs), three arrays [rows]: NaN where geomean_ci gives NaN.
     """
     values = np.asarray(values, dtype=float)
     out = np.full((3, len(values)), np.nan)
@@ -278,16 +324,16 @@ def geomean_ci_rows(values: np.ndarray,
 
 def ratio_ci_rows(static: np.ndarray, dynamic: np.ndarray, paired: bool,
                   confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ratio_ci of each pair of rows of ``static`` [rows, n] and ``dynamic`` [rows, m], bit
-    for bit: (ratios, lows, highs), one per row.
+    """Return ratio_ci of each pair of rows of ``static`` and ``dynamic``, bit for bit.
 
     Args:
-        static, dynamic: per-process values, one row per cell.
+        static: per-process values [rows, n], one row per cell.
+        dynamic: per-process values [rows, m], the same cells.
         paired: as ratio_ci's (the same for every row).
         confidence: as ratio_ci's.
 
     Returns:
-        Three arrays [rows]: NaN where ratio_ci gives NaN.
+        (ratios, lows, highs), three arrays [rows]: NaN where ratio_ci gives NaN.
 
     Raises:
         ValueError: if ``paired`` and the sides differ in length.
@@ -333,16 +379,17 @@ def sides_of_one(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def groups_of(keys: np.ndarray, *arrays: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
-    """The parts of ``arrays`` at each distinct value of ``keys``, in sorted order of the
-    keys (np.unique's), each part in its rows' order: what ``array[keys == key]`` gives for
-    each key, in one sort rather than one pass over the rows per key.
+    """Split ``arrays`` by the distinct values of ``keys``, in one sort.
+
+    Each part is what ``array[keys == key]`` gives, without one pass over the rows per key.
 
     Args:
-        keys: one key per row (numbers, or text).
+        keys: one key per row [rows] (numbers, or text).
         arrays: arrays as long as ``keys``.
 
     Returns:
-        An iterator of tuples, one array of each of ``arrays`` per key.
+        An iterator of tuples, one per key in sorted order (np.unique's). Each tuple holds one
+        part of each of ``arrays``, its rows in their original order.
     """
     levels, inverse = np.unique(keys, return_inverse=True)
     order = np.argsort(inverse.ravel(), kind="stable")

@@ -1,6 +1,8 @@
-"""Several runs of one grid pooled, with the drift between runs in the interval: a
-random-effects meta-analysis of each run's log ratio (method and sources: docs/method.md,
-Pooling runs)."""
+"""Pool several runs of one grid, with the drift between runs in the interval.
+
+A random-effects meta-analysis of each run's log ratio (method and sources: docs/method.md,
+Pooling runs).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Scaling laws along a grid axis: a line or a power law through the runs, with intervals, a
-lack-of-fit test and prediction intervals (docs/method.md, Laws)."""
+"""Fit scaling laws along a grid axis: a line or a power law through the runs.
+
+Each law comes with intervals, a lack-of-fit test and prediction intervals (docs/method.md,
+Laws).
+"""
 
 from __future__ import annotations
 
@@ -28,11 +31,20 @@ CONFIDENCE = 0.95
 
 def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
              confidence: float = CONFIDENCE) -> dict:
-    """Least-squares line through the points (x, y), one point per run.
+    """Fit a least-squares line through the points (x, y), one point per run.
 
-    Returns a dict: n, slope, slope_ci (low, high), intercept, intercept_ci, r2,
-    lack_of_fit_p (NaN without repeats at some x, or with only two x values), and
-    ``predictions``: for each x0 of ``at``, (x0, estimate, low, high) of one new run.
+    Method: docs/method.md, Laws.
+
+    Args:
+        x: the axis values [points].
+        y: the quantity, one value per run [points].
+        at: axis values to predict one new run at.
+        confidence: the intervals' two-sided level.
+
+    Returns:
+        A dict: n, slope, slope_ci (low, high), intercept, intercept_ci, r2 (NaN when y does
+        not vary), lack_of_fit_p (NaN without repeats at some x, or with only two x values), and
+        ``predictions``: for each x0 of ``at``, (x0, estimate, low, high) of one new run.
 
     Raises:
         ValueError: with fewer than 3 points or fewer than 2 distinct x values.
@@ -74,11 +86,21 @@ def fit_line(x: np.ndarray, y: np.ndarray, at: list[float] = (),
 
 def fit_power(x: np.ndarray, y: np.ndarray, at: list[float] = (),
               confidence: float = CONFIDENCE) -> dict:
-    """A power law y = k x^p through the points, fitted as a line on the log scale (log y =
-    log k + p log x; Montgomery, Peck and Vining, 5.3, the log transform for a multiplicative
-    error). fit_line's dict, with ``slope`` the exponent p, ``intercept`` log k, the
-    lack-of-fit test on the log scale, and predictions back-transformed (the median of one
-    new run and its prediction interval: never negative).
+    """Fit a power law y = k x^p through the points, as a line on the log scale.
+
+    log y = log k + p log x: the log transform for a multiplicative error (Montgomery, Peck and
+    Vining, 5.3).
+
+    Args:
+        x: the axis values [points], all positive.
+        y: the quantity, one value per run [points], all positive.
+        at: axis values to predict one new run at.
+        confidence: the intervals' two-sided level.
+
+    Returns:
+        fit_line's dict, with ``slope`` the exponent p, ``intercept`` log k, and the lack-of-fit
+        test on the log scale. Predictions are back-transformed: the median of one new run and
+        its prediction interval, never negative.
 
     Raises:
         ValueError: as fit_line, and for a value of x or y that is not positive.
@@ -103,13 +125,21 @@ def _relative_rms(law: dict, x: np.ndarray, y: np.ndarray) -> float:
 
 def fit_law(x: np.ndarray, y: np.ndarray, at: list[float] = (),
             confidence: float = CONFIDENCE) -> dict:
-    """The law the data choose: a line (fit_line) or a power law (fit_power), with ``form``
-    ('linear' or 'power') and ``other_p`` (the other form's lack-of-fit p).
+    """Fit the law the data choose: a line (fit_line) or a power law (fit_power).
 
-    The choice: the line unless the repeats reject it (lack-of-fit p < LACK_OF_FIT_ALPHA)
-    and reject the power law less (a larger p); where neither can be tested (no repeats, or
-    two values of x), the form with the smaller relative residuals. Both have two
-    parameters, so neither wins by its number of parameters.
+    The line unless the repeats reject it and reject the power law less. The rule in full:
+    docs/method.md, Laws. Only the line is fitted where a value of x, y or ``at`` is not
+    positive.
+
+    Args:
+        x: the axis values [points].
+        y: the quantity, one value per run [points].
+        at: axis values to predict one new run at.
+        confidence: the intervals' two-sided level.
+
+    Returns:
+        The chosen form's dict (fit_line's), with ``form`` ('linear' or 'power') and
+        ``other_p`` (the other form's lack-of-fit p; NaN where only the line was fitted).
 
     Raises:
         ValueError: as fit_line.
@@ -129,22 +159,22 @@ def fit_law(x: np.ndarray, y: np.ndarray, at: list[float] = (),
 
 
 def scaling_table(runs: pd.DataFrame, at: dict[str, list[float]] | None = None) -> pd.DataFrame:
-    """A law per axis of SCALING_AXES that ``runs`` (load.load_results) vary, implementation,
-    SCALING_QUANTITIES column and group of cells alike in every other axis (and without
-    ablations), fitted over at least 3 runs at 2 or more axis values (fit_law: a line or a
-    power law, as the runs choose).
+    """Fit a law per axis, implementation, quantity and group of cells that ``runs`` vary.
+
+    Axes are SCALING_AXES, quantities SCALING_QUANTITIES. A group is cells alike in every other
+    axis, without ablations. Each law is fitted over at least 3 runs at 2 or more axis values
+    (fit_law: a line or a power law, as the runs choose).
 
     Args:
-        runs: the runs, one row each.
+        runs: the runs, one row each (load.load_results's table).
         at: axis -> values to extrapolate to (config ``extrapolate``).
 
     Returns:
         Columns axis, group (the other axes' values, in words), impl, quantity, form
-        ('linear' or 'power': slope is then the exponent), n, slope,
-        slope_low, slope_high, intercept, r2, lack_of_fit_p, poor_fit (lack_of_fit_p below
-        LACK_OF_FIT_ALPHA), values (the axis values fitted), and per extrapolation point
-        ``at``, ``predicted``, ``predicted_low``, ``predicted_high`` (one row per point; NaN
-        without). Empty when no axis varies.
+        ('linear' or 'power': slope is then the exponent), n, slope, slope_low, slope_high,
+        intercept, r2, lack_of_fit_p, poor_fit (lack_of_fit_p below LACK_OF_FIT_ALPHA), values
+        (the axis values fitted), and at, predicted, predicted_low, predicted_high (one row per
+        extrapolation point; NaN without). Empty when no axis varies.
     """
     plain = runs[at_reference(runs)] if "base_cell_id" in runs else runs
     rows = []

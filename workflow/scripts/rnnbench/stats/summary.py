@@ -1,6 +1,8 @@
-"""Statistics per cell: the geometric means of each implementation's runs with their
-intervals, static / dynamic ratios, break-even, and the flags that say how far to trust them
-(summarize), from the measurements table (rnnbench.results.load)."""
+"""Compute statistics per cell from the measurements table (rnnbench.results.load).
+
+Per cell: the geometric means of each implementation's runs with their intervals, static /
+dynamic ratios, break-even, and the flags that say how far to trust them (summarize).
+"""
 
 from __future__ import annotations
 
@@ -31,9 +33,14 @@ OUTLIER_FACTOR = 1.5
 
 
 class Side(NamedTuple):
-    """A cell's runs of one implementation in repeat order, as arrays (so that summarize's
-    many ratios and leave-one-out intervals index numpy arrays, not DataFrames): ``repeat``
-    and ``values`` (the numeric columns of load_results, by name)."""
+    """Hold a cell's runs of one implementation in repeat order, as arrays.
+
+    summarize's many ratios and leave-one-out intervals thus index numpy arrays, not DataFrames.
+
+    Attributes:
+        repeat: the runs' repeat numbers [runs].
+        values: the numeric columns of load_results, by name, each [runs].
+    """
 
     repeat: np.ndarray
     values: dict[str, np.ndarray]
@@ -57,28 +64,56 @@ class Side(NamedTuple):
 
 def sides(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side",
           column: str) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The per-process values of ``column`` of two sets of runs (rows of load_results, or
-    their Side), in repeat order, and whether they pair up: the same repeats on both sides
-    (the workflow runs the static and dynamic runs of a repeat next to each other,
-    plan.job_priorities)."""
+    """Return the per-process values of ``column`` of two sets of runs, and whether they pair up.
+
+    Args:
+        a: rows of load_results, or their Side.
+        b: rows of load_results, or their Side.
+        column: a numeric column of load_results.
+
+    Returns:
+        (a's values [runs], b's values [runs], paired), in repeat order. paired is True when
+        both sides have the same repeats (the workflow runs the static and dynamic runs of a
+        repeat next to each other, plan.job_priorities).
+    """
     a, b = Side.of(a), Side.of(b)
     return a.values[column], b.values[column], np.array_equal(a.repeat, b.repeat)
 
 
 def ratio_of(a: "pd.DataFrame | Side", b: "pd.DataFrame | Side", column: str,
              confidence: float = intervals.CONFIDENCE) -> tuple[float, float, float]:
-    """The ratio of ``column``'s geometric means over the runs ``a`` and ``b`` (rows of
-    load_results, or their Side) and its interval at ``confidence``: intervals.ratio_ci,
-    paired by repeat when the repeats match (sides), else Welch's."""
+    """Return the ratio of ``column``'s geometric means over two sets of runs, with its interval.
+
+    intervals.ratio_ci: paired by repeat when the repeats match (sides), else Welch's.
+
+    Args:
+        a: the numerator's runs (rows of load_results, or their Side).
+        b: the denominator's runs, the same way.
+        column: a numeric column of load_results.
+        confidence: the interval's two-sided level.
+
+    Returns:
+        (ratio, low, high), as intervals.ratio_ci.
+    """
     x, y, paired = sides(a, b, column)
     return intervals.ratio_ci(x, y, paired, confidence)
 
 
 def breakeven_of(static: "pd.DataFrame | Side",
                  dynamic: "pd.DataFrame | Side") -> tuple[float, float, float]:
-    """Break-even steps (intervals.breakeven_ci) of a cell's runs, from per-repeat pairs of
-    ``setup_s`` and ``median_step_s``; unpaired sides (other repeats on each) are paired in
-    repeat order over the repeats both have as many of, which keeps the interval valid."""
+    """Return a cell's break-even steps and interval (intervals.breakeven_ci).
+
+    It is computed from per-repeat pairs of ``setup_s`` and ``median_step_s``. Unpaired sides
+    (other repeats on each) are paired in repeat order, over as many repeats as both have; the
+    interval stays valid.
+
+    Args:
+        static: static's runs (rows of load_results, or their Side).
+        dynamic: dynamic's runs, the same way.
+
+    Returns:
+        (steps, low, high), as intervals.breakeven_ci (inf for never).
+    """
     s_setup, d_setup, _ = sides(static, dynamic, "setup_s")
     s_step, d_step, _ = sides(static, dynamic, "median_step_s")
     count = min(len(s_setup), len(d_setup))
@@ -87,21 +122,37 @@ def breakeven_of(static: "pd.DataFrame | Side",
 
 
 def outlier_runs(runs: pd.DataFrame) -> pd.Series:
-    """True for each run whose median step is more than OUTLIER_FACTOR times slower or faster
-    than the median over the runs of its cell and implementation."""
+    """Flag the runs whose median step is far from their cell's and implementation's median.
+
+    Args:
+        runs: load_results's table, with cell_id, impl and median_step_s.
+
+    Returns:
+        A boolean Series, one per run: True when its median step is more than OUTLIER_FACTOR
+        times slower or faster than the median over the runs of its cell and implementation.
+    """
     centre = runs.groupby(["cell_id", "impl"])["median_step_s"].transform("median")
     return (np.log(runs["median_step_s"] / centre)).abs() > math.log(OUTLIER_FACTOR)
 
 
 def disagreeing_repeats(repeats: np.ndarray, seconds: np.ndarray,
                         factor: float = OUTLIER_FACTOR) -> str:
-    """Whether a cell's repeats (one implementation's) fall into groups: sorted by median step
-    (``seconds``), split at the widest gap between neighbours; when that gap exceeds
-    ``factor`` (1.5x: over three times the spread of fresh processes, OUTLIER_FACTOR), the
-    repeats disagree (bimodal, or one far from the rest: two of three at 330 ms against one
-    at 131 ms). Returns the groups in words, 'repeats 3: 131 ms | repeats 1, 2: 330, 331 ms';
-    '' when they agree or there are fewer than 3. Separate from within-run spread
-    (block_spread)."""
+    """Say whether a cell's repeats of one implementation fall into groups.
+
+    The repeats are sorted by median step and split at the widest gap between neighbours. When
+    that gap exceeds ``factor``, they disagree: bimodal, or one far from the rest (two of three
+    at 330 ms against one at 131 ms). Separate from within-run spread (block_spread).
+
+    Args:
+        repeats: the repeat numbers [repeats].
+        seconds: their median step seconds [repeats].
+        factor: the gap, as a ratio, that splits them (OUTLIER_FACTOR, 1.5x: over three times
+            the spread of fresh processes).
+
+    Returns:
+        The groups in words, 'repeats 3: 131 ms | repeats 1, 2: 330, 331 ms'. '' when they
+        agree, when there are fewer than 3, or when a value is not finite or not positive.
+    """
     if len(seconds) < 3 or not np.all(np.isfinite(seconds)) or np.any(seconds <= 0):
         return ""
     order = np.argsort(seconds, kind="stable")
@@ -123,9 +174,19 @@ cell unstable."""
 
 
 def fragile_metrics(static: "pd.DataFrame | Side", dynamic: "pd.DataFrame | Side") -> list[str]:
-    """The VERDICT_METRICS whose static / dynamic interval (ratio_of) moves to another side of
-    1 when any one repeat is left out (both of its runs, when paired): a verdict that one
-    process decides. Empty with fewer than 3 repeats on a side (nothing to leave out)."""
+    """Name the ratios that one process decides.
+
+    A ratio is fragile when its static / dynamic interval (ratio_of) moves to another side of 1
+    when any one repeat is left out (both of its runs, when paired).
+
+    Args:
+        static: static's runs (rows of load_results, or their Side).
+        dynamic: dynamic's runs, the same way.
+
+    Returns:
+        The fragile VERDICT_METRICS, in their order. Empty with fewer than 3 repeats on a side
+        (nothing to leave out).
+    """
     static, dynamic = Side.of(static), Side.of(dynamic)
     if min(len(static.repeat), len(dynamic.repeat)) < 3:
         return []
@@ -142,11 +203,11 @@ def fragile_metrics(static: "pd.DataFrame | Side", dynamic: "pd.DataFrame | Side
 
 
 def fragile_rows(static: Side, dynamic: Side) -> list[list[str]]:
-    """fragile_metrics of cells alike in their repeats, each answer the one fragile_metrics
-    gives the cell alone.
+    """Return fragile_metrics of cells alike in their repeats, each as for the cell alone.
 
     Args:
-        static, dynamic: the cells' Sides, one row of values per cell ([cells, repeats]).
+        static: the cells' static Side, one row of values per cell ([cells, repeats]).
+        dynamic: the cells' dynamic Side, the same way.
 
     Returns:
         The fragile VERDICT_METRICS of each cell, in their order.
@@ -171,9 +232,17 @@ def fragile_rows(static: Side, dynamic: Side) -> list[list[str]]:
 
 
 def whole_steps(value: float) -> float:
-    """A break-even in steps as a whole step count: the first step at which static's total
-    time is below dynamic's (the totals are equal at the real-valued break-even, so 8.0 gives
-    9 and 4.25 gives 5); 0 stays 0 (from the start), inf (never) and nan stay."""
+    """Round a break-even in steps up to a whole step count.
+
+    The result is the first step at which static's total time is below dynamic's. The totals
+    are equal at the real-valued break-even, so 8.0 gives 9 and 4.25 gives 5.
+
+    Args:
+        value: the real-valued break-even, in steps.
+
+    Returns:
+        The whole step count. 0 stays 0 (from the start); inf (never) and NaN stay.
+    """
     if not math.isfinite(value) or value == 0:
         return value
     return float(math.floor(round(value, 6)) + 1)
@@ -182,38 +251,49 @@ def whole_steps(value: float) -> float:
 def summarize(runs: pd.DataFrame,
               peak_flop_per_s: dict[tuple[int, str], float] | None = None,
               confidence: float = intervals.CONFIDENCE) -> pd.DataFrame:
-    """One row per cell (runs: load_results, after share_runs), per implementation the
-    geometric mean over processes of each METRICS column with its 95 % t-interval
-    (intervals.geomean_ci: ``static_<m>``, ``static_<m>_ci_low``, ``static_<m>_ci_high``, same
-    for dynamic); the static/dynamic ratio of each RATIO_METRICS column with its interval
-    (ratio_of: paired by repeat; ``ratio_<m>``..., ``ratio_paired`` says whether it was) at
-    ``confidence`` (``ratio_confidence``; intervals.look_confidence where more repeats may
-    follow a first look);
-    ``breakeven_steps`` (breakeven_of, empty when static never catches up) with its Fieller
-    interval (``breakeven_steps_ci_low``/``_high``, inf for never).
+    """Summarize the runs: one row per cell, with means, ratios, break-even and flags.
 
-    Flags, each with its basis: ``unstable``, leaving out one repeat moves a ratio's interval
-    to another side of 1 (``fragile`` names those ratios: fragile_metrics), so that one
-    process decides a verdict; ``busy``, a run was measured on a busy machine (load_results);
-    ``warmup_capped``, a run's warm-up reached max_warmup_steps still warming up. Counts:
-    ``disturbed_runs`` (runs whose 50-step block medians differ by more than
-    steady.DISTURBED_BLOCK_SPREAD) and ``outlier_runs`` (outlier_runs); ``disagreeing_repeats``
-    names, per implementation, repeats whose median steps fall into groups more than
-    OUTLIER_FACTOR apart, with their values (disagreeing_repeats; '' for none).
-    ``<impl>_setup_s_amean`` and ``<impl>_median_step_s_amean`` are arithmetic means (the
-    break-even's). ``<impl>_max_warmup_steps_run`` is the longest warm-up a run needed,
-    ``<impl>_max_block_spread`` the largest block spread, ``<impl>_measured_in`` the cell
-    whose jobs measured the runs (another cell's for a shared reference, cells.shared_runs).
-    With ``peak_flop_per_s`` (rule peak's matmul rate in FLOP/s by intra-op thread count and
-    tf_version), ``peak_flop_per_s`` is the peak at the cell's intra_op_parallelism_threads
-    and tf_version and ``<impl>_fraction_of_peak`` the achieved FLOP/s (flop.step_flop
-    / median step) over it.
+    Args:
+        runs: load_results's table, after share_runs.
+        peak_flop_per_s: rule peak's matmul rate, FLOP/s, by (intra-op thread count,
+            tf_version); None for no fraction of peak.
+        confidence: the ratios' interval level (intervals.look_confidence where more repeats
+            may follow a first look).
+
+    Returns:
+        One row per cell: the CELL_COLUMNS, then per implementation (``static_``,
+        ``dynamic_``):
+
+        - ``<impl>_<m>``, ``<impl>_<m>_ci_low``, ``<impl>_<m>_ci_high`` for each METRICS column:
+          the geometric mean over processes with its 95 % t-interval (intervals.geomean_ci).
+        - ``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``: arithmetic means (the
+          break-even's).
+        - ``<impl>_repeats``; ``<impl>_max_warmup_steps_run``, the longest warm-up a run
+          needed; ``<impl>_max_block_spread``, the largest block spread; ``<impl>_measured_in``,
+          the cell whose jobs measured the runs (another cell's for a shared reference,
+          cells.shared_runs).
+
+        Then ``ratio_<m>`` with ``_ci_low`` / ``_ci_high`` for each RATIO_METRICS column
+        (ratio_of), ``ratio_paired`` (whether paired by repeat) and ``ratio_confidence``.
+        ``breakeven_steps`` (breakeven_of, whole steps; empty when static never catches up)
+        with its Fieller interval ``breakeven_steps_ci_low`` / ``_high`` (inf for never).
+
+        Last, the FLAG_COLUMNS: ``fragile`` (fragile_metrics) and ``unstable`` (any fragile:
+        one process decides a verdict); ``disturbed_runs`` (runs whose 50-step block medians
+        differ by more than steady.DISTURBED_BLOCK_SPREAD); ``outlier_runs`` (outlier_runs);
+        ``disagreeing_repeats`` (per implementation, disagreeing_repeats; '' for none);
+        ``busy`` (a run measured on a busy machine); ``warmup_capped`` (a run's warm-up
+        reached max_warmup_steps still warming up).
+
+        With ``peak_flop_per_s``: ``peak_flop_per_s``, the peak at the cell's
+        intra_op_parallelism_threads and tf_version, and ``<impl>_fraction_of_peak``, the
+        achieved FLOP/s (flop.step_flop / median step) over it.
 
     Raises:
         ValueError: if a cell's runs come from more than one environment
-            (check_one_environment), runs of one host overlap in time (check_no_overlap),
-            a cell lacks runs of either implementation (names the
-            cell), or ``peak_flop_per_s`` lacks a cell's thread count and version.
+            (check_one_environment), runs of one host overlap in time (check_no_overlap), a
+            cell lacks runs of either implementation (names the cell), or
+            ``peak_flop_per_s`` lacks a cell's thread count and version.
     """
     check_one_environment(runs)
     check_no_overlap(runs)
@@ -416,14 +496,20 @@ CELL_COLUMNS, impl, steps and total_s."""
 
 
 def cumulative_time(summary: pd.DataFrame, points: int = 60) -> pd.DataFrame:
-    """Total wall time after n training steps, per cell and implementation.
+    """Return total wall time after n training steps, per cell and implementation.
 
     ``total_s = setup_s + n * median_step_s``, from the arithmetic means over runs
-    (``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``: the lines cross at the
-    break-even, intervals.breakeven_ci), for n from 0 to a horizon of twice the
-    break-even step count (or 100 steps when there is none, or it is 0). Long format:
-    the CELL_COLUMNS, impl, steps, total_s, breakeven_steps and its interval
-    (CUMULATIVE_LAST).
+    (``<impl>_setup_s_amean``, ``<impl>_median_step_s_amean``). The lines thus cross at the
+    break-even (intervals.breakeven_ci).
+
+    Args:
+        summary: summarize's table.
+        points: how many step counts per cell, from 0 to a horizon of twice the break-even
+            (100 steps when there is none, or it is 0); duplicates after rounding are dropped.
+
+    Returns:
+        A long table: the CELL_COLUMNS, impl, steps, total_s (seconds), then breakeven_steps
+        and its interval (CUMULATIVE_LAST).
     """
     if summary.empty:
         return pd.DataFrame(columns=[*CELL_COLUMNS, "impl", "steps", "total_s",
@@ -458,10 +544,11 @@ def _cumulative_rows(summary: pd.DataFrame, points: int) -> tuple[np.ndarray, pd
 
 
 def write_cumulative_time(summary: pd.DataFrame, path: str | Path, points: int = 60) -> None:
-    """Write cumulative_time(summary, points) to ``path`` as its ``to_csv(path,
-    index=False)`` would, byte for byte, without the long table: each cell's own columns
-    (CELL_COLUMNS, CUMULATIVE_LAST) are written once and repeated beside each of its rows,
-    as pandas writes a field alone. A table with a field across lines (a line break in
+    """Write cumulative_time(summary, points) to ``path`` as a CSV, without the long table.
+
+    The file is byte for byte what ``to_csv(path, index=False)`` would write. Each cell's own
+    columns (CELL_COLUMNS, CUMULATIVE_LAST) are written once and repeated beside each of its
+    rows, as pandas writes a field alone. A table with a field across lines (a line break in
     text) is written by pandas as the long table.
 
     Args:

@@ -1,15 +1,13 @@
-"""The statistics tables that FINDINGS.md (rnnbench.report.findings), the charts, ``rnnbench
-compare`` and ``rnnbench reference`` read: claim verdicts, ablation effects, where the setup
-goes, the unroll spectrum, the TensorFlow versions, the Keras cells; all computed from
-summary.csv and measurements.csv (rnnbench.stats.summary, rnnbench.results.load), none rendered here.
+"""Compute the statistics tables the reports read; none is rendered here.
 
-A claim says which implementation is larger on a quantity ("static > dynamic": the
-static/dynamic ratio exceeds 1) and may give the seed's own ratio. Per grid cell, the
-decision places the ratio's 95 % interval (rnnbench/stats/intervals.py: a paired t-interval on
-the log ratio over fresh processes) against a practical margin m (intervals.decide): beyond
-1 + m or 1 / (1 + m), within both, or undecided. The claim **holds** when the decision is the
-claimed side, **does not hold** when it is the other side or no practical difference, and is
-**inconclusive** when undecided (docs/method.md, Decisions).
+The tables: claim verdicts, ablation effects, where the setup goes, the unroll spectrum, the
+TensorFlow versions, the Keras cells. Their readers: FINDINGS.md (rnnbench.report.findings),
+the charts, ``rnnbench compare`` and ``rnnbench reference``. All come from summary.csv and
+measurements.csv (rnnbench.stats.summary, rnnbench.results.load).
+
+A claim says which implementation is larger on a quantity ("static > dynamic": the static /
+dynamic ratio exceeds 1). It holds, does not hold or is inconclusive per cell, by the ratio's
+95 % interval against a practical margin (intervals.decide; docs/method.md, Decisions).
 """
 
 from __future__ import annotations
@@ -83,13 +81,25 @@ CLAIM_COLUMNS = ["claim", "cell_id", "quantity", "direction", "ratio", "ci_low",
 
 
 def claim_table(summary: pd.DataFrame, claims: list[dict], margin: float) -> pd.DataFrame:
-    """One row per claim and cell, in every api: the seeds' claims are about static_rnn and
-    dynamic_rnn, and in the other apis the unrolled variant plays static's part (Keras
-    ``unroll=True``, a JAX scan's ``unroll`` factor above 1) and the loop dynamic's
-    (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Each row: the ratio, its interval, its
-    ``decision`` (intervals.decide at ``margin``), the verdict, its ``repeats``, ``fragile`` (one process decides it: the quantity is among the cell's
-    summary.fragile_metrics), the seed's figure and whether our interval contains it (None
-    without a figure), the cell's ablations.
+    """Judge each ratio claim in each cell, in every api.
+
+    The seeds' claims are about static_rnn and dynamic_rnn. In the other apis the unrolled
+    variant plays static's part (Keras ``unroll=True``, a JAX scan's ``unroll`` factor above 1)
+    and the loop dynamic's (``unroll=False``, ``unroll=1``; vocabulary.API_WORDS). Claims of
+    other kinds are skipped (rnnbench.stats.claims judges them).
+
+    Args:
+        summary: summary.csv rows (summary.summarize), one per cell.
+        claims: the config's claims.
+        margin: the practical margin (config ``margin``; intervals.decide).
+
+    Returns:
+        One row per ratio claim and cell, columns CLAIM_COLUMNS: the ratio, its interval
+        (ci_low, ci_high), its ``decision`` (intervals.decide at ``margin``), the verdict, its
+        ``repeats``, ``fragile`` (the quantity is among the cell's summary.fragile_metrics: one
+        process decides it), the seed's figure and ``figure_in_interval`` (None without a
+        figure), the cell's ablations, api and base_cell_id, and ``reference`` (the cell has no
+        ablation, or the cell it ablates is not in the grid).
 
     Raises:
         ValueError: for a claim whose quantity is not in QUANTITIES.
@@ -128,8 +138,16 @@ def claim_table(summary: pd.DataFrame, claims: list[dict], margin: float) -> pd.
 
 
 def axis_words(axis: str, value) -> str:
-    """A cell's value of ``axis`` in words, as its label names it (cell_labels): 'sequences
-    of 2 steps', 'sequences that fill max_len', 'max_len 24', 'TensorFlow 2.12'."""
+    """Say a cell's value of ``axis`` in words, as its label names it (cell_labels).
+
+    Args:
+        axis: a grid axis.
+        value: the cell's value of it.
+
+    Returns:
+        E.g. 'sequences of 2 steps', 'sequences that fill max_len', 'sequences of 2 to 24
+        steps (uniform)', 'max_len 24', 'TensorFlow 2.12'.
+    """
     if axis == "sequence_length":
         value = str(value)
         if value == "full":
@@ -145,12 +163,18 @@ def axis_words(axis: str, value) -> str:
 
 
 def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> dict[str, str]:
-    """cell_id -> the cell in words, by what tells it apart in its grid: the LABEL_AXES that
-    (or ``axes``) take more than one value among ``summary``'s cells ('max_len 24,
-    sequence_length 2'),
-    then its ablations ('dynamic loops to max_len'); in a grid where no axis varies, its
-    max_len and sequence_length. Two cells that the words do not tell apart (hand-made
-    tables) get their ids added."""
+    """Name each cell in words, by what tells it apart in its grid.
+
+    Args:
+        summary: summary rows, one per cell (with cell_id, the axes and ablations).
+        axes: the axes that may name a cell (LABEL_AXES).
+
+    Returns:
+        cell_id -> words: the ``axes`` that take more than one value among the cells ('max_len
+        24, sequence_length 2'), then its ablations ('dynamic loops to max_len'). In a grid
+        where no axis varies: its max_len and sequence_length. Cells the words do not tell
+        apart (hand-made tables) get their ids added.
+    """
     varied = [axis for axis in axes
               if axis in summary and summary[axis].astype(str).nunique() > 1]
     shown = varied or ["max_len", "sequence_length"]
@@ -165,22 +189,40 @@ def cell_labels(summary: pd.DataFrame, axes: tuple[str, ...] = LABEL_AXES) -> di
 
 
 def gap_share(ablated: float, reference: float, figure: float) -> float:
-    """The share of the log-ratio gap between our ``reference`` ratio and a seed's ``figure``
-    that an ablation closes, moving our ratio to ``ablated``: (log ablated - log reference) /
-    (log figure - log reference); 1 means the ablation alone moves our ratio to the seed's.
-    Raises ZeroDivisionError when reference == figure (no gap)."""
+    """Return the share of the log-ratio gap to a seed's figure that an ablation closes.
+
+    (log ablated - log reference) / (log figure - log reference): 1 means the ablation alone
+    moves our ratio to the seed's.
+
+    Args:
+        ablated: the ablation twin's ratio.
+        reference: our reference cell's ratio.
+        figure: the seed's ratio.
+
+    Returns:
+        The share, a float.
+
+    Raises:
+        ZeroDivisionError: when reference == figure (no gap).
+    """
     return ((math.log(ablated) - math.log(reference))
             / (math.log(figure) - math.log(reference)))
 
 
 def decided_gap_share(twin: pd.Series, reference: pd.Series, figure: float | None
                       ) -> float | None:
-    """gap_share of an ablation twin's ratio against its reference cell's, only as far as the
-    intervals decide it: None unless a figure is given and differs from the reference's
-    ratio, both verdicts are conclusive (neither interval holds 1), and the two intervals do
-    not overlap (the ablation's move is larger than the spread between processes).
+    """Return gap_share of an ablation twin's ratio, only as far as the intervals decide it.
 
-    ``twin``, ``reference``: rows of claim_table (ratio, ci_low, ci_high, verdict)."""
+    Args:
+        twin: the twin's claim_table row (ratio, ci_low, ci_high, verdict).
+        reference: its reference cell's claim_table row, the same way.
+        figure: the seed's ratio, or None.
+
+    Returns:
+        gap_share(twin ratio, reference ratio, figure). None unless a figure is given and
+        differs from the reference's ratio, both verdicts are conclusive, and the two intervals
+        do not overlap (the ablation's move is larger than the spread between processes).
+    """
     if figure is None or pd.isna(figure) or reference["ratio"] == figure:
         return None
     if "inconclusive" in (twin["verdict"], reference["verdict"]):
@@ -191,9 +233,17 @@ def decided_gap_share(twin: pd.Series, reference: pd.Series, figure: float | Non
 
 
 def ablated_in_grid(table: pd.DataFrame) -> dict[str, tuple[str, ...]]:
-    """cell_id -> the ablation axes where the cell differs from its reference, among those
-    the table's cells vary (cells.ablated_axes, cells.varied_axes): how a table row's
-    ``ablations`` were worded, as axes, to choose cells by."""
+    """Return each cell's ablation axes, among those the table's cells vary.
+
+    How a table row's ``ablations`` were worded, as axes, to choose cells by
+    (cells.ablated_axes, cells.varied_axes).
+
+    Args:
+        table: rows with cell_id and the axes (runs or summary).
+
+    Returns:
+        cell_id -> the ablation axes where the cell differs from its reference.
+    """
     cells = table.drop_duplicates("cell_id")
     rows = cells.to_dict("records")
     varied = varied_axes(rows)
@@ -206,16 +256,19 @@ EFFECT_METRICS = {"setup_s": "setup", "median_step_s": "median step",
 
 
 def ablation_effects(runs: pd.DataFrame) -> pd.DataFrame:
-    """What each ablation does to each implementation on its own: per twin cell (a cell
-    whose reference cell, ``base_cell_id``, is in ``runs``), implementation and
-    EFFECT_METRICS column, the ratio twin / base of the geometric means over processes with
-    its 95 % interval (summary.ratio_of, paired by repeat). ``shared`` is True where the twin
-    took the reference's runs of that implementation (cells.shared_runs): the ratio is then 1
-    by construction.
+    """Return what each ablation does to each implementation on its own.
 
-    ``runs``: load.load_results's table (after share_runs). Returns columns cell_id,
-    base_cell_id, ablations, impl, metric, ratio, ci_low, ci_high, shared; empty without
-    twins.
+    A twin cell is one whose reference cell (``base_cell_id``) is in ``runs``.
+
+    Args:
+        runs: load.load_results's table (after share_runs).
+
+    Returns:
+        One row per twin cell, implementation and EFFECT_METRICS column: cell_id, base_cell_id,
+        ablations, impl, metric, ratio, ci_low, ci_high, shared. ratio is twin / base of the
+        geometric means over processes, with its 95 % interval (summary.ratio_of, paired by
+        repeat). shared is True where the twin took the reference's runs of that implementation
+        (cells.shared_runs): the ratio is then 1 by construction. Empty without twins.
     """
     rows = []
     twins = runs[~at_reference(runs) & runs["base_cell_id"].isin(set(runs["cell_id"]))]
@@ -235,14 +288,18 @@ def ablation_effects(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
-    """Where the setup goes, from the meta_optimizer ablation: per cell that has a twin
-    differing only in meta_optimizer (among the axes the grid varies: ablated_in_grid), and
-    per implementation, the medians over repeats (seconds) of graph construction, init
-    (``init_s``), the first step with Grappler (the cell) and without (its twin), their
-    difference (``optimisation_s``, the first step's graph optimisation), the time to the
-    100th step with Grappler, and the optimisation's share of it.
+    """Say where the setup goes, from the meta_optimizer ablation.
 
-    ``runs``: load.load_results's table. Empty when the grid has no such twin.
+    Args:
+        runs: load.load_results's table.
+
+    Returns:
+        One row per cell with a twin differing only in meta_optimizer (among the axes the grid
+        varies: ablated_in_grid), and per implementation. Columns cell_id, impl, api, and
+        medians over repeats, seconds: graph_construction_s, init_s, first_step_s (with
+        Grappler: the cell), first_step_without_grappler_s (its twin), optimisation_s (their
+        difference: the first step's graph optimisation), first_100_steps_s (with Grappler);
+        then optimisation_share_of_first_100. Empty when the grid has no such twin.
     """
     rows = []
     ablated = ablated_in_grid(runs)
@@ -269,11 +326,19 @@ def setup_split(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The cells (without ablations) that the grid ran in more than one TensorFlow version:
-    per cell and tf_version, the release that ran, each implementation's median setup and
-    step seconds, the static / dynamic ratios with their intervals and the break-even. Column
-    ``stem`` is the cell's id in the default TensorFlow version (cells.Cell), ``release``
-    the TensorFlow that ran."""
+    """Return the cells the grid ran in more than one TensorFlow version.
+
+    Args:
+        summary: summary rows, one per cell.
+        runs: load.load_results's table (for the release that ran).
+
+    Returns:
+        The summary rows without ablations whose cell ran in several tf_versions, with
+        ``stem`` (the cell's id in the default TensorFlow version, cells.Cell) and ``release``
+        (the TensorFlow that ran). Sorted by stem, then version. The rows keep summary's
+        columns: each implementation's setup and step seconds, the ratios with their
+        intervals, the break-even.
+    """
     plain = summary[at_reference(summary)].copy()
     plain["stem"] = plain["default_tf_cell_id"]
     several = plain.groupby("stem")["tf_version"].transform("nunique") > 1
@@ -284,13 +349,23 @@ def version_table(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def keras_table(summary: pd.DataFrame, runs: pd.DataFrame, margin: float) -> pd.DataFrame:
-    """The cells of KERAS_APIS without ablations (summary rows: unroll=True is static,
-    unroll=False dynamic), with ``step_decision``, the step ratio's intervals.decide at ``margin``
-    ('below': unroll=True's steps faster by more than it), and, where the runs hold the same
-    cell in compat_v1 (``compat_v1_cell_id``), Keras's unroll=False step against
-    dynamic_rnn's: ``compat_v1_step_ratio`` with ``_ci_low`` / ``_ci_high`` (ratio_of of the
-    dynamic runs; NaN without that cell). Keras runs the padded length, dynamic_rnn the
-    batch's longest sequence."""
+    """Return the Keras cells without ablations, with their step decision and compat_v1 ratio.
+
+    In KERAS_APIS, unroll=True is static and unroll=False dynamic. Keras runs the padded length,
+    dynamic_rnn the batch's longest sequence.
+
+    Args:
+        summary: summary rows, one per cell.
+        runs: load.load_results's table.
+        margin: the practical margin (config ``margin``).
+
+    Returns:
+        The summary rows of KERAS_APIS at their reference, with ``step_decision`` (the step
+        ratio's intervals.decide at ``margin``; 'below': unroll=True's steps faster by more than
+        it) and ``compat_v1_step_ratio`` with ``_ci_low`` / ``_ci_high``: Keras's unroll=False
+        step against dynamic_rnn's in the same cell in compat_v1 (``compat_v1_cell_id``;
+        ratio_of of the dynamic runs; NaN without that cell).
+    """
     plain = summary[summary["api"].isin(KERAS_APIS) & at_reference(summary)].copy()
     plain["step_decision"] = [decide(low, high, margin) for low, high in zip(
         plain["ratio_median_step_s_ci_low"], plain["ratio_median_step_s_ci_high"])]
@@ -311,15 +386,23 @@ JAX_HORIZONS = (1_000, 100_000)
 
 
 def unroll_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The unroll spectrum of the jax_scan cells: per cell shape (the cells alike but for the
-    unroll axis: those whose only ablation among the grid's varied axes is unroll, named by
-    their reference's id, ``base_cell_id``, the cell at unroll max_len) and unroll factor,
-    the geometric means over repeats of tracing (graph_construction_s), XLA compilation
-    (optimisation_s), setup (everything before the second step) and the median step
-    (seconds), and the total to each of JAX_HORIZONS steps (setup + N x median step).
-    unroll 1 is dynamic's runs (from the reference cell); every other factor a cell's static
-    runs. ``shape`` is the group's cell id at the reference; ``unroll`` an int. Empty without
-    jax_scan cells."""
+    """Return the unroll spectrum of the jax_scan cells.
+
+    A shape is the cells alike but for the unroll axis: those whose only ablation among the
+    grid's varied axes is unroll. Unroll 1 is dynamic's runs (from the reference cell, unroll
+    max_len); every other factor is a cell's static runs.
+
+    Args:
+        summary: summary rows, one per cell.
+
+    Returns:
+        One row per shape and unroll factor: ``shape`` (the reference cell's id,
+        ``base_cell_id``), ``unroll`` (an int, at most max_len), and the geometric means over
+        repeats, seconds, of tracing (graph_construction_s), XLA compilation (optimisation_s),
+        setup (everything before the second step) and the median step (median_step_s). Then
+        ``total_<N>_s``, the total to each of JAX_HORIZONS steps (setup + N x median step).
+        Empty without jax_scan cells.
+    """
     ablated = ablated_in_grid(summary)
     jax = summary[(summary["api"] == "jax_scan")
                   & summary["cell_id"].map(lambda cell: set(ablated[cell]) <= {"unroll"})]
@@ -343,10 +426,18 @@ def unroll_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def cold_fetch_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per cell and implementation with ``fetches: hooks_cold``, medians over repeats of the
-    slowest measured step (``max_step_s``: the hook fetch set's first run), the median step
-    and the mean step, and the measured steps of a run (``n_steps``). Empty without such
-    cells."""
+    """Return the cold hook fetch's cost per cell and implementation.
+
+    Only cells with ``fetches: hooks_cold``.
+
+    Args:
+        runs: load.load_results's table.
+
+    Returns:
+        Columns cell_id, impl, and medians over repeats, seconds: max_step_s (the slowest
+        measured step: the hook fetch set's first run), median_step_s, mean_step_s; then
+        n_steps, the measured steps of a run. Empty without such cells.
+    """
     cold = runs[runs["fetches"] == "hooks_cold"]
     rows = [{"cell_id": cell_id, "impl": impl, "max_step_s": group["max_step_s"].median(),
              "median_step_s": group["median_step_s"].median(),

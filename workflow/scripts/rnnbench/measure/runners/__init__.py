@@ -1,5 +1,6 @@
-"""One runner per api family: the module that builds, sets up and trains that family's model
-in its framework and times each phase (bench.run picks it by the cell's api).
+"""Hold one runner per api family, which builds, sets up, trains and times its model.
+
+bench.run picks the runner by the cell's api.
 
 - runners.compat_v1: api compat_v1, rnnbench.measure.model's graph in a TF1 Session.
 - runners.keras: apis keras and keras_xla, a Keras layer on eager TensorFlow.

@@ -1,4 +1,4 @@
-"""Runner of api compat_v1: rnnbench.measure.model's graph in a TF1 Session (bench.run's phases).
+"""Run api compat_v1: rnnbench.measure.model's graph in a TF1 Session (bench.run's phases).
 
 Phases, each timed with ``time.perf_counter``:
 
@@ -47,9 +47,16 @@ log = logging.getLogger("rnnbench")
 
 
 class Graph(NamedTuple):
-    """What graph construction built: the tf.Graph, the dataset's placeholders (``feeds``,
-    by array name) and initialisable iterator, the fetch dicts of every step and of the hook
-    steps, and the variables' initialiser."""
+    """Hold what graph construction built.
+
+    Attributes:
+        graph: the tf.Graph.
+        feeds: the dataset's placeholders, by array name.
+        iterator: the dataset's initialisable iterator.
+        every_step: the fetch dict of every step.
+        hook: the fetch dict of the hook steps.
+        init_op: the variables' initialiser.
+    """
     graph: Any
     feeds: dict
     iterator: Any
@@ -60,9 +67,20 @@ class Graph(NamedTuple):
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         workflow_meta: dict[str, Any]) -> dict[str, Any]:
-    """bench.run for api compat_v1: build the graph, set up its Session, the first step,
-    the warm-up and measured steps, then Grappler alone (the module docstring's phases, in
-    that order); returns the result record (record.result_record).
+    """Measure one run of api compat_v1 (bench.run's runner).
+
+    The phases, in order: build the graph, set up its Session, the first step, the warm-up and
+    measured steps, then Grappler alone (the module docstring says what each holds).
+
+    Args:
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset (data.make_dataset's arrays).
+        protocol: the run's protocol (device, seed, hook_every, grappler_alone, the timing's).
+        workflow_meta: the workflow's git and image_sha256.
+
+    Returns:
+        The result record (record.result_record).
 
     Raises:
         RuntimeError: as bench.run (check_tensorflow, model.session_config).
@@ -120,11 +138,23 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 
 def build_graph(tf: ModuleType, impl: str, cell: dict, arrays: dict[str, np.ndarray],
                 parallel_iterations: int) -> tuple[Graph, float]:
-    """Phase graph construction: the input pipeline (placeholders fed with ``arrays``, a
-    repeating batched Dataset), model.build_loss, and the fetch sets of the cell's mode and
-    ``fetches`` (inference: the loss; hooks: a global step and a loss summary, as the seed's
-    Estimator; else the train op, with the loss unless fetches is train_op). Returns the
-    Graph and its construction seconds (the tf.Graph's creation not included)."""
+    """Run phase graph construction: the input pipeline, the model and the fetch sets.
+
+    The input pipeline is placeholders fed with ``arrays`` and a repeating batched Dataset; the
+    model is model.build_loss. The fetch sets follow the cell's mode and ``fetches``.
+    Inference: the loss. Hooks: a global step and a loss summary, as the seed's Estimator. Else
+    the train op, with the loss unless fetches is train_op.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset, by name.
+        parallel_iterations: dynamic_rnn's parallel_iterations.
+
+    Returns:
+        (the Graph, its construction seconds; the tf.Graph's creation not included).
+    """
     tf1 = tf.compat.v1
     graph = tf.Graph()
     with heartbeat("graph construction"):
@@ -161,9 +191,18 @@ def build_graph(tf: ModuleType, impl: str, cell: dict, arrays: dict[str, np.ndar
 
 def set_up(tf: ModuleType, built: Graph, config: Any, arrays: dict[str, np.ndarray],
            seed: int) -> tuple[Any, dict[str, np.ndarray], float]:
-    """Phase init: the Session under ``config``, the variables' initialisation, the initial
-    weights (model.load_initial_weights from ``seed``) and the iterator's initialisation with
-    ``arrays``. Returns (session, the initial weights by variable name, seconds)."""
+    """Run phase init: the Session, the variables, the initial weights and the iterator.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        built: build_graph's Graph.
+        config: the Session's ConfigProto.
+        arrays: the dataset, fed to the iterator's initialiser.
+        seed: seeds model.load_initial_weights.
+
+    Returns:
+        (session, the initial weights by variable name, seconds).
+    """
     start = time.perf_counter()
     session = tf.compat.v1.Session(graph=built.graph, config=config)
     with built.graph.as_default():
@@ -175,9 +214,19 @@ def set_up(tf: ModuleType, built: Graph, config: Any, arrays: dict[str, np.ndarr
 
 def first_step(session: Any, built: Graph, cell: dict,
                protocol: dict) -> tuple[float, float | None]:
-    """Phase first step: one ``session.run`` of step 0's fetch set (the hook set when
-    hook_step says so), Grappler and executor creation included. Returns (seconds, its loss
-    or None when the step fetches no loss)."""
+    """Run phase first step: one ``session.run`` of step 0's fetch set.
+
+    The hook set is run where hook_step says so. Grappler and executor creation are included.
+
+    Args:
+        session: set_up's Session.
+        built: build_graph's Graph.
+        cell: the cell's settings (its fetches).
+        protocol: the run's protocol (its hook_every).
+
+    Returns:
+        (seconds, its loss; None when the step fetches no loss).
+    """
     with heartbeat("first step"):
         start = time.perf_counter()
         out = session.run(built.hook if hook_step(cell["fetches"], protocol["hook_every"],
@@ -189,9 +238,19 @@ def first_step(session: Any, built: Graph, cell: dict,
 
 def optimise_alone(tf: ModuleType, built: Graph, config: Any,
                    protocol: dict) -> tuple[float | None, int | None]:
-    """Phase optimisation, after the measured steps: Grappler alone on the every-step fetch
-    set (``grappler``), when the protocol's ``grappler_alone`` asks for it. Returns (seconds,
-    the optimised graph's node count), or (None, None)."""
+    """Run phase optimisation, after the measured steps: Grappler alone (grappler).
+
+    It runs on the every-step fetch set, when the protocol's ``grappler_alone`` asks for it.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        built: build_graph's Graph.
+        config: the Session's ConfigProto.
+        protocol: the run's protocol.
+
+    Returns:
+        (seconds, the optimised graph's node count), or (None, None).
+    """
     if not protocol["grappler_alone"]:
         return None, None
     with heartbeat("graph optimisation alone"):
@@ -201,10 +260,20 @@ def optimise_alone(tf: ModuleType, built: Graph, config: Any,
 
 
 def grappler(tf: ModuleType, graph: Any, fetches: list, config: Any) -> tuple[float, int]:
-    """Seconds Grappler's meta-optimizer takes on ``graph`` for ``fetches`` under ``config``
-    (its rewrite options and threads), run alone through ``tf_optimizer.OptimizeGraph`` as
-    the session runs it before a fetch set's first step, timed with ``time.perf_counter``;
-    and the node count of the graph it returns."""
+    """Time Grappler's meta-optimizer alone on ``graph`` for ``fetches``.
+
+    It runs through ``tf_optimizer.OptimizeGraph``, as the session runs it before a fetch set's
+    first step, timed with ``time.perf_counter``.
+
+    Args:
+        tf: TensorFlow, imported for TF1 graph mode.
+        graph: the tf.Graph.
+        fetches: the fetched tensors and ops.
+        config: the ConfigProto (its rewrite options and threads).
+
+    Returns:
+        (seconds, the node count of the graph it returns).
+    """
     from tensorflow.python.grappler import tf_optimizer
 
     meta_graph = tf.compat.v1.train.export_meta_graph(graph=graph)

@@ -1,6 +1,7 @@
-"""Runner of the apis on JAX (keras_jax, jax_scan), jit-compiled ahead of time
-(jax_model.compile_step); TensorFlow is never imported. jax_scan: rnnbench.measure.jax_model's train
-step; keras_jax: the keras api's layer, loss and Adam on Keras's JAX backend
+"""Run the apis on JAX (keras_jax, jax_scan), jit-compiled ahead of time; no TensorFlow.
+
+The step is compiled by jax_model.compile_step. jax_scan: rnnbench.measure.jax_model's train
+step. keras_jax: the keras api's layer, loss and Adam on Keras's JAX backend
 (keras_model.jax_train_step), unroll=True for static, False for dynamic. In mode inference,
 the forward pass and loss alone. Phases, with ``time.perf_counter``:
 
@@ -43,8 +44,16 @@ log = logging.getLogger("rnnbench")
 
 
 def scan_unroll(impl: str, cell: dict) -> int:
-    """The unroll factor of the cell's jax.lax.scan: 1 for dynamic; for static the cell's
-    ``unroll`` (max_len, the default: fully unrolled; a factor above max_len is max_len)."""
+    """Return the unroll factor of the cell's jax.lax.scan.
+
+    Args:
+        impl: "static" or "dynamic".
+        cell: the cell's settings (its ``unroll``; default max_len).
+
+    Returns:
+        1 for dynamic. For static the cell's ``unroll``: max_len (fully unrolled) for
+        "max_len" or for a factor above max_len.
+    """
     if impl == "dynamic":
         return 1
     unroll = value_of(cell, "unroll")
@@ -53,10 +62,21 @@ def scan_unroll(impl: str, cell: dict) -> int:
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         workflow_meta: dict[str, Any]) -> dict[str, Any]:
-    """bench.run for the JAX apis: set up the parameters, optimizer state and batches on
-    the device, trace and compile the step, its first call, then the warm-up and measured
-    steps (the module docstring's phases, in that order); returns the result record
-    (record.result_record).
+    """Measure one run of the JAX apis (bench.run's runner).
+
+    The phases, in order: set up the parameters, optimizer state and batches on the device,
+    trace and compile the step, its first call, then the warm-up and measured steps (the module
+    docstring says what each holds).
+
+    Args:
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset (data.make_dataset's arrays).
+        protocol: the run's protocol (device, seed, the timing's).
+        workflow_meta: the workflow's git and image_sha256.
+
+    Returns:
+        The result record (record.result_record).
 
     Raises:
         RuntimeError: as frameworks.import_jax, keras_model.import_keras_jax and
@@ -116,12 +136,23 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 def set_up(jax: ModuleType, keras: ModuleType | None, impl: str, cell: dict,
            arrays: dict[str, np.ndarray], seed: int
            ) -> tuple[Callable[..., Any], Any, Any, dict[str, np.ndarray], list, float]:
-    """Phase init: the step function (jax_scan: jax_model.step_function at scan_unroll;
-    keras_jax, ``keras`` given: keras_model.jax_train_step of the cell's layer), its initial
-    parameters (from ``seed``) and optimizer state on the device, and ``arrays`` cut into
-    num_samples // batch_size batches on the device (sequence_length max_len everywhere
-    without pass_sequence_length). Returns (step, params, opt_state, the initial weights by
-    name, batches, seconds), everything on the device before the clock stops."""
+    """Run phase init: the step function, its parameters and optimizer state, and the batches.
+
+    Everything is on the device before the clock stops. The step is jax_model.step_function at
+    scan_unroll for jax_scan, or keras_model.jax_train_step of the cell's layer for keras_jax.
+    Without pass_sequence_length, every sequence_length is max_len.
+
+    Args:
+        jax: the ``jax`` module (frameworks.import_jax).
+        keras: the ``keras`` module for keras_jax; None for jax_scan.
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset, cut into num_samples // batch_size batches.
+        seed: seeds the initial parameters.
+
+    Returns:
+        (step, params, opt_state, the initial weights by name, batches, seconds).
+    """
     from rnnbench.measure import jax_model
 
     batch_size, max_len = cell["batch_size"], cell["max_len"]

@@ -1,6 +1,8 @@
-"""Runner of the keras apis on TensorFlow (keras, keras_xla): a Keras layer (unroll=True for
-static, False for dynamic) trained by keras_model.build_train_step (in mode inference, its
-forward pass and loss alone), eager TensorFlow. Phases, with ``time.perf_counter``:
+"""Run the keras apis on TensorFlow (keras, keras_xla): a Keras layer on eager TensorFlow.
+
+The layer (unroll=True for static, False for dynamic) is trained by
+keras_model.build_train_step; in mode inference, its forward pass and loss alone. Phases,
+with ``time.perf_counter``:
 
 - ``init_s``: the layer, its weights (keras_model.initial_layer_weights), the optimizer and
   the input pipeline (``tf.data``; each step takes its batch outside the train step, XLA
@@ -38,9 +40,20 @@ log = logging.getLogger("rnnbench")
 
 def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
         workflow_meta: dict[str, Any]) -> dict[str, Any]:
-    """bench.run for the keras apis: set up the model, trace the train step, its first
-    call, then the warm-up and measured steps (the module docstring's phases, in that
-    order); returns the result record (record.result_record).
+    """Measure one run of the keras apis (bench.run's runner).
+
+    The phases, in order: set up the model, trace the train step, its first call, then the
+    warm-up and measured steps (the module docstring says what each holds).
+
+    Args:
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset (data.make_dataset's arrays).
+        protocol: the run's protocol (device, seed, the timing's).
+        workflow_meta: the workflow's git and image_sha256.
+
+    Returns:
+        The result record (record.result_record).
 
     Raises:
         RuntimeError: as bench.run (check_tensorflow, keras_model.configure).
@@ -98,11 +111,24 @@ def run(impl: str, cell: dict, arrays: dict[str, np.ndarray], protocol: dict,
 def set_up(tf: ModuleType, keras: ModuleType, impl: str, cell: dict,
            arrays: dict[str, np.ndarray], seed: int
            ) -> tuple[Any, list[np.ndarray], Iterator, float]:
-    """Phase init: the cell's layer built with its initial weights (from ``seed``), its
-    train step (keras_model.build_train_step: XLA for keras_xla; in mode inference the
-    forward pass and loss) and the repeating batched ``tf.data`` pipeline over ``arrays``.
-    Returns (train step, the initial weights in ``layer.get_weights()`` order, the batches'
-    iterator, seconds)."""
+    """Run phase init: the layer and its weights, the train step and the input pipeline.
+
+    The layer is built with its initial weights (from ``seed``). The train step is
+    keras_model.build_train_step's (XLA for keras_xla; in mode inference the forward pass and
+    loss). The pipeline is a repeating batched ``tf.data`` Dataset over ``arrays``.
+
+    Args:
+        tf: the ``tensorflow`` module (keras_model.import_tf_keras).
+        keras: the ``keras`` module.
+        impl: "static" or "dynamic".
+        cell: the cell's settings.
+        arrays: the dataset, by name.
+        seed: seeds the initial weights.
+
+    Returns:
+        (train step, the initial weights in ``layer.get_weights()`` order, the batches'
+        iterator, seconds).
+    """
     batch_size, max_len = cell["batch_size"], cell["max_len"]
     start = time.perf_counter()
     layer = keras_model.make_layer(keras, cell["cell"], cell["num_units"], impl == "static")

@@ -13,6 +13,7 @@ from rnnbench.grid.axes import JAX_APIS
 from rnnbench.stats.formats import decision_text, breakeven_text, catch_up_text, column_interval, ratio_text
 from rnnbench.results.load import BUSY_OTHERS_SHARE, BUSY_STEAL_SHARE
 from rnnbench.measure.steady import DISTURBED_BLOCK_SPREAD, STABILITY_BLOCK
+from rnnbench.stats.spread import spread_candidates
 from rnnbench.stats.summary import OUTLIER_FACTOR
 from rnnbench.stats.tables import (EFFECT_METRICS, JAX_HORIZONS, cell_labels, cold_fetch_table,
                              keras_table, unroll_table)
@@ -217,5 +218,34 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                       zip(summary["cell_id"], summary["disagreeing_repeats"]) if groups)
             if "disagreeing_repeats" in summary and summary["disagreeing_repeats"].astype(
                 bool).any() else "none") + ".",
-    ]
+    ] + spread_lines(runs)
+
+
+SPREAD_P = 0.01
+"""The p-value under which FINDINGS says a process's step follows a candidate."""
+
+
+def spread_lines(runs: pd.DataFrame) -> list[str]:
+    """FINDINGS' line on what the spread between a cell's processes follows.
+
+    Args:
+        runs: measurements.csv rows.
+
+    Returns:
+        One line (stats.spread.spread_candidates, SPREAD_P), or none where too few runs.
+    """
+    table = spread_candidates(runs)
+    if table.empty:
+        return []
+
+    def said(row) -> str:
+        return f"{row['words']} (ρ {row['rho']:+.2f}, p {row['p']:.2g})"
+
+    follows = [said(r) for _, r in table.iterrows() if r["p"] < SPREAD_P]
+    not_ = [said(r) for _, r in table.iterrows() if r["p"] >= SPREAD_P]
+    return [f"- What the spread between processes follows (Spearman's ρ of a run's median "
+            f"step with each candidate, both relative to its cell's median, over "
+            f"{table['runs'].max()} runs; docs/method.md, Repeats that disagree): "
+            + ("; ".join(follows) if follows else "none of the candidates")
+            + (f"; not {'; '.join(not_)}" if not_ else "") + "."]
 

@@ -1,0 +1,44 @@
+"""What the spread between a cell's processes follows (rnnbench.stats.spread)."""
+
+import numpy as np
+import pandas as pd
+
+from rnnbench.report.sections import spread_lines
+from rnnbench.stats.spread import MIN_RUNS, spread_candidates
+
+
+def _runs(n_cells=4, repeats=6, seed=0):
+    """Runs whose step follows the machine's Python speed and nothing else recorded."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cell in range(n_cells):
+        for impl in ("static", "dynamic"):
+            for repeat in range(1, repeats + 1):
+                slow = rng.choice([1.0, 1.8])  # the machine's mode during this process
+                rows.append({"cell_id": f"c{cell}", "measured_in": f"c{cell}", "impl": impl,
+                             "repeat": repeat,
+                             "median_step_s": 0.01 * (cell + 1) * slow * rng.lognormal(0, .03),
+                             "speed_python_ns": 30 * slow * rng.lognormal(0, 0.03),
+                             "migrations": rng.integers(0, 50),
+                             "job_start_unix_s": 1e9 + 60 * len(rows)})
+    return pd.DataFrame(rows)
+
+
+def test_the_step_follows_the_candidate_that_drives_it_and_no_other():
+    table = spread_candidates(_runs()).set_index("candidate")
+    assert table.loc["speed_python_ns", "rho"] > 0.8
+    assert table.loc["speed_python_ns", "p"] < 1e-6
+    assert table.loc["migrations", "p"] > 0.01 and table.loc["job_start_unix_s", "p"] > 0.01
+    assert "speed_matmul_gflop_s" not in table.index  # not recorded: not a candidate
+    line, = spread_lines(_runs())
+    follows, not_ = line.split("; not ")
+    assert "Python loop time" in follows and "moves between CPUs" in not_
+
+
+def test_a_run_measured_in_another_cell_counts_once_and_few_runs_say_nothing():
+    runs = _runs()
+    shared = runs[runs["cell_id"] == "c0"].assign(cell_id="c9")  # c0's runs, shared with c9
+    table = spread_candidates(pd.concat([runs, shared]))
+    assert table["runs"].max() == len(runs)
+    few = _runs(n_cells=1, repeats=3)
+    assert len(few) < MIN_RUNS and spread_candidates(few).empty and spread_lines(few) == []

@@ -33,27 +33,27 @@ def _fake_proc(tmp_path, personality, randomize, tasks):
     return proc
 
 
-def test_placement_reads_cpus_migrations_and_randomisation(tmp_path):
+def test_placement_reads_cpus_and_migrations_and_aslr_the_personality(tmp_path):
     proc = _fake_proc(tmp_path, "00040000", "2", {10: (1, 4), 11: (0, 3), 12: (1, 0)})
     place = process.placement(proc)
     assert place["cpus"] == [0, 1]
     assert place["migrations"] == 7
-    assert place["aslr"] is False
+    assert process.aslr(proc) is False
 
 
 def test_placement_says_none_where_the_kernel_keeps_no_migrations(tmp_path):
     proc = _fake_proc(tmp_path, "00000000", "2", {10: (3, None)})
     place = process.placement(proc)
-    assert place["cpus"] == [3] and place["migrations"] is None and place["aslr"] is True
+    assert place["cpus"] == [3] and place["migrations"] is None and process.aslr(proc) is True
     proc = _fake_proc(tmp_path / "off", "00000000", "0", {10: (3, 1)})
-    assert process.placement(proc)["aslr"] is False
+    assert process.aslr(proc) is False
 
 
 @pytest.mark.skipif(not (shutil.which("setarch") and shutil.which("taskset")),
                     reason="needs util-linux's setarch and taskset")
 def test_a_pinned_process_without_randomisation_is_recorded_as_such():
-    code = ("from rnnbench.measure.process import placement; p = placement(); "
-            "print(p['cpus'], p['aslr'])")
+    code = ("from rnnbench.measure.process import aslr, placement; "
+            "print(placement()['cpus'], aslr())")
     out = subprocess.run(["setarch", "-R", "taskset", "-c", "0", sys.executable, "-c", code],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip().split(maxsplit=1) == ["[0]", "False"]

@@ -245,6 +245,21 @@ def test_two_cpus_of_one_model_name_but_other_vector_units_are_never_pooled(tmp_
         summarize(load.load_results(write_results(tmp_path, records)))
 
 
+def test_runs_without_address_space_randomisation_are_never_pooled_with_others(tmp_path):
+    """A process run under ``setarch -R`` (every process in one layout: its repeats agree far
+    more closely) has its own fingerprint; a result that predates the record (no ``aslr``)
+    keeps the fingerprint it had."""
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2, 3)]
+    records[0]["metadata"]["aslr"] = True
+    runs = load.load_results(write_results(tmp_path, records))
+    assert runs["environment"].nunique() == 1 and runs["aslr"].tolist().count(True) == 1
+    records[4]["metadata"]["aslr"] = False
+    (tmp_path / "mixed").mkdir()
+    with pytest.raises(ValueError, match=r"2 environments.*bare, without ASLR"):
+        summarize(load.load_results(write_results(tmp_path / "mixed", records)))
+
+
 def test_breakeven_interval_over_repeats():
     def runs(setups, steps):
         return pd.DataFrame({"repeat": range(1, len(setups) + 1), "setup_s": setups,

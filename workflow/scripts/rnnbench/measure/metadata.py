@@ -177,10 +177,13 @@ def collect(framework: dict[str, Any]) -> dict[str, Any]:
 
     Returns:
         Software versions (python, numpy), machine (cpu_model, cpu_simd, cpu_count,
-        cpu_affinity, hostname, platform), time (utc_time), job (SLURM ids,
-        CUDA_VISIBLE_DEVICES), image (apptainer_container), and ``framework``'s keys.
+        cpu_affinity, hostname, platform), ``aslr`` (process.aslr), time (utc_time), job
+        (SLURM ids, CUDA_VISIBLE_DEVICES), image (apptainer_container), and ``framework``'s
+        keys.
     """
     import numpy as np
+
+    from rnnbench.measure import process
 
     meta = {
         "python_version": platform.python_version(),
@@ -190,6 +193,7 @@ def collect(framework: dict[str, Any]) -> dict[str, Any]:
         "cpu_simd": cpu_simd(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "aslr": process.aslr(),
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -1,7 +1,8 @@
 """How fast the machine ran a fixed workload during a run, and where the run's process ran.
 
 metadata.noise_probe takes a speed check before and after each run's measured steps, and the
-process's placement after them, so that a slow process can be told from a slow machine.
+process's placement after them, so that a slow process can be told from a slow machine;
+metadata.collect records whether the address space is randomised (aslr).
 Method: docs/method.md, Repeats that disagree.
 """
 
@@ -65,10 +66,8 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
         ``cpus``: the CPUs its live threads last ran on (proc(5) stat field 39), sorted;
         ``migrations``: their moves between CPUs (``se.nr_migrations`` of each thread's
         sched file; None where the kernel has no such file); ``involuntary_switches`` and
-        ``voluntary_switches``: the process's context switches (getrusage(2)); ``aslr``:
-        False where the process runs without address-space randomisation (``setarch -R``,
-        or kernel.randomize_va_space 0); ``ld_preload``: LD_PRELOAD (another allocator),
-        or None. A value that cannot be read is None.
+        ``voluntary_switches``: the process's context switches (getrusage(2)); ``ld_preload``:
+        LD_PRELOAD (another allocator), or None. A value that cannot be read is None.
     """
     cpus, migrations = set(), 0
     for task in sorted((proc / "task").glob("*")):
@@ -81,13 +80,27 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
                       if line.startswith("se.nr_migrations")), None)
         migrations = None if moves is None or migrations is None else migrations + int(moves)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    personality = _read(proc / "personality")
-    randomize = _read(proc.parent / "sys" / "kernel" / "randomize_va_space")
-    aslr = (None if personality is None or randomize is None else
-            not (int(personality, 16) & NO_RANDOMIZE) and randomize != "0")
     return {"cpus": sorted(cpus) or None, "migrations": migrations if cpus else None,
             "involuntary_switches": usage.ru_nivcsw, "voluntary_switches": usage.ru_nvcsw,
-            "aslr": aslr, "ld_preload": os.environ.get("LD_PRELOAD") or None}
+            "ld_preload": os.environ.get("LD_PRELOAD") or None}
+
+
+def aslr(proc: Path = Path("/proc/self")) -> bool | None:
+    """Whether this process's address space is randomised (ASLR).
+
+    Args:
+        proc: the process's /proc folder (a test passes a copy); the kernel setting is read
+            from the /proc beside it.
+
+    Returns:
+        False where ``setarch -R`` turned it off (personality(2)'s ADDR_NO_RANDOMIZE) or
+        kernel.randomize_va_space is 0; None where either cannot be read.
+    """
+    personality = _read(proc / "personality")
+    randomize = _read(proc.parent / "sys" / "kernel" / "randomize_va_space")
+    if personality is None or randomize is None:
+        return None
+    return not int(personality, 16) & NO_RANDOMIZE and randomize != "0"
 
 
 def _read(path: Path) -> str | None:

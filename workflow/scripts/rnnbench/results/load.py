@@ -283,13 +283,14 @@ def _noise_columns(noise: dict, meta: dict) -> dict:
         "cpu_mhz": _or_nan(noise["cpu_mhz_before"]),
         "others_share": _or_nan(noise.get("others_share")),
         "busy": _busy(noise, meta, (load_before, load_after)),
-        **_process_columns(noise),
+        **_process_columns(noise, meta),
     }
 
 
-def _process_columns(noise: dict) -> dict:
+def _process_columns(noise: dict, meta: dict) -> dict:
     """The machine's speed during a run (the mean of its checks before and after the measured
-    steps) and where its process ran (rnnbench.measure.process); NaN for a result without."""
+    steps), where its process ran and whether its address space was randomised
+    (rnnbench.measure.process); NaN (aslr: None) for a result without."""
     checks = [noise.get(f"speed_{when}") or {} for when in ("before", "after")]
     place = noise.get("placement") or {}
     return {
@@ -298,7 +299,7 @@ def _process_columns(noise: dict) -> dict:
         "cpus_ran_on": " ".join(map(str, place["cpus"])) if place.get("cpus") else None,
         "migrations": _or_nan(place.get("migrations")),
         "involuntary_switches": _or_nan(place.get("involuntary_switches")),
-        "aslr": place.get("aslr"),
+        "aslr": meta.get("aslr"),
     }
 
 
@@ -375,8 +376,10 @@ def environment(meta: dict) -> str:
 
     Runs of one cell with different fingerprints are never pooled. It names the CPU model,
     widest vector set (metadata.cpu_simd; older runs lack it), the CPUs it may use, device,
-    TensorFlow release and build (or JAX and its backend), Python, and the Apptainer image
-    (or bare). The host name is left out on purpose, unlike pyperf's check:
+    TensorFlow release and build (or JAX and its backend), Python, the Apptainer image
+    (or bare), and a process run without address-space randomisation (``setarch -R``: its
+    processes agree far more closely, all in one layout; docs/method.md, Repeats that
+    disagree). The host name is left out on purpose, unlike pyperf's check:
     identical nodes of a cluster partition may share a grid. A machine of another kind, or
     other software, may not.
 
@@ -385,7 +388,7 @@ def environment(meta: dict) -> str:
 
     Returns:
         The fingerprint, one line: 'CPU model (simd, N CPUs), device, framework, Python
-        version, image'.
+        version, image[, without ASLR]'.
     """
     build = (f"CUDA {meta['cuda_version']}, cuDNN {meta['cudnn_version']}"
              if meta["is_cuda_build"] else "CPU build")
@@ -394,8 +397,9 @@ def environment(meta: dict) -> str:
     framework = (f"JAX {meta['jax_version']} ({meta['jax_backend']} backend)"
                  if meta.get("jax_version") else f"TensorFlow {meta['tf_version']} ({build})")
     simd = f"{meta['cpu_simd']}, " if meta.get("cpu_simd") else ""
+    layout = ", without ASLR" if meta.get("aslr") is False else ""
     return (f"{meta['cpu_model']} ({simd}{_cpus(meta)} CPUs), {device}, {framework}, "
-            f"Python {meta['python_version']}, {image}")
+            f"Python {meta['python_version']}, {image}{layout}")
 
 
 def _cpus(meta: dict) -> int:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.report.sections import spread_lines
-from rnnbench.stats.spread import MIN_RUNS, spread_candidates
+from rnnbench.stats.spread import MIN_RUNS, process_spread, spread_candidates
 
 
 def _runs(n_cells=4, repeats=6, seed=0):
@@ -31,7 +31,7 @@ def test_the_step_follows_the_candidate_that_drives_it_and_no_other():
     assert table.loc["migrations", "p"] > 0.01 and table.loc["job_start_unix_s", "p"] > 0.01
     assert "speed_matmul_gflop_s" not in table.index  # not recorded: not a candidate
     line, = spread_lines(_runs())
-    follows, not_ = line.split("; not ")
+    follows, not_ = line.split(". Not ")
     assert "Python loop time" in follows and "moves between CPUs" in not_
 
 
@@ -42,3 +42,14 @@ def test_a_run_measured_in_another_cell_counts_once_and_few_runs_say_nothing():
     assert table["runs"].max() == len(runs)
     few = _runs(n_cells=1, repeats=3)
     assert len(few) < MIN_RUNS and spread_candidates(few).empty and spread_lines(few) == []
+
+
+def test_the_spread_of_processes_is_their_sd_on_the_log_scale():
+    runs = pd.DataFrame({"cell_id": ["a"] * 3 + ["b"] * 2, "measured_in": ["a"] * 3 + ["b"] * 2,
+                         "impl": ["static"] * 5,
+                         "median_step_s": [0.001, 0.002, 0.004, 0.003, 0.003]})
+    table = process_spread(runs).set_index("cell_id")
+    assert table.loc["a", "runs"] == 3 and np.isclose(table.loc["a", "step_ms"], 2.0)
+    assert np.isclose(table.loc["a", "sd_log"], np.log(2))
+    assert np.isclose(table.loc["a", "max_over_min"], 4.0)
+    assert table.loc["b", "sd_log"] == 0 and table.loc["b", "max_over_min"] == 1

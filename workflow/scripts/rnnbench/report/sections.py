@@ -242,10 +242,10 @@ def spread_lines(runs: pd.DataFrame) -> list[str]:
         return f"{row['words']} (ρ {row['rho']:+.2f}, p {row['p']:.2g})"
 
     follows = [said(r) for _, r in table.iterrows() if r["p"] < SPREAD_P]
-    not_ = [said(r) for _, r in table.iterrows() if r["p"] >= SPREAD_P]
+    others = [said(r) for _, r in table.iterrows() if r["p"] >= SPREAD_P]
     return [f"- What the spread between processes follows (Spearman's ρ of a run's median "
             f"step with each candidate, both relative to its cell's median, over "
-            f"{table['runs'].max()} runs; docs/method.md, Repeats that disagree): "
-            + ("; ".join(follows) if follows else "none of the candidates")
-            + (f"; not {'; '.join(not_)}" if not_ else "") + "."]
+            f"{table['runs'].max()} runs, p under {SPREAD_P:g}; docs/method.md, Repeats that "
+            "disagree): " + ("; ".join(follows) if follows else "none of those recorded")
+            + (f". Not {'; '.join(others)}" if others else "") + "."]
 

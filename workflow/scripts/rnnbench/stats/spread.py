@@ -69,3 +69,22 @@ def spread_candidates(runs: pd.DataFrame) -> pd.DataFrame:
         rows.append({"candidate": column, "words": words, "rho": float(rho), "p": float(p),
                      "runs": int(both.sum())})
     return pd.DataFrame(rows, columns=["candidate", "words", "rho", "p", "runs"])
+
+
+def process_spread(runs: pd.DataFrame) -> pd.DataFrame:
+    """How far apart the fresh processes of each cell and implementation are.
+
+    Args:
+        runs: measurements.csv rows (the runs each cell measured itself are used).
+
+    Returns:
+        One row per cell_id and impl: ``runs``, ``step_ms`` (the geometric mean of the median
+        steps, ms), ``sd_log`` (their standard deviation on the log scale: about the relative
+        spread between processes) and ``max_over_min``.
+    """
+    own = runs[runs["measured_in"] == runs["cell_id"]]
+    logs = np.log(own["median_step_s"].astype(float))
+    grouped = logs.groupby([own["cell_id"], own["impl"]], sort=True)
+    return pd.DataFrame({"runs": grouped.size(), "step_ms": np.exp(grouped.mean()) * 1e3,
+                         "sd_log": grouped.std(ddof=1),
+                         "max_over_min": np.exp(grouped.max() - grouped.min())}).reset_index()

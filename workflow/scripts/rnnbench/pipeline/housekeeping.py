@@ -1,6 +1,6 @@
 """What the workflow does to the results tree before any job, and when a run succeeds.
 
-workflow/rules/hooks.smk calls each, while the Snakefile is read. Before any job:
+workflow/rules/hooks.smk calls each. Before any job, while the Snakefile is read:
 
 - outputs that a file in the way blocks (blocked_results);
 - invalid results and stale tables set aside (set_aside_damaged_results,

@@ -140,8 +140,9 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
 def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
     """Chart static / dynamic ratios of median setup and step time over the grid.
 
-    Panels are max_len x sequence_length; above 1 means static is slower. Log colour scale
-    centred on 1; a ratio whose 95 % interval holds 1 is grey, its number starred.
+    One panel per quantity and variant, its cells max_len x sequence_length. Above 1 means
+    static is slower. Log colour scale centred on 1; a ratio whose 95 % interval holds 1 is
+    grey, its number starred.
 
     Args:
         summary: summary.csv, one row per cell.

@@ -3,10 +3,10 @@ do). ./install.sh installs it as ``.venv/bin/rnnbench``; without the install,
 ``PYTHONPATH=workflow/scripts python3 -m rnnbench ...`` runs the same (on a GPU machine that has
 numpy and JAX only: ``rnnbench jax``).
 
-Each subcommand lives in its own module, ``rnnbench.commands.<name>``, which exposes ``add_arguments(parser)``
-and ``main(args) -> int`` (the exit status). Only the chosen one is imported, when it runs:
-this module imports nothing but the standard library, so ``rnnbench jax`` needs no pandas,
-PyYAML, TensorFlow or Snakemake.
+Each subcommand lives in its own module, ``rnnbench.commands.<name>``. It exposes
+``add_arguments(parser)`` and ``main(args) -> int`` (the exit status). Only the chosen one is
+imported, when it runs. This module imports nothing but the standard library, so
+``rnnbench jax`` needs no pandas, PyYAML, TensorFlow or Snakemake.
 """
 
 from __future__ import annotations
@@ -44,8 +44,15 @@ def _chosen(argv: list[str]) -> str | None:
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    """The ``rnnbench`` parser; the subcommand ``argv`` names gets its module's arguments and
-    its module docstring as description (the module is imported here: others are not).
+    """Build the ``rnnbench`` parser, importing only the chosen subcommand's module.
+
+    Args:
+        argv: the command line's words, without the program name. The subcommand it names
+            gets its module's arguments, and its module docstring as description. Other
+            modules are not imported.
+
+    Returns:
+        The parser; a parsed subcommand's ``_handler`` is its module's ``main``.
 
     Raises:
         ImportError: when the chosen subcommand's module needs a package this Python lacks.
@@ -68,8 +75,15 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``rnnbench`` with ``argv`` (default: the command line); returns the exit status
-    (the console script exits with it)."""
+    """Run ``rnnbench`` with ``argv``.
+
+    Args:
+        argv: the command line's words, without the program name; None for ``sys.argv[1:]``.
+
+    Returns:
+        The exit status, which the console script exits with. 1 when the chosen subcommand's
+        module needs a package this Python lacks (the message goes to standard error).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         parser = build_parser(argv)

@@ -19,16 +19,23 @@ from rnnbench.pipeline.hardware import check_device
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench check``'s arguments."""
+    """Add ``rnnbench check``'s arguments to ``parser``."""
     parser.add_argument("configs", nargs="*", default=[], metavar="CONFIG",
                         help="config files, over config.yaml, later ones overriding earlier "
                              "ones' keys (none: config.yaml alone)")
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``rnnbench check``; returns the exit status (0, or 1 with the error printed). A
-    config that a local run here would refuse but a cluster run may take (device: gpu on a
-    machine without a GPU) gets a note on standard error, and status 0."""
+    """Run ``rnnbench check``.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: 0, or 1 with the error printed. A config that a local run here
+        would refuse but a cluster run may take (device: gpu on a machine without a GPU)
+        gets a note on standard error, and status 0.
+    """
     try:
         config, _, line = check_files(args.configs)
     except ValueError as error:

@@ -4,18 +4,24 @@ against GPU.
     rnnbench compare A B [--names ours theirs] [--configfile config.yaml]
         [--out results/compare]
 
-A and B are each a folder of result JSONs (searched recursively: ``results/runs/`` or any
-folder a user sent back, ``rnnbench jax``'s OUT/runs) or a measurements.csv. Each side is
-summarised on its own (summary.summarize), per environment and protocol (load.environment,
-cells.protocol_label: a side holding runs of two machines, or of two protocols, gives two
-rows, never pooled). Per cell both sides have, it writes each side's static / dynamic ratios
-(setup, step) with their 95 % intervals, each side's decision on the step ratio at the
-config's practical margin (intervals.decide), the verdict of each ratio claim of the config on
-each side (in every api's cells, as FINDINGS judges them), and the ratio of the two sides'
-geometric means (B / A, per implementation, setup and median step) with Welch's interval on
-the logs (the sides are different processes: unpaired; intervals.ratio_ci); to
-``OUT/compare.csv``, ``compare.md`` (also printed) and the chart ``compare.svg`` /
-``.html``. Exit status 1, with a one-line message, when A and B are not two result sets.
+A and B are each a folder of result JSONs or a measurements.csv. A folder is searched
+recursively: ``results/runs/``, any folder a user sent back, ``rnnbench jax``'s OUT/runs.
+Each side is summarised on its own (summary.summarize), per environment and protocol
+(load.environment, cells.protocol_label). A side holding runs of two machines, or of two
+protocols, gives two rows, never pooled.
+
+Per cell both sides have, it writes:
+  - each side's static / dynamic ratios (setup, step) with their 95 % intervals;
+  - each side's decision on the step ratio at the config's practical margin
+    (intervals.decide);
+  - the verdict of each ratio claim of the config on each side (in every api's cells, as
+    FINDINGS judges them);
+  - the ratio of the two sides' geometric means (B / A, per implementation, setup and median
+    step), with Welch's interval on the logs (the sides are different processes: unpaired;
+    intervals.ratio_ci).
+It writes them to ``OUT/compare.csv``, ``compare.md`` (also printed) and the chart
+``compare.svg`` / ``.html``. Exit status 1, with a one-line message, when A and B are not two
+result sets.
 """
 
 from __future__ import annotations
@@ -43,10 +49,18 @@ SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
 
 
 def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
-    """summarize() of one side's runs, per environment and protocol (a folder holding runs of
-    two machines, or of two protocols such as ``steps500`` and ``steps50``, gives two groups,
-    never pooled); columns ``side`` (``name``, with the group's number when the side has
-    several), ``environment`` and ``protocol`` (cells.protocol_label) added."""
+    """Summarise one side's runs, per environment and protocol, never pooled.
+
+    Args:
+        runs: the side's runs (read_side), with columns environment and protocol.
+        name: the side's name.
+
+    Returns:
+        summarize() per group, one after another, with columns ``side`` (``name``, with the
+        group's number when the side has several), ``environment`` and ``protocol``
+        (cells.protocol_label) first. Runs of two machines, or of two protocols such as
+        ``steps500`` and ``steps50``, give two groups.
+    """
     groups = runs.groupby(["environment", "protocol"])  # sorted by both
     parts = []
     for number, ((environment, protocol), mine) in enumerate(groups, 1):
@@ -60,8 +74,9 @@ def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict], margin: float,
             names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
-    """One row per cell both sides measured and pair of their groups (summarize_side:
-    environment and protocol).
+    """Compare two sides, one row per cell both measured and pair of their groups.
+
+    The groups are summarize_side's: per environment and protocol.
 
     Args:
         a, b: the runs of each side (read_side).
@@ -118,9 +133,18 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, claims: list[dict], margin: float,
 
 
 def compare_markdown(table: pd.DataFrame, claims: list[dict], margin: float) -> str:
-    """compare()'s table as a Markdown section: which environment each side is, then per
-    cell each side's ratios, step decisions (at ``margin``) and verdicts, and B / A per
-    implementation."""
+    """Write compare()'s table as a Markdown section.
+
+    Args:
+        table: compare()'s table.
+        claims: the ratio claims judged in it.
+        margin: the practical margin the step ratio was decided at.
+
+    Returns:
+        The section: which environment each side is, then per cell each side's ratios, step
+        decisions and verdicts, and B / A per implementation. A sentence alone where the
+        sides have no cell in common.
+    """
     if table.empty:
         return "## Comparison\n\nThe two result sets have no cell in common.\n"
     sides = pd.concat([table[[f"side_{key}", f"environment_{key}", f"protocol_{key}"]]
@@ -157,9 +181,15 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict], margin: float) -> 
 
 
 def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
-    """'For JAX users' (findings_sections.jax_lines) of each side's jax_scan runs, per environment
-    and protocol (``runs``: name -> read_side's runs): where on the unroll spectrum each device's total
-    time to N steps is lowest. Empty without jax_scan runs."""
+    """Write 'For JAX users' (sections.jax_lines) of each side's jax_scan runs.
+
+    Args:
+        runs: side name -> read_side's runs.
+
+    Returns:
+        Markdown lines, a section per side, environment and protocol: where on the unroll
+        spectrum each device's total time to N steps is lowest. Empty without jax_scan runs.
+    """
     out = []
     for name, side in runs.items():
         jax = side[side["api"] == "jax_scan"]
@@ -174,8 +204,14 @@ def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
 
 
 def compare_chart(table: pd.DataFrame):
-    """Each side's static / dynamic step ratio per cell, with its 95 % interval: an
-    alt.Chart, points for the estimates, rules for the intervals, 1 marked."""
+    """Chart each side's static / dynamic step ratio per cell, with its 95 % interval.
+
+    Args:
+        table: compare()'s table.
+
+    Returns:
+        An alt.Chart: points for the estimates, rules for the intervals, 1 marked.
+    """
     import altair as alt
 
     long = pd.concat([pd.DataFrame({
@@ -199,7 +235,7 @@ def compare_chart(table: pd.DataFrame):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench compare``'s arguments."""
+    """Add ``rnnbench compare``'s arguments to ``parser``."""
     parser.add_argument("a", help="side A: a runs folder (e.g. results/runs) or a "
                                   "measurements.csv")
     parser.add_argument("b", help="side B: the same")
@@ -213,8 +249,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench compare``: read both sides, compare them, write OUT's files and print the
-    Markdown; returns the exit status (1 with a one-line message for bad input)."""
+    """Run ``rnnbench compare``: read both sides, compare them, write OUT's files, print.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: 0, or 1 with a one-line message for bad input (the same side
+        twice, the same name twice, an unreadable side or config).
+    """
     if Path(args.a).resolve() == Path(args.b).resolve():
         return _refuse(f"{args.a} and {args.b} are the same result set: give two")
     if args.names[0] == args.names[1]:

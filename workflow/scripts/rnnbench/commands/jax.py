@@ -1,25 +1,29 @@
-"""The JAX apis' measurement without Snakemake or TensorFlow, for a machine that has JAX and
-numpy only (a GPU machine without TensorFlow; Keras 3 too for api keras_jax): it expands a
-preset into cells as the workflow does (rnnbench.grid.cells), makes the same datasets
-(rnnbench.measure.data), runs each (cell, implementation, repeat) in a fresh Python with bench.run,
-repeat by repeat, and writes the workflow's result JSONs, which ``rnnbench compare`` and the
-workflow's aggregation read beside any other results.
+"""Measure the JAX apis without Snakemake or TensorFlow, on a machine with numpy and JAX.
+
+E.g. a GPU machine without TensorFlow; api keras_jax needs Keras 3 too. It expands a preset
+into cells as the workflow does (rnnbench.grid.cells) and makes the same datasets
+(rnnbench.measure.data). It runs each (cell, implementation, repeat) in a fresh Python with
+bench.run, repeat by repeat. It writes the workflow's result JSONs, which ``rnnbench
+compare`` and the workflow's aggregation read beside any other results.
 
     rnnbench jax PRESET.json OUT
     PYTHONPATH=workflow/scripts python3 -m rnnbench jax PRESET.json OUT   (no install: numpy
                                                                            and JAX alone)
 
-PRESET.json holds config keys (config.yaml's names: cell, batch_size, max_len,
+PRESET.json holds config keys, by config.yaml's names: cell, batch_size, max_len,
 sequence_length, num_units, input_dim, unroll, mode, api, repeats, steps, min_measure_s,
-warmup_steps, max_warmup_steps, num_samples, seed, device); api is jax_scan unless the
-preset lists keras_jax too (axes.JAX_APIS: no TensorFlow), every other key at the schema's
-default (config.schema.yaml's, as config.yaml's). It writes
-OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json (rnnbench.grid.layout), OUT/data/
-(the datasets, with their sha256 sidecars) and OUT/standalone.json (what ran: the preset,
-each run's wall time, the versions). Results are checked against the result schema where
-jsonschema and PyYAML are installed (the venv; they are not needed). A second call measures
-only the runs still missing. Exit status 1 if a run failed (its error in standalone.json; the
-others still run) or the preset is refused.
+warmup_steps, max_warmup_steps, num_samples, seed, device. api is jax_scan unless the preset
+lists keras_jax too (axes.JAX_APIS: no TensorFlow). Every other key is at the schema's
+default (config.schema.yaml's, as config.yaml's).
+
+It writes:
+  - OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json (rnnbench.grid.layout);
+  - OUT/data/: the datasets, with their sha256 sidecars;
+  - OUT/standalone.json: what ran (the preset, each run's wall time, the versions).
+Results are checked against the result schema where jsonschema and PyYAML are installed (the
+venv; they are not needed). A second call measures only the runs still missing. Exit status
+1 if a run failed (its error in standalone.json; the others still run) or the preset is
+refused.
 """
 
 from __future__ import annotations
@@ -75,8 +79,12 @@ where jsonschema or PyYAML is missing and the schema cannot be read."""
 
 
 def preset_defaults() -> dict:
-    """Every config key's default: config.schema.yaml's (configcheck.schema_defaults) where
-    PyYAML is installed, else LIGHT_DEFAULTS."""
+    """Give every config key's default.
+
+    Returns:
+        config.schema.yaml's (configcheck.schema_defaults) where PyYAML is installed, else a
+        copy of LIGHT_DEFAULTS.
+    """
     try:
         import yaml  # noqa: F401
     except ImportError:  # a bare GPU machine: numpy and JAX only
@@ -85,12 +93,18 @@ def preset_defaults() -> dict:
 
 
 def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
-    """The full config (api jax_scan unless the preset lists JAX apis, every other key at
-    its default: preset_defaults) and its cells (cells.cells) of a preset, checked as the
-    workflow checks a config before any run: by config.schema.yaml (with jsonschema and
-    PyYAML, as in the venv; otherwise LIGHT_MINIMUMS, min_measure_s a number, mode and
-    device by name) and by configcheck.check_cross_fields (no dependencies: min_measure_s finite,
-    batch_size <= num_samples, sequence_length <= max_len, integers, a grid with cells).
+    """Expand a preset into the full config and its cells, checked as the workflow checks one.
+
+    The checks: config.schema.yaml's (check_schema), then configcheck.check_cross_fields (no
+    dependencies: min_measure_s finite, batch_size <= num_samples, sequence_length <= max_len,
+    integers, a grid with cells).
+
+    Args:
+        preset: the preset's config keys (read_preset).
+
+    Returns:
+        The config (api jax_scan unless the preset lists JAX apis; every other key at its
+        default, preset_defaults) and its cells by id (cells.cells).
 
     Raises:
         ValueError: ``preset: <key>: <value> ...``, naming a key the preset may not set, an
@@ -121,10 +135,14 @@ def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
 
 
 def check_schema(config: dict) -> None:
-    """config.schema.yaml's checks of an expanded preset (configcheck.schema_error: jsonschema and
-    PyYAML), or, where either is missing (a bare GPU machine), the few that keep a run from
-    measuring nothing: LIGHT_MINIMUMS, min_measure_s a number >= 0, every mode train or
-    inference, device cpu or gpu.
+    """Check an expanded preset by config.schema.yaml (configcheck.schema_error).
+
+    That needs jsonschema and PyYAML. Where either is missing (a bare GPU machine), only the
+    few checks that keep a run from measuring nothing are made: LIGHT_MINIMUMS, min_measure_s
+    a number >= 0, every mode train or inference, device cpu or gpu.
+
+    Args:
+        config: the expanded preset.
 
     Raises:
         ValueError: ``preset: <key path>: <the schema's message>``.
@@ -152,16 +170,30 @@ def check_schema(config: dict) -> None:
 
 
 def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
-    """The runs, (cell_id, impl, repeat), in the workflow's order (plan.job_priorities: repeat
-    by repeat through the grid, static and dynamic side by side, the runs a cell takes from
-    another left out)."""
+    """List the runs in the workflow's order (plan.job_priorities).
+
+    Args:
+        config: the expanded preset (its repeats).
+        cells: its cells by id.
+
+    Returns:
+        (cell_id, impl, repeat) of each run: repeat by repeat through the grid, static and
+        dynamic side by side; the runs a cell takes from another are left out.
+    """
     priorities = job_priorities(cells, config["repeats"], shared_runs(cells))
     return sorted(priorities, key=priorities.get, reverse=True)
 
 
 def one_run(job: dict) -> None:
-    """Measure one run in this process (``job``: cell, impl, repeat, protocol, dataset
-    paths, output path) and write its result JSON."""
+    """Measure one run in this process and write its result JSON.
+
+    The result is validated against the result schema where jsonschema and PyYAML are
+    installed, and written atomically.
+
+    Args:
+        job: keys cell_id, cell, impl, repeat, protocol, npz and sidecar (the dataset's
+            paths), out (the result path).
+    """
     from rnnbench.measure import bench
 
     arrays, sidecar = data.load_dataset(job["npz"], job["sidecar"])
@@ -192,10 +224,14 @@ def _python(code: str, *args: str, **options) -> subprocess.CompletedProcess:
 
 
 def check_jax(device: str, keras: bool = False) -> None:
-    """Import JAX for ``device`` in a fresh Python, as each run does (frameworks.import_jax),
-    and with ``keras`` Keras on it (keras_model.import_keras_jax), once before any dataset or
-    run: a machine without JAX or Keras, or a device: gpu where JAX sees no GPU, stops here
-    with their own words instead of failing every run.
+    """Import JAX in a fresh Python, as each run does, once before any dataset or run.
+
+    A machine without JAX or Keras, or device gpu where JAX sees no GPU, stops here with
+    their own words, instead of failing every run. Prints JAX's version and devices.
+
+    Args:
+        device: the config's device, "cpu" or "gpu" (frameworks.import_jax).
+        keras: also import Keras on JAX (keras_model.import_keras_jax), for api keras_jax.
 
     Raises:
         ValueError: naming device (and api keras_jax) and the import's last error lines.
@@ -226,11 +262,18 @@ def _die_with_parent() -> None:
 
 
 def read_preset(path: str | Path) -> dict:
-    """The preset in the JSON file ``path``.
+    """Read the preset in the JSON file ``path``.
+
+    Args:
+        path: the preset file.
+
+    Returns:
+        Its config keys.
 
     Raises:
         ValueError: for a file that does not read, is not JSON, holds a key twice or is not
-            an object."""
+            an object.
+    """
     def no_repeats(pairs: list) -> dict:
         keys = [key for key, _ in pairs]
         twice = sorted({key for key in keys if keys.count(key) > 1})
@@ -249,11 +292,19 @@ def read_preset(path: str | Path) -> dict:
 
 
 def lock_output(out: Path):
-    """Make OUT and hold OUT/standalone.lock (one command per OUT) until this process ends,
-    even killed; returns the open lock file (keep it).
+    """Make OUT and hold OUT/standalone.lock until this process ends, even killed.
+
+    One command per OUT.
+
+    Args:
+        out: the output folder.
+
+    Returns:
+        The open lock file: keep it.
 
     Raises:
-        ValueError: OUT locked by another running command."""
+        ValueError: OUT locked by another running command.
+    """
     out.mkdir(parents=True, exist_ok=True)
     lock = (out / "standalone.lock").open("w")
     try:
@@ -265,8 +316,15 @@ def lock_output(out: Path):
 
 
 def make_datasets(config: dict, out: Path) -> dict[str, tuple[str, str]]:
-    """Each dataset of the grid (cells.datasets) in OUT/data/, made as rule make_data does
-    unless there already; dataset -> (npz path, sidecar path)."""
+    """Make each dataset of the grid (cells.datasets) in OUT/data/, as rule make_data does.
+
+    Args:
+        config: the expanded preset.
+        out: the output folder.
+
+    Returns:
+        dataset -> (npz path, sidecar path). A dataset whose two files are there is kept.
+    """
     paths = {}
     for dataset, spec in datasets(config).items():
         npz = out / "data" / f"{dataset}.npz"
@@ -279,9 +337,21 @@ def make_datasets(config: dict, out: Path) -> dict[str, tuple[str, str]]:
 
 def run_all(preset: dict, config: dict, cells: dict[str, dict],
             targets: dict[tuple[str, str, int], Path], out: Path) -> int:
-    """Run every run of ``targets`` (run -> result path) whose result is missing, each in a
-    fresh Python (one_run), recording each in OUT/standalone.json; returns the exit status
-    (1 if a run failed)."""
+    """Run every run of ``targets`` whose result is missing, each in a fresh Python (one_run).
+
+    Each run is recorded in OUT/standalone.json, with those of earlier calls. A failed run's
+    error is recorded, and the others still run.
+
+    Args:
+        preset: the preset as read, recorded.
+        config: the expanded preset.
+        cells: its cells by id.
+        targets: (cell_id, impl, repeat) -> result path.
+        out: the output folder.
+
+    Returns:
+        The exit status: 1 if a run failed, else 0.
+    """
     pending = [run for run, target in targets.items() if not target.exists()]
     protocol = {**{key: config[key] for key in PROTOCOL_KEYS}, "log_every": LOG_EVERY}
     log = out / "standalone.json"  # every run so far, across resumed invocations
@@ -314,13 +384,23 @@ def run_all(preset: dict, config: dict, cells: dict[str, dict],
 
 
 def measure(preset_path: str | Path, out_dir: str | Path) -> int:
-    """Check the preset (read_preset, expand) and JAX (check_jax), print the grid's warnings
-    (configcheck.config_warnings, e.g. unroll values left out), take OUT/standalone.lock, then run
-    every planned run still missing (run_all); returns the exit status.
+    """Check a preset and JAX, then run every planned run still missing (run_all).
+
+    In order: read and check the preset (read_preset, expand); print the grid's warnings
+    (configcheck.config_warnings, e.g. unroll values left out); check JAX where a run is
+    missing (check_jax); take OUT/standalone.lock.
+
+    Args:
+        preset_path: the JSON preset.
+        out_dir: the output folder, OUT.
+
+    Returns:
+        The exit status (run_all's).
 
     Raises:
-        ValueError: for a preset the checks refuse, OUT a file, or OUT locked by another
-            running command."""
+        ValueError: for a preset the checks refuse, JAX that does not start, OUT a file, or
+            OUT locked by another running command.
+    """
     preset = read_preset(preset_path)
     config, cells = expand(preset)
     for warning in config_warnings(config, cells):  # as the workflow prints them
@@ -337,7 +417,7 @@ def measure(preset_path: str | Path, out_dir: str | Path) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench jax``'s arguments."""
+    """Add ``rnnbench jax``'s arguments to ``parser``."""
     parser.add_argument("preset", metavar="PRESET", type=existing_file,
                         help="a JSON preset of config keys (e.g. presets/jax-gpu.json)")
     parser.add_argument("out", metavar="OUT", type=output_folder,
@@ -346,8 +426,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench jax``: measure (the exit status), with a one-line message for what the
-    checks refuse and for an interrupt."""
+    """Run ``rnnbench jax`` (measure).
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: measure's; 1 with a one-line message for what the checks refuse,
+        and for an interrupt.
+    """
     try:
         return measure(args.preset, args.out)
     except ValueError as error:

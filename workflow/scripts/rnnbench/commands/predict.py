@@ -34,7 +34,7 @@ cell_id and impl)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench predict``'s arguments."""
+    """Add ``rnnbench predict``'s arguments to ``parser``."""
     parser.add_argument("--results", type=Path, default=MAP,
                         help="a results folder, a measurements.csv or a folder of result "
                              "JSONs (rnnbench jax's OUT/runs) to fit the model to (default: "
@@ -132,9 +132,19 @@ def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tupl
 
 
 def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, float]:
-    """Steps after which static's total (setup + steps x step) falls below dynamic's, with a
-    95 % interval simulated from the estimates' log-normal intervals (DRAWS draws; inf:
-    never). ``setup``/``steps``: impl -> (estimate, low, high) of the expected value."""
+    """Find the steps after which static's total (setup + steps x step) falls below dynamic's.
+
+    The 95 % interval is simulated (DRAWS draws) from the estimates' intervals, taken as
+    log-normal.
+
+    Args:
+        setup: impl -> (estimate, low, high) of the expected setup, seconds.
+        steps: impl -> (estimate, low, high) of the expected step, seconds.
+        seed: the random generator's seed.
+
+    Returns:
+        (point, low, high), in steps; inf: never.
+    """
     rng = np.random.default_rng(seed)
 
     def draw(estimate, low, high):
@@ -158,13 +168,29 @@ def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, fl
 def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
                input_dim: int | None, max_len: int, length: int | None,
                steps: int | None = None) -> dict:
-    """Everything predict prints, as numbers: ``step`` and ``setup`` (impl -> (estimate,
-    low, high) for one run), ``mean_step``/``mean_setup`` (the expected values, for the
-    break-even), ``ratio`` (estimate, low, high), ``laws`` (quantity -> impl -> (estimate,
-    low, high, form)), ``extrapolates`` (words), ``fit`` (the pair of costmodel.Fit).
+    """Predict everything predict prints, as numbers, for one shape.
+
+    Args:
+        runs: the runs to fit the model to (measurements.csv rows).
+        cell: the cell type; None: the runs' only one.
+        batch: batch_size.
+        units: num_units.
+        input_dim: input_dim; None: the runs' only one.
+        max_len: max_len, the padded length.
+        length: the batch's longest sequence_length; None: max_len.
+        steps: the training steps to be run; only checked here (report uses it).
+
+    Returns:
+        ``step`` (impl -> (estimate, low, high) for one run, seconds); ``mean_step`` and
+        ``mean_setup`` (the expected values, for the break-even; a setup may be None);
+        ``ratio`` (estimate, low, high); ``laws`` (quantity -> impl -> (estimate, low, high,
+        form), or None); ``extrapolates`` (words); ``fit`` (the pair of costmodel.Fit);
+        ``cell``, ``input_dim``, ``length`` as used; ``left_out`` (runs left out of the fit).
 
     Raises:
-        ValueError: naming the option, for a shape the runs cannot answer.
+        ValueError: naming the option, for a shape the runs cannot answer: a value below
+            1, a length outside 1..max_len, a cell or input_dim the runs do not hold, not
+            exactly one fitted group, or a shape over FAR_OFF times outside the fitted range.
     """
     from rnnbench.costmodel.fit import (extrapolates, finite_runs, fit_groups, model_runs,
                                     ratio_prediction, shape_rows)
@@ -259,7 +285,19 @@ def _number(value: float) -> str:
 
 def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
            source: str) -> str:
-    """The text predict prints for ``p`` (prediction's dict)."""
+    """Write the text predict prints.
+
+    Args:
+        p: prediction's dict.
+        batch, units, max_len: the shape, as given.
+        steps: the training steps to be run, or None; with it, which to choose.
+        source: the results the model was fitted to, in words.
+
+    Returns:
+        The shape and source, a table per implementation (step, setup, peak memory, graph
+        nodes), the step ratio, the break-even, the choice for ``steps``, and whether the
+        shape is an extrapolation.
+    """
     from rnnbench.grid.vocabulary import API_WORDS
     from rnnbench.report.why import LAW_QUANTITIES
 
@@ -329,7 +367,14 @@ def _extrapolation_words(p: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench predict``: print the prediction; the exit status."""
+    """Run ``rnnbench predict``: print the prediction.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: 0, or 2 with the error on standard error.
+    """
     try:
         runs = _runs(args.results)
         p = prediction(runs, args.cell, args.batch, args.units, args.input_dim, args.max_len,

@@ -29,7 +29,7 @@ probe's own)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench probe``'s arguments."""
+    """Add ``rnnbench probe``'s arguments to ``parser``."""
     parser.add_argument("--out", type=output_file, default=Path("results/probe.json"),
                         help="where the record goes (default: results/probe.json)")
     parser.add_argument("--threads", type=positive_int, default=1,
@@ -38,7 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def record(threads: int) -> dict:
-    """The probe's record: its unit costs, the matmul rates and this machine's metadata."""
+    """Measure and return the probe's record.
+
+    Args:
+        threads: the Session's intra- and inter-op threads.
+
+    Returns:
+        Keys kind, schema_version, environment (load.environment), meta (this machine's
+        metadata), and the probe's own: its unit costs, the matmul rates, probe_s.
+    """
     tf = import_tf()
     measured = probe(tf, threads, threads)
     meta = {**metadata.collect(metadata.tensorflow_info(tf, "cpu")), "image_sha256": None}
@@ -47,7 +55,14 @@ def record(threads: int) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``rnnbench probe``; returns the exit status."""
+    """Run ``rnnbench probe``: write the record to ``args.out`` and print the unit costs.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status, 0.
+    """
     result = record(args.threads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

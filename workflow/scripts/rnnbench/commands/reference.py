@@ -1,13 +1,18 @@
-"""The reference runs behind every number of the README and docs/: run one (REFERENCE_RUNS)
-by ``snakemake --cores 1`` in a new temporary folder (results/ is neither reused nor
-replaced), and for main the tests, each timed (--no-run: use results/ or --results DIR as
-they are, and the times recorded before); then write its folder under docs/figures/
-(FINDINGS.md, summary.csv, the charts, run.json: wall time and where it ran; the runs of
-WITH_RUNS; the held-out's VALIDATION.md) and the README's answer (rnnbench.report.readme;
-tests/commands/test_reference.py holds it to the committed runs). With --runs N (main: 3 by
-default), N runs --gap-min minutes apart (20 by default), each in its own folder: the folder is written from
-the last, and runs/run<i>.csv (each run's summary) and pooled.csv (stats.pooling: the drift
-between runs in the intervals) beside it; the README's answer reads pooled.csv.
+"""The reference runs behind every number of the README and docs/.
+
+It runs one (REFERENCE_RUNS) by ``snakemake --cores 1`` in a new temporary folder; results/
+is neither reused nor replaced. For main it also runs the tests. Each is timed. With
+--no-run, it uses results/ or --results DIR as they are, and the times recorded before.
+
+Then it writes the run's folder under docs/figures/: FINDINGS.md, summary.csv, the charts,
+run.json (wall time and where it ran), the runs of WITH_RUNS, the held-out's VALIDATION.md.
+It also rewrites the README's answer (rnnbench.report.readme);
+tests/commands/test_reference.py holds it to the committed runs.
+
+With --runs N (main: 3 by default), it makes N runs --gap-min minutes apart (20 by default),
+each in its own folder. The folder is written from the last. Beside it go runs/run<i>.csv
+(each run's summary) and pooled.csv (stats.pooling: the drift between runs in the
+intervals); the README's answer reads pooled.csv.
 
     rnnbench reference [--run main|apis|sweep|map|heldout] [--runs N] [--gap-min M]
                        [--no-run [--results DIR ...]]"""
@@ -34,7 +39,7 @@ from rnnbench.results.load import read_table
 from rnnbench.pipeline.arguments import count, existing_folder, positive_int
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench reference``'s arguments."""
+    """Add ``rnnbench reference``'s arguments to ``parser``."""
     parser.add_argument("--run", dest="which", choices=list(REFERENCE_RUNS), default="main",
                         help="main (config.yaml, and the tests; the default), apis (Keras, JAX), "
                              "sweep (max_len x length), map (the cost model's grid), heldout "
@@ -65,10 +70,19 @@ GRID_AXES = ("api", "cell", "batch_size", "max_len", "sequence_length", "num_uni
 
 
 def check_results(results: Path, config: Path) -> pd.DataFrame:
-    """A results folder fit to be a reference run of ``config``: its FINDINGS, summary, runs
-    (each once, both implementations of every cell) and charts are there, and its cells have
-    the config's values of GRID_AXES and its repeats (config.yaml's keys where a preset omits
-    one; the schema's default api). Returns its runs (measurements.csv).
+    """Check that a results folder is fit to be a reference run of ``config``.
+
+    Its FINDINGS, summary, runs (each once, both implementations of every cell) and charts
+    must be there. Its cells must have the config's values of GRID_AXES, and its repeats
+    (or repeats + more_repeats). A preset's omitted keys are config.yaml's; the default api
+    is compat_v1.
+
+    Args:
+        results: the results folder.
+        config: the reference run's config file.
+
+    Returns:
+        Its runs (measurements.csv).
 
     Raises:
         ValueError: naming the folder and what is missing or differs.
@@ -191,9 +205,18 @@ def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[d
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench reference``: run (or, --no-run, take) one reference run (REFERENCE_RUNS),
-    or several pooled, write its folder under docs/figures/ and rewrite the README's answer;
-    returns the exit status (0, or 2 with a one-line message)."""
+    """Run ``rnnbench reference``: make or take a reference run, write its folder and answer.
+
+    It runs (or, with --no-run, takes) one reference run (REFERENCE_RUNS), or several
+    pooled. It writes its folder under docs/figures/ and rewrites the README's answer, all
+    or nothing.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: 0, or 2 with a one-line message (nothing written).
+    """
     config, folder = REFERENCE_RUNS[args.which]
     figures = REPO / folder
     runs_made = args.runs if args.runs is not None else (

@@ -3,20 +3,23 @@ and compare the verdicts.
 
     rnnbench reproduce [--configfile F] [--cores N] OUTDIR
 
-Each run is the workflow (Snakefile) in a folder of its own (``OUTDIR/run1``, ``OUTDIR/run2``,
-with copies of the repository's config.yaml and of the given config, which replaces its keys
-one by one, as ``snakemake --configfile F`` does), so nothing is shared between them but the
-machine; the config must list claims. Afterwards it
-prints, per cell and claim, both decisions at the config's practical margin
-(intervals.decide) and verdicts, both ratios with their 95 % intervals, whether each interval
-covers the other run's estimate, and the totals, and checks the targets: no contradictory
-decision (larger by more than the margin in one run, smaller by more than it in the other),
-at least 90 % of the (cell, claim) decisions identical, every setup and memory decision
-identical. The table also
-goes to ``OUTDIR/reproducibility.md`` and ``.csv``. Exit status 0 when the targets are met,
-1 when not, 2 when a run fails or the input is wrong (a one-line message says why). A folder
-whose run finished with the same configs is not run again (delete it to re-measure); one that
-holds another config's run is refused.
+Each run is the workflow (Snakefile) in a folder of its own, ``OUTDIR/run1`` and
+``OUTDIR/run2``. Each holds copies of the repository's config.yaml and of the given config,
+which replaces its keys one by one, as ``snakemake --configfile F`` does. So nothing is
+shared between the runs but the machine. The config must list claims.
+
+Afterwards it prints, per cell and claim: both decisions at the config's practical margin
+(intervals.decide) and verdicts; both ratios with their 95 % intervals; whether each interval
+covers the other run's estimate; and the totals. It checks the targets:
+  - no contradictory decision (larger by more than the margin in one run, smaller by more
+    than it in the other);
+  - at least 90 % of the (cell, claim) decisions identical;
+  - every setup and memory decision identical.
+The table also goes to ``OUTDIR/reproducibility.md`` and ``.csv``.
+
+Exit status 0 when the targets are met, 1 when not, 2 when a run fails or the input is wrong
+(a one-line message says why). A folder whose run finished with the same configs is not run
+again (delete it to re-measure); one that holds another config's run is refused.
 """
 
 from __future__ import annotations
@@ -45,13 +48,20 @@ AGREEMENT_TARGET = 0.9
 
 
 def compare(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """Per (claim, cell_id) of two tables.claim_table results: both decisions
-    (intervals.decide), verdicts, ratios and intervals (suffixes ``_1``, ``_2``), ``same``
-    (identical decisions), ``contradictory`` (larger by more than the margin in one, smaller
-    by more than it in the other), and ``covers_1`` / ``covers_2``: whether run 1's interval
-    covers run 2's estimate, and the other way round; ``drift_share``: the share of one run's
-    variance of its log ratio that is drift between the runs (pooling.pool's tau^2 over tau^2
-    plus the runs' own squared standard errors; NaN without intervals).
+    """Compare two runs' claim tables, one row per (claim, cell_id).
+
+    Args:
+        first, second: tables.claim_table of run 1 and run 2.
+
+    Returns:
+        Columns claim, cell_id, quantity; both runs' ratio, ci_low, ci_high, decision
+        (intervals.decide), verdict and repeats (suffixes ``_1``, ``_2``). Then ``same``
+        (identical decisions); ``contradictory`` (larger by more than the margin in one,
+        smaller by more than it in the other); ``covers_1`` / ``covers_2`` (whether run 1's
+        interval covers run 2's estimate, and the other way round). And ``drift_share``: the
+        share of one run's variance of its log ratio that is drift between the runs
+        (pooling.pool's tau^2 over tau^2 plus the runs' own squared standard errors; NaN
+        without intervals).
 
     Raises:
         ValueError: if the two tables do not hold the same (claim, cell_id) pairs (names
@@ -83,7 +93,14 @@ def _drift_share(row: pd.Series) -> float:
 
 
 def targets(table: pd.DataFrame) -> dict[str, bool]:
-    """Whether compare's table meets each target (module docstring)."""
+    """Check compare's table against each target (the module docstring lists them).
+
+    Args:
+        table: compare's table.
+
+    Returns:
+        The target, in words -> whether it is met.
+    """
     fixed = table[table["quantity"].isin(SETUP_AND_MEMORY)]
     return {
         "no contradictory decision": not table["contradictory"].any(),
@@ -94,7 +111,15 @@ def targets(table: pd.DataFrame) -> dict[str, bool]:
 
 
 def report(table: pd.DataFrame, wall_s: list[float]) -> str:
-    """compare's table and its totals as Markdown (DataFrame.to_markdown)."""
+    """Write compare's table and its totals as Markdown (DataFrame.to_markdown).
+
+    Args:
+        table: compare's table.
+        wall_s: each run's wall time, seconds (NaN: not recorded).
+
+    Returns:
+        The table, the totals, and each target met or not.
+    """
     def interval(run: int) -> pd.Series:
         return table.apply(lambda r: interval_text(r[f"ratio_{run}"], r[f"ci_low_{run}"],
                                                    r[f"ci_high_{run}"]), axis=1)
@@ -122,10 +147,18 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
 
 
 def run_once(folder: Path, configfile: Path, cores: int) -> float:
-    """Run the workflow in ``folder`` with copies of the repository's config.yaml and of
-    ``configfile`` (``--configfile``: its keys replace config.yaml's); return its wall seconds,
-    kept in ``folder/wall_s`` (when the folder holds a finished run of the same configs, that
-    run's, or NaN if it was not recorded).
+    """Run the workflow in ``folder``, with copies of config.yaml and of ``configfile``.
+
+    A folder that holds a finished run of the same configs is not run again.
+
+    Args:
+        folder: the run's folder; its Snakemake output goes to ``folder/snakemake.log``.
+        configfile: passed as ``--configfile``: its keys replace config.yaml's.
+        cores: Snakemake's --cores.
+
+    Returns:
+        The run's wall seconds, kept in ``folder/wall_s``. For a run not made again, the
+        kept value, or NaN if it was not recorded.
 
     Raises:
         RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
@@ -158,7 +191,7 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench reproduce``'s arguments."""
+    """Add ``rnnbench reproduce``'s arguments to ``parser``."""
     parser.add_argument("outdir", type=output_folder,
                         help="folder for the two runs (run1/, run2/) and reproducibility.md/.csv")
     parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",
@@ -169,8 +202,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def claims_of(configfile: Path) -> tuple[list[dict], float]:
-    """The claims the runs of ``configfile`` (over config.yaml) will judge, and the practical
-    margin they are decided at (config ``margin``).
+    """Read the claims the runs of ``configfile`` will judge, and the practical margin.
+
+    Args:
+        configfile: the config read over config.yaml.
+
+    Returns:
+        (the claims, the margin they are decided at: config ``margin``).
 
     Raises:
         ValueError: naming --configfile when it is not a file, not valid YAML, its claims do
@@ -195,8 +233,15 @@ def claims_of(configfile: Path) -> tuple[list[dict], float]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench reproduce``: check the config's claims, run the workflow twice (run_once),
-    write and print the comparison; returns the exit status (module docstring)."""
+    """Run ``rnnbench reproduce``: check the claims, run the workflow twice, compare, print.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status: 0 when the targets are met, 1 when not, 2 when a run fails or the
+        input is wrong (a one-line message on standard error).
+    """
     try:
         claims, margin = claims_of(args.configfile)
     except ValueError as error:

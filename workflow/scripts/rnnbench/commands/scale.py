@@ -1,18 +1,22 @@
-"""Aggregation at scale: how long reading, summarising and writing FINDINGS takes for many
-results, on synthetic records (synthetic_result), and how long a dry run of a large grid takes
-against Snakemake's own dry run of as many trivial jobs.
+"""Aggregation at scale: how long reading, summarising and writing FINDINGS takes.
+
+It times this on many synthetic records (synthetic_result). It also times a dry run of a
+large grid against Snakemake's own dry run of as many trivial jobs.
 
     rnnbench scale [--results 100000] [--cells 1000] [--repeats 6]
 
-Writes the results into a temporary folder (not timed), then times, each in this process,
-for the first tenth of them and for all of them: load_results, share_runs, summarize, writing
-the three tables (to_csv), and findings_markdown; prints each stage's seconds at both sizes
-and the exponent of its growth between them (log(t2 / t1) / log(n2 / n1): 1 is linear).
-Then ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x num_units,
---repeats repeats) in another temporary folder, and of a Snakefile of as many trivial jobs
-as the grid has training jobs, and the ratio of the two. Prints the times (seconds);
-asserts nothing (tests/commands/test_scale.py runs it small, to keep it working). Writes
-nothing outside its temporary folders.
+It writes the results into a temporary folder (not timed). Then it times, each in this
+process, for the first tenth of them and for all of them: load_results, share_runs,
+summarize, writing the three tables (to_csv), and findings_markdown. It prints each stage's
+seconds at both sizes and the exponent of its growth between them (log(t2 / t1) /
+log(n2 / n1): 1 is linear).
+
+Then it times ``snakemake -n`` of a grid of ``--cells`` cells (batch_size x max_len x
+num_units, --repeats repeats) in another temporary folder. It times the same for a Snakefile
+of as many trivial jobs as the grid has training jobs, and prints the ratio of the two.
+
+Prints the times (seconds); asserts nothing (tests/commands/test_scale.py runs it small, to
+keep it working). Writes nothing outside its temporary folders.
 """
 
 from __future__ import annotations
@@ -44,12 +48,27 @@ def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
                      step_s=(0.01, 0.01, 0.01), api: str = "compat_v1",
                      tf_version: str = DEFAULT_TF_VERSION, protocol: dict | None = None,
                      **ablations) -> dict:
-    """A schema-valid result record (result.schema.yaml) with chosen timings: ``setup`` =
-    (graph construction, initialisation, first step) seconds, ``step_s`` the measured steps'
-    seconds; the cell [batch 4, max_len, input_dim 3] basic_lstm(8) with ``ablations``
-    (grid axes away from axes.ABLATION_DEFAULTS); ``protocol`` (default
-    SYNTHETIC_PROTOCOL) as a run's. Every other field holds a plausible constant. For tests
-    of the aggregation, and for this module's benchmark."""
+    """Make a schema-valid result record (result.schema.yaml) with chosen timings.
+
+    For tests of the aggregation, and for this module's benchmark. The cell is [batch 4,
+    max_len, input_dim 3] basic_lstm(8). Every field not set here holds a plausible constant.
+
+    Args:
+        impl: "static" or "dynamic".
+        cell_id: the record's cell id.
+        repeat: the repeat number.
+        max_len: the cell's max_len.
+        sequence_length: the cell's sequence_length (an int, or e.g. "full").
+        setup: (graph construction, initialisation, first step), seconds.
+        step_s: the measured steps' seconds.
+        api: the cell's api.
+        tf_version: the cell's TensorFlow major.minor.
+        protocol: the run's protocol; default SYNTHETIC_PROTOCOL.
+        **ablations: grid axes away from axes.ABLATION_DEFAULTS.
+
+    Returns:
+        The record, a JSON-ready dict.
+    """
     construction, init, first = setup
     step_s = list(step_s)
     median = sorted(step_s)[len(step_s) // 2]
@@ -99,9 +118,18 @@ def synthetic_result(impl: str = "static", cell_id: str = "c1", repeat: int = 1,
 
 
 def write_synthetic(folder: Path, results: int, repeats: int = 6) -> list[Path]:
-    """About ``results`` synthetic result files in ``folder`` (whole cells: the multiple of
-    2 x repeats nearest below): results // (2 x repeats) cells (max_len 10, 11, ...), each with ``repeats`` static and dynamic runs whose steps differ by repeat
-    (so that intervals are not points). Returns their paths."""
+    """Write about ``results`` synthetic result files in ``folder``, in whole cells.
+
+    Args:
+        folder: where the files go.
+        results: how many files, rounded down to a multiple of 2 x repeats.
+        repeats: the static and the dynamic runs per cell.
+
+    Returns:
+        The files' paths. results // (2 x repeats) cells (max_len 10, 11, ...), each with
+        ``repeats`` static and dynamic runs whose steps differ by repeat (so that intervals
+        are not points).
+    """
     paths = []
     for cell in range(results // (2 * repeats)):
         for impl in ("static", "dynamic"):
@@ -115,7 +143,16 @@ def write_synthetic(folder: Path, results: int, repeats: int = 6) -> list[Path]:
 
 
 def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
-    """Seconds spent on each step of rules aggregate and findings for ``paths``."""
+    """Time each step of rules aggregate and findings for the result files ``paths``.
+
+    Args:
+        paths: result files.
+        out: where the tables and FINDINGS.md are written.
+
+    Returns:
+        Stage -> seconds: load_results, share_runs, summarize, to_csv, findings_markdown,
+        and total.
+    """
     from rnnbench.grid.configcheck import schema_defaults
     from rnnbench.report.findings import findings_markdown
     from rnnbench.results.load import load_results, share_runs
@@ -148,9 +185,20 @@ def time_aggregation(paths: list[Path], out: Path) -> dict[str, float]:
 
 
 def time_dry_run(cells: int, folder: Path, repeats: int = 6) -> float:
-    """Seconds of ``snakemake -n --cores 1`` of a grid of about ``cells`` cells (batch_size x
-    max_len x num_units, cube-rooted), ``repeats`` repeats (config.yaml's 6: 2 x 6 training
-    jobs a cell), in ``folder``."""
+    """Time ``snakemake -n --cores 1`` of a grid of about ``cells`` cells.
+
+    Args:
+        cells: the grid's cells, about: batch_size x max_len x num_units, each axis of
+            round(cube root) values.
+        folder: the folder the dry run runs in; its config.yaml is written.
+        repeats: the grid's repeats (config.yaml's 6: 2 x 6 training jobs a cell).
+
+    Returns:
+        Seconds.
+
+    Raises:
+        subprocess.CalledProcessError: where Snakemake fails.
+    """
     side = round(cells ** (1 / 3))
     config = {"cell": ["basic_lstm"], "batch_size": list(range(1, side + 1)),
               "max_len": list(range(2, side + 2)), "sequence_length": [2],
@@ -175,8 +223,20 @@ rule one:
 
 
 def time_trivial_dry_run(jobs: int, folder: Path) -> float:
-    """Seconds of ``snakemake -n --cores 1`` of ``jobs`` trivial jobs (TRIVIAL_SNAKEFILE) in
-    ``folder``: what a dry run of as many jobs costs Snakemake itself."""
+    """Time ``snakemake -n --cores 1`` of ``jobs`` trivial jobs (TRIVIAL_SNAKEFILE).
+
+    That is what a dry run of as many jobs costs Snakemake itself.
+
+    Args:
+        jobs: how many trivial jobs.
+        folder: the folder the dry run runs in; its Snakefile is written.
+
+    Returns:
+        Seconds.
+
+    Raises:
+        subprocess.CalledProcessError: where Snakemake fails.
+    """
     snakefile = folder / "Snakefile"
     snakefile.write_text(TRIVIAL_SNAKEFILE.format(jobs=jobs))
     return _snakemake_dry_run(snakefile, folder)
@@ -196,8 +256,16 @@ def _snakemake_dry_run(snakefile: Path, folder: Path) -> float:
 
 
 def exponent(sizes: tuple[int, int], seconds: tuple[float, float]) -> float:
-    """How a time grows with the size between two sizes: log(t2 / t1) / log(n2 / n1) (1:
-    linear, 2: quadratic); NaN where a time is not positive or the sizes are equal."""
+    """Compute how a time grows with the size between two sizes.
+
+    Args:
+        sizes: (n1, n2).
+        seconds: (t1, t2).
+
+    Returns:
+        log(t2 / t1) / log(n2 / n1) (1: linear, 2: quadratic); NaN where a time is not
+        positive or the sizes are equal.
+    """
     (n1, n2), (t1, t2) = sizes, seconds
     if min(t1, t2) <= 0 or n1 == n2:
         return math.nan
@@ -206,7 +274,15 @@ def exponent(sizes: tuple[int, int], seconds: tuple[float, float]) -> float:
 
 def scaling_lines(sizes: tuple[int, int], times: tuple[dict[str, float], dict[str, float]],
                   ) -> list[str]:
-    """The benchmark's table of stages: each stage's seconds at both sizes and its exponent."""
+    """Write the benchmark's table of stages.
+
+    Args:
+        sizes: the two sizes, results.
+        times: time_aggregation's result at each size.
+
+    Returns:
+        A header line, then one line per stage: its seconds at both sizes and its exponent.
+    """
     small, large = times
     lines = [f"  {'stage':<18} {sizes[0]:>9} results {sizes[1]:>9} results  exponent"]
     for name in large:
@@ -216,7 +292,7 @@ def scaling_lines(sizes: tuple[int, int], times: tuple[dict[str, float], dict[st
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``rnnbench scale``'s arguments."""
+    """Add ``rnnbench scale``'s arguments to ``parser``."""
     parser.add_argument("--results", type=at_least(120, " (ten cells: a tenth is one cell of "
                                                         "6 static and 6 dynamic runs)"),
                         default=100_000,
@@ -229,8 +305,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``rnnbench scale``: time the aggregation at a tenth of ``--results`` and at all of
-    them, and the dry runs; print the times; returns the exit status (0)."""
+    """Run ``rnnbench scale``: time the aggregation and the dry runs, and print the times.
+
+    The aggregation is timed at a tenth of ``--results`` and at all of them.
+
+    Args:
+        args: the parsed command line (add_arguments).
+
+    Returns:
+        The exit status, 0.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "runs").mkdir()

@@ -1,6 +1,8 @@
-"""Argument types of the ``rnnbench`` subcommands: each refuses a bad value when the command
-line is read (argparse: exit status 2, one line naming the argument and the value), before any
-work starts."""
+"""Argument types of the ``rnnbench`` subcommands.
+
+Each refuses a bad value when the command line is read, before any work starts. argparse then
+exits with status 2 and one line naming the argument and the value.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +19,15 @@ def _integer(text: str) -> int:
 
 
 def at_least(minimum: int, why: str = "") -> Callable[[str], int]:
-    """The type of a whole number of at least ``minimum`` (``why``: the reason, in words).
+    """Make the type of a whole number of at least ``minimum``.
 
-    Its function raises argparse.ArgumentTypeError naming the value otherwise.
+    Args:
+        minimum: the smallest value allowed.
+        why: the reason, in words, appended to the message.
+
+    Returns:
+        The type: text -> int. It raises argparse.ArgumentTypeError naming the value for text
+        that is no whole number, or one below ``minimum``.
     """
     def whole(text: str) -> int:
         value = _integer(text)
@@ -35,7 +43,13 @@ positive_int = at_least(1)
 
 
 def count(text: str) -> int:
-    """A whole number of at least 0.
+    """Read a whole number of at least 0.
+
+    Args:
+        text: the argument's text.
+
+    Returns:
+        The number.
 
     Raises:
         argparse.ArgumentTypeError: naming the value otherwise.
@@ -68,7 +82,13 @@ file)."""
 
 
 def output_folder(text: str) -> Path:
-    """A folder to write into: an existing folder, or a path where one can be made.
+    """Read a folder to write into: an existing folder, or a path where one can be made.
+
+    Args:
+        text: the argument's text.
+
+    Returns:
+        The path (not created here).
 
     Raises:
         argparse.ArgumentTypeError: naming a file (or a file above it) in the way.
@@ -81,7 +101,13 @@ def output_folder(text: str) -> Path:
 
 
 def output_file(text: str) -> Path:
-    """A file to write: a path that is no folder, under no file.
+    """Read a file to write: a path that is no folder, under no file.
+
+    Args:
+        text: the argument's text.
+
+    Returns:
+        The path.
 
     Raises:
         argparse.ArgumentTypeError: naming the folder or the file in the way.

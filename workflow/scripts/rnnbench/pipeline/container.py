@@ -39,12 +39,21 @@ HOST_PYTHON = "%d.%d" % sys.version_info[:2]
 
 def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str,
                python: str = HOST_PYTHON) -> tuple[Path, Path]:
-    """The two hash-pinned locks an image installs, the second with --no-deps (may list
-    nothing). The venv's TensorFlow (DEFAULT_TF_VERSION): the venv's locks for that Python,
-    ``envs/locks/py<python>.txt`` (``py<python>-cuda.txt`` for cuda) and
-    ``py<python>-nodeps.txt``, beside ``containers_dir``. Other versions:
-    ``requirements-<flavor>-tf<version>.txt`` and ``requirements-nodeps-tf<version>.txt`` in
-    ``containers_dir``, for OLDER_VERSIONS_PYTHON.
+    """Find the two hash-pinned locks an image installs.
+
+    Args:
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        tf_version: the TensorFlow major.minor, e.g. "2.21".
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Returns:
+        The locks; the second is installed with --no-deps (it may list nothing). For the
+        venv's TensorFlow (DEFAULT_TF_VERSION): the venv's locks for that Python,
+        ``envs/locks/py<python>.txt`` (``py<python>-cuda.txt`` for cuda) and
+        ``py<python>-nodeps.txt``, beside ``containers_dir``. Other versions:
+        ``requirements-<flavor>-tf<version>.txt`` and ``requirements-nodeps-tf<version>.txt``
+        in ``containers_dir``, for OLDER_VERSIONS_PYTHON. Neither need exist.
     """
     folder = Path(containers_dir)
     if tf_version == DEFAULT_TF_VERSION:
@@ -57,9 +66,19 @@ def lock_paths(containers_dir: str | Path, flavor: str, tf_version: str,
 
 def shipped_tf_versions(containers_dir: str | Path, flavor: str,
                         python: str = HOST_PYTHON) -> list[str]:
-    """TensorFlow versions ("2.12", ...) with an image of ``flavor`` for ``python``, oldest
-    first: the versions containers/build.sh can build (a Debian release with that Python, and
-    the locks, which envs/lock.sh and containers/lock.sh write)."""
+    """List the TensorFlow versions containers/build.sh can build for ``flavor`` and ``python``.
+
+    A version needs a Debian release with that Python, and its locks (envs/lock.sh and
+    containers/lock.sh write them).
+
+    Args:
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Returns:
+        The versions ("2.12", ...), oldest first; empty for a Python no Debian release has.
+    """
     if python not in DEBIAN_OF_PYTHON:
         return []
     found = []
@@ -73,9 +92,19 @@ def shipped_tf_versions(containers_dir: str | Path, flavor: str,
 
 def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str,
                      python: str = HOST_PYTHON) -> None:
-    """Raises ValueError, naming the versions there are images of, if there is no image of
-    ``tf_version`` in ``flavor`` for ``python``: no Debian release has that Python (say which
-    do), the version's wheels stop before it, or cuda 2.12 (no CUDA wheels before 2.14)."""
+    """Check that there is an image of ``tf_version`` in ``flavor`` for ``python``.
+
+    Args:
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        tf_version: the TensorFlow major.minor, e.g. "2.21".
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Raises:
+        ValueError: naming the versions there are images of, for an unknown flavor, or no
+            such image. Also says why: no Debian release has that Python (naming which do),
+            the version's wheels stop before it, or cuda 2.12 (no CUDA wheels before 2.14).
+    """
     if flavor not in FLAVOR_OF_DEVICE.values():
         raise ValueError(f"image flavor must be one of {sorted(set(FLAVOR_OF_DEVICE.values()))}, "
                          f"not {flavor!r}")
@@ -101,9 +130,13 @@ def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str,
 
 
 def installed_tf_version() -> str | None:
-    """Version of the TensorFlow this Python would import (e.g. "2.21.0"), read from its
-    distribution's metadata without importing it (seconds saved on every snakemake call);
-    None if none is installed."""
+    """Read the version of the TensorFlow this Python would import, without importing it.
+
+    Reading the distribution's metadata saves seconds on every snakemake call.
+
+    Returns:
+        The version, e.g. "2.21.0"; None if none is installed.
+    """
     from importlib import metadata
 
     for dist in metadata.packages_distributions().get("tensorflow", []):
@@ -115,13 +148,24 @@ def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
                            containers_dir: str | Path, flavor: str = "cpu",
                            runner: str = "without containers, the installed",
                            python: str = HOST_PYTHON) -> None:
-    """Without containers every job runs one TensorFlow (``installed``, e.g. "2.21.0"; with
-    --use-conda, envs/environment.yaml's, said by ``runner``): the config's tf_version must
-    list its major.minor alone. Versions with an image of ``flavor`` in ``containers_dir``
-    need --use-singularity; the others cannot run at all.
+    """Check that a run without containers can run the config's TensorFlow versions.
+
+    Without containers every job runs one TensorFlow, so tf_version must list its major.minor
+    alone. Versions with an image of ``flavor`` need --use-singularity; the others cannot run
+    at all.
+
+    Args:
+        tf_versions: the config's tf_version list (major.minor).
+        installed: the TensorFlow every job runs, e.g. "2.21.0" (installed_tf_version), or
+            None for none.
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda".
+        runner: who runs that TensorFlow, in words (with --use-conda: envs/environment.yaml's).
+        python: the image's Python major.minor; default: this interpreter's.
 
     Raises:
-        ValueError: naming every version that cannot run here, and how to run each.
+        ValueError: naming every version that cannot run here, and how to run each; or that
+            no TensorFlow is installed.
     """
     if installed is None:
         raise ValueError(f"tf_version {tf_versions}: no TensorFlow is installed in this Python "
@@ -149,11 +193,21 @@ def check_bare_tf_versions(tf_versions: list[str], installed: str | None,
 
 def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
               python: str = HOST_PYTHON) -> str:
-    """First 16 hex digits of the sha256 over everything that defines an image.
+    """Hash everything that defines an image, so a change to any of it names a new image.
 
-    Hashes the flavor, TensorFlow version and Python, ``rnnbench.def`` and the image's two
-    locks (lock_paths; each length-prefixed), so a change to any of them names a new image.
-    Raises ValueError for an unknown flavor or a version without an image (check_tf_version).
+    Args:
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        tf_version: the TensorFlow major.minor, e.g. "2.21".
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Returns:
+        The first 16 hex digits of the sha256 over the flavor, TensorFlow version and Python,
+        ``rnnbench.def`` and the image's two locks (lock_paths; each length-prefixed).
+
+    Raises:
+        ValueError: for an unknown flavor or a version without an image (check_tf_version).
+        OSError: where ``rnnbench.def`` or a lock cannot be read.
     """
     check_tf_version(containers_dir, flavor, tf_version, python)
     digest = hashlib.sha256(f"{flavor} {tf_version} {python}".encode())
@@ -165,10 +219,18 @@ def image_key(containers_dir: str | Path, flavor: str, tf_version: str = DEFAULT
 
 
 def images_key(containers_dir: str | Path, flavor: str, python: str = HOST_PYTHON) -> str:
-    """First 16 hex digits of the sha256 over the image_key of every shipped version of
-    ``flavor`` for ``python``: names the set of images a run with --use-singularity may use,
-    so that its results go to a folder of their own and a changed definition or lock
-    re-measures."""
+    """Name the set of images a run with --use-singularity may use.
+
+    Its results go to a folder of their own, so a changed definition or lock re-measures.
+
+    Args:
+        containers_dir: the repository's containers/ folder.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Returns:
+        The first 16 hex digits of the sha256 over the image_key of every shipped version.
+    """
     keys = [f"{v}:{image_key(containers_dir, flavor, v, python)}"
             for v in shipped_tf_versions(containers_dir, flavor, python)]
     return hashlib.sha256(" ".join(keys).encode()).hexdigest()[:16]
@@ -176,12 +238,21 @@ def images_key(containers_dir: str | Path, flavor: str, python: str = HOST_PYTHO
 
 def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_VERSION,
                python: str = HOST_PYTHON) -> Path:
-    """Absolute path the workflow's ``container:`` names for a flavor, TensorFlow version
-    and Python.
+    """Give the path the workflow's ``container:`` names for an image.
 
-    ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-py<python>-<key>.sif``, a link
-    that build.sh makes to the image it keeps in its cache folder. Absolute, so that
-    ``--directory`` cannot break it. Raises ValueError as image_key.
+    Args:
+        repo_dir: the repository.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        tf_version: the TensorFlow major.minor, e.g. "2.21".
+        python: the image's Python major.minor; default: this interpreter's.
+
+    Returns:
+        ``<repo>/containers/images/rnnbench-<flavor>-tf<version>-py<python>-<key>.sif``, a
+        link that build.sh makes to the image in its cache folder. Absolute, so that
+        ``--directory`` cannot break it.
+
+    Raises:
+        ValueError: as image_key.
     """
     repo = Path(repo_dir).resolve()
     key = image_key(repo / "containers", flavor, tf_version, python)
@@ -191,10 +262,21 @@ def image_path(repo_dir: str | Path, flavor: str, tf_version: str = DEFAULT_TF_V
 
 def build_arguments(repo_dir: str | Path, flavor: str, tf_version: str,
                     python: str) -> list[str]:
-    """What containers/build.sh needs, one per line of this file's command-line output: the
-    image's path (image_path), its Debian release (DEBIAN_OF_PYTHON) and its two locks,
-    relative to ``containers/`` (where build.sh runs apptainer build). Raises ValueError as
-    image_key."""
+    """List what containers/build.sh needs; this file's command line prints one per line.
+
+    Args:
+        repo_dir: the repository.
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        tf_version: the TensorFlow major.minor, e.g. "2.21".
+        python: the image's Python major.minor.
+
+    Returns:
+        The image's path (image_path), its Debian release (DEBIAN_OF_PYTHON) and its two
+        locks, relative to ``containers/`` (where build.sh runs apptainer build).
+
+    Raises:
+        ValueError: as image_key.
+    """
     repo = Path(repo_dir).resolve()
     locks = lock_paths(repo / "containers", flavor, tf_version, python)
     return [str(image_path(repo, flavor, tf_version, python)), DEBIAN_OF_PYTHON[python],
@@ -202,12 +284,21 @@ def build_arguments(repo_dir: str | Path, flavor: str, tf_version: str,
 
 
 def image_sha256(path: str | Path) -> str:
-    """sha256 of the image file (following links), as it is now.
+    """Hash the image file (following links), as it is now.
 
-    Hashing a 3.6 GB image takes seconds, so the digest is kept beside the file in
-    ``<image>.sha256`` with the file's size and mtime (ns) and reused only while both still
-    match; otherwise the file is hashed again and the record rewritten (skipped where the
-    folder is read-only). Raises OSError if the image cannot be read.
+    Hashing a 3.6 GB image takes seconds. So the digest is kept beside the file in
+    ``<image>.sha256``, with the file's size and mtime (ns), and reused while both match.
+    Otherwise the file is hashed again and the record rewritten (skipped where the folder is
+    read-only). docs/containers.md says more.
+
+    Args:
+        path: the image, or a link to it.
+
+    Returns:
+        The sha256, in hex.
+
+    Raises:
+        OSError: if the image cannot be read.
     """
     image = Path(path).resolve()
     stat = image.stat()
@@ -233,8 +324,15 @@ def image_sha256(path: str | Path) -> str:
 
 
 def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
-    """Start the image once before any job relies on it, and return its labels (reading
-    ``/.singularity.d/labels.json`` inside it: ``org.rnnbench.flavor``, ``.tf_version``, ...).
+    """Start the image once before any job relies on it, and return its labels.
+
+    Args:
+        path: the image.
+        timeout_s: how long the start may take, seconds.
+
+    Returns:
+        ``/.singularity.d/labels.json`` inside it: ``org.rnnbench.flavor``, ``.tf_version``,
+        ...
 
     Raises:
         RuntimeError: naming the image and quoting Apptainer's error, if it does not start
@@ -258,17 +356,24 @@ def image_labels(path: str | Path, timeout_s: float = 300) -> dict[str, str]:
 def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
                      repo_dir: str | Path, environ: Mapping[str, str],
                      host_python: str = HOST_PYTHON) -> None:
-    """Everything --use-singularity needs, checked before any job: each image
-    (``{tf_version: path}``) is there (else its build command), Apptainer is on ``environ``'s
-    PATH (else how to install it), no PYTHONPATH or PYTHONHOME would reach the image
-    (Apptainer passes the host's variables in and %environment cannot unset them; the image's
-    Python would load the host's packages), and each image starts and is what its name says
-    (image_labels: its flavor, TensorFlow version and Python, which must be Snakemake's,
-    ``host_python``, major.minor: a job in an image imports Snakemake from the host's venv,
-    which another Python cannot load; image_path names the image of that Python).
+    """Check everything --use-singularity needs, before any job.
+
+    Checked: no image path has whitespace; each image is there; Apptainer is on PATH; no
+    PYTHONPATH or PYTHONHOME would reach the image; each image starts and is what its name
+    says (image_labels). Its Python must be Snakemake's: a job in an image imports Snakemake
+    from the host's venv. Why each: docs/containers.md.
+
+    Args:
+        images: {tf_version: image path}.
+        flavor: the image flavor, "cpu" or "cuda".
+        device: the config's device, named in the message.
+        repo_dir: the repository, for the build and install commands the message gives.
+        environ: the environment jobs will see (PATH, PYTHONPATH, PYTHONHOME).
+        host_python: Snakemake's Python major.minor.
 
     Raises:
-        ValueError: naming the problem and what to do.
+        ValueError: naming the problem and what to do (e.g. the missing image's build
+            command, or how to install Apptainer).
     """
     repo = Path(repo_dir)
     spaced = sorted({str(image) for image in images.values()

@@ -1,20 +1,11 @@
 """How long a grid will take on this machine, said before any job.
 
-A training job's wall time is modelled as
-
-    start (process, imports, metadata, writing: the api's start_s, rnnbench.grid.apis)
-    + setup (the api's setup_s: fixed, and per unrolled step for static; the compiled apis'
-      static setup from their compiled_fit, the same fit that bounds their jobs, without margin)
-    + (1 + warm-up + measured steps) x step,
-    step = FIXED_STEP_S + computed time steps x the api's per_time_step_s + step FLOP / FLOP_PER_S,
-
-with constants read off presets/calibrate-resources.yaml's run (docs/figures/calibration/
-jobs.csv: every api, max_len 10 to 60) and the reference runs of docs/ (step times at batch 8
-to 256 give FLOP_PER_S). Where this machine has measured jobs before (a measurements.csv with
-``job_wall_s``), the model is scaled by their median measured / modelled time (machine_factor):
-machines differ up to 3x. The rest of a run (Snakemake, datasets, peak, aggregation, charts)
-adds a fixed cost per job (OTHER_JOB_S). An estimate, not a bound: the jobs' bounds are
-rnnbench.grid.resources'.
+A training job's wall time is start + setup + (1 + warm-up + measured steps) x step, per api.
+The constants come from the calibration run. Where this machine has measured jobs before (a
+measurements.csv with ``job_wall_s``), the model is scaled by their median measured /
+modelled time (machine_factor). The rest of a run adds OTHER_JOB_S per job. An estimate, not
+a bound: the jobs' bounds are rnnbench.grid.resources'. The model in full: docs/running.md,
+after "How long, before it starts".
 """
 
 from __future__ import annotations
@@ -41,7 +32,18 @@ WARN_S = 3600.0
 
 
 def step_seconds(cell: dict, impl: str) -> float:
-    """Modelled seconds of one training step of ``impl`` in ``cell`` (see the module)."""
+    """Model the seconds of one training step of ``impl`` in ``cell``.
+
+    A step is FIXED_STEP_S + computed time steps x the api's per_time_step_s + step FLOP /
+    FLOP_PER_S.
+
+    Args:
+        cell: the grid cell (cells.cells' values).
+        impl: "static" or "dynamic".
+
+    Returns:
+        Seconds.
+    """
     _, longest = sequence_length_bounds(cell["sequence_length"], cell["max_len"])
     steps = flop.computed_time_steps(cell, impl, longest)
     return (FIXED_STEP_S + steps * api_of(cell).per_time_step_s
@@ -49,7 +51,16 @@ def step_seconds(cell: dict, impl: str) -> float:
 
 
 def setup_seconds(cell: dict, impl: str) -> float:
-    """Modelled setup seconds (graph, tracing or compilation, first step) of ``impl``."""
+    """Model the setup seconds (graph, tracing or compilation, first step) of ``impl``.
+
+    Args:
+        cell: the grid cell (cells.cells' values).
+        impl: "static" or "dynamic".
+
+    Returns:
+        Seconds: the api's setup_s (fixed, and per unrolled step), plus the compiled apis'
+        cost (resources.compiled_cost).
+    """
     fixed, per_step = api_of(cell).setup_s
     return (fixed + per_step * resources.unrolled_steps(cell, impl)
             + resources.compiled_cost(cell, impl)[1])
@@ -65,6 +76,10 @@ def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None =
         steps_run: the steps the job ran, where known (a measured job: warm-up + measured);
             else from the protocol: the measured steps (steps, or more until min_measure_s)
             and a warm-up of twice warmup_steps, at most max_warmup_steps.
+
+    Returns:
+        Seconds: start + setup (twice for compat_v1 with grappler_alone) + (1 + steps_run)
+        x step.
     """
     step = step_seconds(cell, impl)
     if steps_run is None:
@@ -90,12 +105,20 @@ def _cell_of(row: dict) -> dict:
 
 
 def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
-    """This machine's measured / modelled job time: (median ratio, jobs it is read from) over
-    all of ``rows``' jobs (key None) and over each api's (key: the api), read in one pass;
-    ``rows``: measurements.csv rows of this host as csv.DictReader reads them, with
-    job_wall_s, n_steps, warmup_steps_run and the cell's axes. The model's constants fit the
-    apis unevenly: on the reference machine 0.78 for compat_v1's jobs, 0.53 for the Keras and
-    JAX apis'."""
+    """Compute this machine's measured / modelled job time, over all jobs and per api.
+
+    The model's constants fit the apis unevenly: on the reference machine 0.78 for compat_v1's
+    jobs, 0.53 for the Keras and JAX apis'.
+
+    Args:
+        rows: measurements.csv rows of this host, as csv.DictReader reads them (text), with
+            job_wall_s, n_steps, warmup_steps_run and the cell's axes. Rows without
+            job_wall_s or with an unknown api are skipped.
+
+    Returns:
+        (median ratio, jobs it is read from), over all jobs (key None) and over each api's
+        (key: the api). Keys without jobs are left out.
+    """
     ratios: dict[str | None, list[float]] = {None: []}
     for row in rows:
         if not row.get("job_wall_s") or row.get("api") not in APIS:
@@ -111,27 +134,44 @@ def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
 
 
 def machine_factor(rows: list[dict], api: str | None = None) -> tuple[float, int]:
-    """machine_factors' (median ratio, jobs) over all jobs, or ``api``'s alone where given;
-    (1.0, 0) where there are none."""
+    """Give machine_factors' (median ratio, jobs) over all jobs, or over one api's.
+
+    Args:
+        rows: measurements.csv rows of this host (machine_factors).
+        api: the api whose jobs alone count; None for all.
+
+    Returns:
+        (median ratio, jobs); (1.0, 0) where there are none.
+    """
     return machine_factors(rows).get(api, (1.0, 0))
 
 
 def other_seconds(others: dict[str, int]) -> float:
-    """Modelled wall seconds of a run beside its training jobs: Snakemake's start and
-    OTHER_JOB_S per job of ``others`` (kind -> count)."""
+    """Model the wall seconds of a run beside its training jobs.
+
+    Args:
+        others: kind of job (a key of OTHER_JOB_S) -> count.
+
+    Returns:
+        Seconds: Snakemake's start plus OTHER_JOB_S per job.
+    """
     return OTHER_JOB_S["snakemake"] + sum(OTHER_JOB_S[kind] * count
                                           for kind, count in others.items())
 
 
 def say(seconds: float, jobs: int, factor: float, measured: int,
         more: tuple[float, int] = (0.0, 0)) -> str:
-    """The line a run and a dry run print before any job; a warning above WARN_S.
+    """Write the line a run and a dry run print before any job.
 
     Args:
         seconds, jobs: the modelled wall seconds of the run and its training jobs' count.
         factor, measured: machine_factor's scale and the earlier jobs it is measured over.
         more: (seconds, jobs) of the most training jobs a second look may add (config
             ``more_repeats``; rnnbench.pipeline.looks), stated as a cap; (0, 0) for none.
+
+    Returns:
+        "time: about N min for ...", in whole minutes (at least 1); with a warning where
+        ``seconds`` + ``more``'s exceed WARN_S.
     """
     source = (f"the model of rnnbench/pipeline/estimate.py scaled by {factor:.2f}, this machine's "
               f"measured / modelled time over {measured} earlier jobs (per api where it has "
@@ -154,11 +194,22 @@ def say(seconds: float, jobs: int, factor: float, measured: int,
 def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dict,
              others: dict[str, int], measurements: str, hostname: str,
              more: list[tuple[str, str]] = ()) -> str | None:
-    """What a run (or a dry run) prints before any job: say() for the ``pending`` training
-    jobs ((cell_id, impl) pairs whose result is missing) and ``others`` (kind -> count of the
-    other jobs), scaled by machine_factor over ``measurements`` (a measurements.csv; its rows
-    of ``hostname``) where it exists, and the cap of the ``more`` jobs a second look may add
-    (the same pairs); None when nothing is to run."""
+    """Write what a run (or a dry run) prints before any job (say).
+
+    Args:
+        cells: the grid's cells by id.
+        pending: (cell_id, impl) of each training job whose result is missing.
+        config: the workflow's config (the protocol job_seconds reads).
+        others: kind -> count of the other jobs (other_seconds).
+        measurements: a measurements.csv path. Where it exists, its rows of ``hostname``
+            scale the model (machine_factors; per api where it has that api's jobs). An
+            unreadable or older table is ignored.
+        hostname: this machine's host name.
+        more: (cell_id, impl) of the jobs a second look may add, stated as a cap.
+
+    Returns:
+        The line; None when nothing is to run.
+    """
     from pathlib import Path
 
     if not pending and not any(others.values()):

@@ -1,6 +1,9 @@
-"""After a failed run: what each failed job's log says went wrong (error_line), the tables
-of the runs that exist (write_partial), and what the terminal is told (report_missing,
-report_failed_tables: the workflow's onerror and onsuccess hooks, workflow/rules/hooks.smk)."""
+"""After a failed run: what went wrong, the tables of the runs that exist, and what to say.
+
+error_line reads a failed job's log; write_partial writes the tables. report_missing and
+report_failed_tables tell the terminal; the workflow's onerror and onsuccess hooks
+(workflow/rules/hooks.smk) call them.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +49,11 @@ STOPPED_EARLY = ("stopped before its first log line (Ctrl-C, or killed, while Py
 
 
 def address_space_limit() -> str:
-    """This process's address-space limit in kB as ``ulimit -v`` prints it ('unlimited')."""
+    """Read this process's address-space limit.
+
+    Returns:
+        The soft limit in kB as ``ulimit -v`` prints it, or 'unlimited'.
+    """
     import resource
 
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
@@ -54,15 +61,23 @@ def address_space_limit() -> str:
 
 
 def error_line(lines: list[str]) -> str:
-    """What a failed job's log says went wrong, in one line.
+    """Say what a failed job's log says went wrong, in one line.
 
-    The chart renderer's failure to reserve its address space (ADDRESS_SPACE), said with its
-    fix; the watchdog's line where it stopped the job (BOUND); else the last exception message line
-    (a TensorFlow error is followed by more stack frames, so the last line is no message), or,
-    where another line names a ROOT_CAUSE the exception does not, 'out of memory: ' and that
-    cause; a log with no exception ends where the job was stopped from outside (Ctrl-C, a
-    kill): 'stopped without an error of its own (Ctrl-C, or killed), after: ' its last line.
-    '' for an empty log.
+    Args:
+        lines: the log's lines.
+
+    Returns:
+        The first that applies:
+
+        - the chart renderer's failure to reserve its address space (ADDRESS_SPACE), with
+          its fix;
+        - the watchdog's line where it stopped the job (BOUND);
+        - '' for an empty log;
+        - the last exception message line (a TensorFlow error is followed by more stack
+          frames, so the log's last line is no message). Where another line names a
+          ROOT_CAUSE the exception does not: 'out of memory: ' and that cause;
+        - without an exception, the job was stopped from outside (Ctrl-C, a kill):
+          STOPPED_FROM_OUTSIDE and the log's last line.
     """
     lines = [line.strip() for line in lines if line.strip()]
     if any(ADDRESS_SPACE.search(line) for line in lines):
@@ -94,10 +109,15 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
             log's error_line) and, when some results exist,
             ``measurements.csv`` and ``summary.csv`` (cells with both implementations only).
         shared: cells.shared_runs of the grid (runs a cell takes from another).
-        blocked: why a result could not be written, for results whose job did not run
-            (obstacles); it is their error_line. A job that left no log: NOT_STARTED.
+        blocked: result path -> why it could not be written, for results whose job did not
+            run (obstacles); it is their error_line. A job that left no log: NOT_STARTED; an
+            empty log: STOPPED_EARLY.
 
-    Returns the missing rows.
+    Returns:
+        The missing rows, missing.csv's columns.
+
+    Raises:
+        ValueError: as load_results raises (e.g. a result that is not valid, or not its cell's).
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -126,8 +146,7 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
 def report_missing(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],
                    shared: dict[tuple[str, str], str] | None = None,
                    blocked: dict[str, str] | None = None, partial: str = PARTIAL) -> pd.DataFrame:
-    """After a run that could not measure every result (failed or blocked jobs): write
-    ``partial`` (write_partial) and say which runs are missing and why.
+    """Write ``partial`` and say which runs are missing and why, after failed or blocked jobs.
 
     Args:
         jobs: every training job of the grid, as write_partial's ``expected``.
@@ -180,8 +199,9 @@ def rule_steps(charts: list[str], peaks: list[tuple[str, str]],
 
 def report_failed_tables(steps: dict[str, tuple[str, str]], since: float,
                          say: Callable[[str], None]) -> list[str]:
-    """After a failed run: the cause of each job of ``steps`` that failed in it, in one line,
-    where Snakemake only says there was an error and names the log.
+    """Say the cause of each job of ``steps`` that failed in a run, in one line each.
+
+    Snakemake only says there was an error and names the log.
 
     Args:
         steps: {name: (log, output)} (rule_steps).

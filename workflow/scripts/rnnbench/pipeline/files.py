@@ -1,7 +1,9 @@
-"""The files a run writes, looked at before any job (rnnbench.pipeline.housekeeping): what
-stops a job from writing its outputs, and whether the tables still describe the result files
-on disk. Kept apart from rnnbench.results.load so that reading the Snakefile does not import
-pandas and scipy."""
+"""The files a run writes, looked at before any job (rnnbench.pipeline.housekeeping).
+
+It says what stops a job from writing its outputs, and whether the tables still describe the
+result files on disk. Kept apart from rnnbench.results.load, so that reading the Snakefile
+does not import pandas and scipy.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +17,18 @@ from typing import Iterable, Iterator
 
 
 def write_if_changed(path: str | Path, text: str) -> bool:
-    """Write ``text`` to ``path`` (its folder made) only when the file does not already hold
-    it, so that its mtime says when the content last changed (a rule's input that changes
-    only when a setting does). Returns whether it wrote."""
+    """Write ``text`` to ``path`` only when the file does not already hold it.
+
+    So its mtime says when the content last changed: a rule's input that changes only when a
+    setting does. The write is atomic (a temporary file, then a rename).
+
+    Args:
+        path: the file; its folder is made.
+        text: the content.
+
+    Returns:
+        Whether it wrote.
+    """
     path = Path(path)
     try:
         if path.read_text() == text:
@@ -32,10 +43,18 @@ def write_if_changed(path: str | Path, text: str) -> bool:
 
 
 def obstacles(paths: list[str]) -> dict[str, str]:
-    """What stops a job from writing each of ``paths`` (relative or absolute): a plain file
-    where one of its folders must be, or a folder where the file must be. Snakemake itself
-    stops with a traceback on such a path, even with --keep-going. Returns {path: "X is a
-    file where a folder must be"} for the blocked paths only; folders are looked at once."""
+    """Find what stops a job from writing each of ``paths``.
+
+    Snakemake itself stops with a traceback on such a path, even with --keep-going.
+
+    Args:
+        paths: the outputs, relative or absolute.
+
+    Returns:
+        {path: why} for the blocked paths only: a plain file (or a broken link) where one of
+        its folders must be ("X is a file where a folder must be"), or a folder where the
+        file must be. Each folder is looked at once.
+    """
     blocked, seen = {}, {}
 
     def why(folder: str) -> str | None:  # once per folder
@@ -61,9 +80,15 @@ def obstacles(paths: list[str]) -> dict[str, str]:
 
 
 def listed_results(measurements: str | Path) -> dict[str, str | None]:
-    """The result files a measurements.csv was built from (its ``path`` column), each with
-    its bytes' sha256 when read (its ``sha256`` column; None where absent); empty when the
-    table does not exist."""
+    """List the result files a measurements.csv was built from.
+
+    Args:
+        measurements: the table's path.
+
+    Returns:
+        {path: its bytes' sha256 when read}, from the ``path`` and ``sha256`` columns (None
+        where absent); empty when the table does not exist.
+    """
     import csv
 
     if not Path(measurements).exists():
@@ -74,8 +99,17 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
 
 
 def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
-    """The ``columns`` a CSV table's header lacks (a table written by an older version of the
-    workflow, before an axis existed); empty when it has them all or does not exist."""
+    """List the ``columns`` a CSV table's header lacks.
+
+    A table written by an older version of the workflow, before an axis existed, lacks some.
+
+    Args:
+        table: the CSV file.
+        columns: the columns wanted.
+
+    Returns:
+        The lacking ones; empty when it has them all or does not exist.
+    """
     import csv
 
     if not Path(table).exists():
@@ -86,11 +120,19 @@ def missing_columns(table: str | Path, columns: list[str]) -> list[str]:
 
 
 def changed_results(listed: dict[str, str | None]) -> dict[str, str]:
-    """{path: ``gone`` or ``changed``} of the result files a measurements.csv lists
-    (``listed``: listed_results) that are no longer on disk as it read them: gone, or their
-    bytes changed since (an edit that kept the file's time, as ``cp -p`` or ``rsync -a`` do,
-    which Snakemake's time check misses). Each listed file is read and hashed once per run:
-    stale_records and damaged_results take this mapping."""
+    """Find the listed result files no longer on disk as the table read them.
+
+    A changed file's edit may have kept its time, as ``cp -p`` or ``rsync -a`` do, which
+    Snakemake's time check misses. Each listed file is read and hashed once per run:
+    stale_records and damaged_results take this mapping.
+
+    Args:
+        listed: listed_results of a measurements.csv.
+
+    Returns:
+        {path: ``gone`` or ``changed``}; a file without a recorded sha256 is only checked to
+        exist.
+    """
     out = {}
     for path, sha256 in listed.items():
         if not Path(path).exists():
@@ -101,21 +143,34 @@ def changed_results(listed: dict[str, str | None]) -> dict[str, str]:
 
 
 def stale_records(changed: dict[str, str]) -> list[str]:
-    """Why a measurements.csv (and the tables built with it) no longer describes the result
-    files on disk: one line per file of ``changed`` (changed_results). Empty when it does, or
-    when the table does not exist."""
+    """Say why a measurements.csv (and its tables) no longer describes the result files.
+
+    Args:
+        changed: changed_results.
+
+    Returns:
+        One line per file; empty when it still does, or when the table does not exist.
+    """
     return [f"{path} is gone" if how == "gone" else f"{path} changed since it was aggregated"
             for path, how in changed.items()]
 
 
 def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
                     changed: dict[str, str]) -> dict[str, str]:
-    """{path: why} of the result files among ``paths`` that exist but hold no result record
-    (not JSON, not UTF-8, or JSON without a ``schema_version``: cut short, overwritten by
-    hand). Only files a measurements.csv does not list as they are are read (``listed``:
-    listed_results; ``changed``: changed_results): a listed, unchanged file was read whole
-    when aggregated. Such a file is set aside and measured again, as a missing one is
-    (housekeeping.set_aside_damaged_results)."""
+    """Find result files that exist but hold no result record (cut short, overwritten).
+
+    Only files a measurements.csv does not list as they are are read: a listed, unchanged
+    file was read whole when aggregated. A damaged file is set aside and measured again, as
+    a missing one is (housekeeping.set_aside_damaged_results).
+
+    Args:
+        paths: the grid's result files.
+        listed: listed_results.
+        changed: changed_results.
+
+    Returns:
+        {path: why}: not JSON or not UTF-8, or JSON without a ``schema_version``.
+    """
     import json
 
     out = {}
@@ -134,9 +189,14 @@ def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
 
 @contextmanager
 def all_or_nothing(paths: Iterable[Path]) -> Iterator[None]:
-    """Files and folders ``paths`` put back as they were (a missing one removed again) if the
-    block raises, then the exception raised on: what writes a committed run (rnnbench
-    reference) never leaves it half replaced."""
+    """Put ``paths`` back as they were if the block raises, then raise on.
+
+    So what writes a committed run (rnnbench reference) never leaves it half replaced. The
+    copies are kept in a temporary folder, removed at the end.
+
+    Args:
+        paths: files and folders; one missing before the block is removed again.
+    """
     backup = Path(tempfile.mkdtemp(prefix="rnnbench-backup-"))
     saved = {}
     for number, path in enumerate(paths):

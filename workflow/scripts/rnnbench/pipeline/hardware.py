@@ -1,10 +1,10 @@
 """What the machine that plans a run has, and whether the jobs run on it.
 
-Checked before any job, dry runs included (common.smk): gpu_names lists the NVIDIA GPUs the
-driver shows, with no framework imported; invocation says where this Snakemake's jobs
-would run, and whether it runs any; check_device refuses ``device: gpu`` for a local run on
-a machine without one, which Snakemake alone would fail at the first training job.
-Standard library, and Snakemake's parser where invocation runs.
+Checked before any job, dry runs included (common.smk). gpu_names lists the NVIDIA GPUs the
+driver shows, with no framework imported. invocation says where this Snakemake's jobs would
+run, and whether it runs any. check_device refuses ``device: gpu`` for a local run on a
+machine without one; Snakemake alone would fail at the first training job. Standard
+library, and Snakemake's parser where invocation runs.
 """
 
 from __future__ import annotations
@@ -20,9 +20,17 @@ LOCAL_EXECUTORS = ("local", "dryrun", "touch")
 
 def gpu_names(proc: str | Path = "/proc/driver/nvidia/gpus",
               environ: Mapping[str, str] = os.environ) -> list[str]:
-    """The NVIDIA GPUs of this machine: one entry per folder of ``proc`` (the driver's), or
-    per ``GPU <n>: <name>`` line of ``nvidia-smi -L`` where that folder is absent (a
-    container without /proc/driver); [] without a driver or a GPU."""
+    """List the NVIDIA GPUs of this machine, with no framework imported.
+
+    Args:
+        proc: the driver's folder of GPUs.
+        environ: the environment whose PATH finds nvidia-smi.
+
+    Returns:
+        One entry per folder of ``proc``, or, where that folder is absent (a container
+        without /proc/driver), per ``GPU <n>: <name>`` line of ``nvidia-smi -L``. [] without
+        a driver or a GPU.
+    """
     folder = Path(proc)
     if folder.is_dir():
         return sorted(path.name for path in folder.iterdir())
@@ -48,11 +56,16 @@ and the workflow must not change results/ for it either."""
 
 
 class Invocation(NamedTuple):
-    """What a Snakemake command line asks for: ``executor`` (``local`` where it names none,
-    ``dryrun`` never: a dry run names the executor its real run would use), ``executes``
-    (False for -n, --summary, --dag, --report, --lint and the other INSPECTING options),
-    ``report`` (--report, as Snakemake parsed it) and ``set_resources`` (--set-resources:
-    {rule: {resource: value}})."""
+    """What a Snakemake command line asks for.
+
+    Attributes:
+        executor: ``local`` where it names none; never ``dryrun``: a dry run names the
+            executor its real run would use.
+        executes: False for -n, --summary, --dag, --report, --lint and the other INSPECTING
+            options.
+        report: --report, as Snakemake parsed it.
+        set_resources: --set-resources, {rule: {resource: value}}.
+    """
     executor: str
     executes: bool
     report: bool = False
@@ -101,9 +114,13 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
 
 
 def check_device(device: str, local: bool, gpus: list[str] | None = None) -> None:
-    """Refuse ``device: gpu`` for a local run on a machine whose driver shows no GPU
-    (``gpus``; None: gpu_names, asked only for such a run). A cluster run (``local`` false)
-    is not checked here: its nodes are not this machine.
+    """Refuse ``device: gpu`` for a local run on a machine whose driver shows no GPU.
+
+    Args:
+        device: the config's ``device``.
+        local: whether the jobs run on this machine; a cluster run is not checked here, as
+            its nodes are not this machine.
+        gpus: this machine's GPUs; None: gpu_names, asked only for a local gpu run.
 
     Raises:
         ValueError: naming the key, the value, how to check and what to do.

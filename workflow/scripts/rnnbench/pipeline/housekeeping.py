@@ -1,15 +1,19 @@
-"""What the workflow does to the results tree while its Snakefile is read, before any job, and
-when a run succeeds (workflow/rules/hooks.smk calls each).
+"""What the workflow does to the results tree before any job, and when a run succeeds.
 
-Before any job: outputs that a file in the way blocks (blocked_results), results that are not
-valid and tables that no longer describe the results on disk set aside
-(set_aside_damaged_results, set_aside_stale_tables), FINDINGS' settings written
-(write_findings_settings), a report's grid checked (check_report_grid), and how long the run
-will take here (estimate_line). A command that runs no job (-n, --summary, --report) changes
-nothing on disk: given ``dry_run`` each step only says what a run would do, and returns whether
-a run would do something the dry run did not, so that the dry run's plan shows the rules after
-it (planned). Paths are relative to the working directory, as Snakemake's are; messages go to
-``say``, one line each (the workflow prints them on standard error).
+workflow/rules/hooks.smk calls each. Before any job, while the Snakefile is read:
+
+- outputs that a file in the way blocks (blocked_results);
+- invalid results and stale tables set aside (set_aside_damaged_results,
+  set_aside_stale_tables);
+- FINDINGS' settings written (write_findings_settings);
+- a report's grid checked (check_report_grid);
+- how long the run will take here (estimate_line).
+
+A command that runs no job (-n, --summary, --report) changes nothing on disk. Given
+``dry_run``, each step only says what a run would do. It returns whether a run would do
+something the dry run did not, so the dry run's plan shows the rules after it (planned).
+Paths are relative to the working directory, as Snakemake's are. Messages go to ``say``, one
+line each (the workflow prints them on standard error).
 
 No pandas, as in rnnbench.pipeline.files: the terminal reports after a failure, which read the
 results, are rnnbench.pipeline.failures'.
@@ -96,15 +100,13 @@ def blocked_results(jobs: list[tuple[str, str, str]], others: list[str],
 
 def stale_tables(changed: dict[str, str], columns: Iterable[str],
                  tables: dict[str, str] = TABLES, unlooked: bool = False) -> list[str]:
-    """Why the tables no longer describe the results on disk.
+    """Say why the tables no longer describe the results on disk.
 
-    A listed result file is gone (deleted by hand) or changed since it was aggregated
-    (stale_records), measurements.csv lacks a column (written by an older workflow), it is
-    missing beside other tables (a failed aggregation), or the tables were made before the
-    first look that more_repeats asks for. Snakemake alone may then say "Nothing to be done"
-    or leave them in place (a job that depends on a checkpoint not yet run is not re-run by
-    its changed inputs). Tables of another grid are not stale: a run of this grid rewrites
-    them.
+    Reasons: a listed result file is gone or changed since it was aggregated (stale_records);
+    measurements.csv lacks a column (an older workflow's); it is missing beside other tables
+    (a failed aggregation); or the tables were made before the first look more_repeats asks
+    for. Snakemake alone may then say "Nothing to be done" or leave them in place. Tables of
+    another grid are not stale: a run of this grid rewrites them.
 
     Args:
         changed: {path: ``gone`` or ``changed``} (rnnbench.pipeline.files.changed_results).
@@ -130,10 +132,10 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
 def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
                               changed: dict[str, str], dry_run: bool, say: Say,
                               folder: str = STALE) -> dict[str, str]:
-    """Move each result file that holds no result record aside, so that the run measures it again.
+    """Move aside each result file that holds no result record, so the run measures it again.
 
-    A damaged file (rnnbench.pipeline.files.damaged_results: cut short, overwritten) is handled
-    as a missing one: moved below ``folder`` (same path below it, never deleted).
+    A damaged file (files.damaged_results: cut short, overwritten) is handled as a missing
+    one. It is moved below ``folder`` (same path below it), never deleted.
 
     Args:
         results: the grid's training results (relative paths).
@@ -165,13 +167,16 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
 def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,
                            say: Say, tables: dict[str, str] = TABLES, plots: str = PLOTS,
                            folder: str = STALE, unlooked: bool = False) -> bool:
-    """Move the tables and charts aside where stale_tables says why, so that the run measures
-    what is missing and aggregates again: they never report a run not on disk as it was read.
+    """Move the tables and charts aside where stale_tables says why.
+
+    The run then measures what is missing and aggregates again. So the tables never report a
+    run not on disk as it was read.
 
     Args:
         changed: {path: ``gone`` or ``changed``} (set_aside_damaged_results' return).
         columns: the columns measurements.csv must have (stale_tables).
-        dry_run: True for a command that runs no job: it moves nothing and says what a run would.
+        dry_run: True for a command that runs no job: it moves nothing and says what a run
+            would.
         say: where the line goes.
         tables: the tables by name (layout.TABLES).
         plots: the charts' folder.
@@ -215,7 +220,8 @@ def write_findings_settings(config: dict, dry_run: bool, say: Say,
 
     Args:
         config: the validated config.
-        dry_run: True for a command that runs no job: it writes nothing and names a changed file.
+        dry_run: True for a command that runs no job: it writes nothing and names a changed
+            file.
         say: where the line goes.
         path: the settings file.
 
@@ -234,7 +240,7 @@ def write_findings_settings(config: dict, dry_run: bool, say: Say,
 
 
 def findings_settings(dry_run: bool, path: str = FINDINGS_SETTINGS) -> str | list[str]:
-    """Rule findings' settings input.
+    """Give rule findings' settings input.
 
     Args:
         dry_run: True for a command that runs no job (write_findings_settings wrote nothing).
@@ -247,9 +253,10 @@ def findings_settings(dry_run: bool, path: str = FINDINGS_SETTINGS) -> str | lis
 
 
 def planned(step: str, steps: list[str]) -> list[str]:
-    """The placeholder input of a rule that a run redoes after ``step``, a step done before any
-    job; rule plan_only stands for it in a dry run's plan (Snakemake has no --forcerun to set
-    while the Snakefile is read).
+    """Give the placeholder input of a rule that a run redoes after a step done before any job.
+
+    Rule plan_only stands for it in a dry run's plan: Snakemake has no --forcerun to set while
+    the Snakefile is read.
 
     Args:
         step: the step (a function's name: set_aside_stale_tables, write_findings_settings).
@@ -307,7 +314,7 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
                   others: dict[str, list[str]], charts: int,
                   tables: dict[str, str] = TABLES,
                   more: list[tuple[str, str, str]] = ()) -> str | None:
-    """How long the run will take here, said before any job (a dry run says it too).
+    """Say how long the run will take here, before any job (a dry run says it too).
 
     Args:
         cells: the grid's cells by id.
@@ -335,8 +342,10 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
 
 def after_success(results: list[str], dropped_charts: Iterable[str],
                   partial: str = PARTIAL) -> list[Path]:
-    """Clean up after a run that succeeded: ``partial`` goes once every result exists, and
-    results/plots/ keeps the current config's charts only.
+    """Clean up after a run that succeeded.
+
+    ``partial`` goes once every result exists, and results/plots/ keeps the current config's
+    charts only.
 
     Args:
         results: the grid's training results.

@@ -19,8 +19,13 @@ from rnnbench.grid.plan import charted_ablation_axes, charts_apis, ratio_axes
 
 
 class Grid(NamedTuple):
-    """What decides a grid's charts: its cells (cells.cells' values), the TensorFlow versions
-    they run at, and the config's ``api`` list."""
+    """What decides a grid's charts.
+
+    Attributes:
+        cells: the grid's cells (cells.cells' values).
+        tf_versions: the TensorFlow versions they run at.
+        apis: the config's ``api`` list.
+    """
 
     cells: list
     tf_versions: list
@@ -138,19 +143,28 @@ ALL_CHARTS = tuple(name for chart in CHARTS for name in chart.names)
 
 
 def plots(cells: Iterable[dict], tf_versions: Iterable[str], apis: Iterable[str]) -> list[str]:
-    """The charts of a grid, in CHARTS' order.
+    """List the charts of a grid, in CHARTS' order.
 
     Args:
         cells: the grid's cells (cells.cells' values).
         tf_versions: the TensorFlow versions the cells run at.
         apis: the config's ``api`` list.
+
+    Returns:
+        The chart names (a family's as prefix + axis).
     """
     grid = Grid(list(cells), list(tf_versions), list(apis))
     return [name for chart in CHARTS for name in chart.gets(grid)]
 
 
 def chart_of(name: str) -> tuple[Chart, str | None]:
-    """The kind of chart ``name`` and its family's axis (None for a single chart).
+    """Find the kind of chart ``name``.
+
+    Args:
+        name: a chart name, e.g. ``setup_time`` or ``ablation_unroll``.
+
+    Returns:
+        The kind, and its family's axis (None for a single chart).
 
     Raises:
         ValueError: for a name no kind takes, naming the known ones.
@@ -162,14 +176,31 @@ def chart_of(name: str) -> tuple[Chart, str | None]:
 
 
 def draw_function(chart: Chart) -> Callable:
-    """The function that draws ``chart`` (imported now: the plotting modules load Altair)."""
+    """Import and return the function that draws ``chart``.
+
+    Imported only now, as the plotting modules load Altair.
+
+    Args:
+        chart: the chart kind; its ``draw`` names the function.
+
+    Returns:
+        The function.
+    """
     module, function = chart.draw.rsplit(".", 1)
     return getattr(importlib.import_module(f"rnnbench.report.{module}"), function)
 
 
 def plot_rst(width: int = 96) -> str:
-    """workflow/report/plot.rst: each chart's caption, chosen by the chart wildcard (Jinja2,
-    as Snakemake's report renders a caption)."""
+    """Write the text of workflow/report/plot.rst: each chart's caption.
+
+    The chart wildcard chooses the caption (Jinja2, as Snakemake's report renders a caption).
+
+    Args:
+        width: the line width the captions are wrapped to, characters.
+
+    Returns:
+        The file's text.
+    """
     import textwrap
 
     out = []

@@ -1,10 +1,10 @@
 """Altair charts: one function per chart, each taking tidy tables and returning an alt.Chart.
 
-This module holds the charts every grid gets, the one entry point rule plot calls
-(build_chart, which reads the registry: chartlist.CHARTS) and save_chart; the charts of what a
-grid varies are in charts_varied.py, their common parts in chart_parts.py. Every chart facets by the grid axes that are not on its
-x axis, through a ``variant`` label (cell, batch_size, num_units, input_dim), so a grid over
-more than max_len and sequence_length stays readable.
+This module holds the charts every grid gets, and save_chart. It also holds build_chart, the
+one entry point rule plot calls; it reads the registry, chartlist.CHARTS. The charts of what a
+grid varies are in charts_varied.py, their common parts in chart_parts.py. Every chart facets
+by the grid axes not on its x axis, through a ``variant`` label (cell, batch_size, num_units,
+input_dim). So a grid over more than max_len and sequence_length stays readable.
 """
 
 from __future__ import annotations
@@ -21,9 +21,17 @@ from rnnbench.report.chartlist import chart_of, draw_function
 
 
 def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Median setup seconds (graph construction + session setup + first step; for Keras
-    tracing + model setup + first call) against max_len, per implementation, with 95 %
-    t-intervals over repeats (fresh processes); log y axis."""
+    """Chart median setup seconds against max_len, per implementation; log y axis.
+
+    Setup is graph construction + session setup + first step (Keras: tracing + model setup +
+    first call). Bars: 95 % t-intervals over repeats (fresh processes).
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
+    """
     data = long_form(summary, "setup_s")
     # the phases in the subtitle: as the y title, repeated per row, two apis' words
     # overlapped the next row's
@@ -33,7 +41,16 @@ def setup_time_chart(summary: pd.DataFrame) -> alt.Chart:
 
 
 def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Median steady-state steps/s against max_len, per implementation and sequence_length."""
+    """Chart median steady-state steps/s against max_len, per implementation.
+
+    One panel per sequence_length and cell variant.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
+    """
     data = long_form(summary, "steps_per_s")
     return geomean_with_interval(data, "steps/s", log_scale=False).properties(
         title=alt.Title(f"Steady-state speed, {step_words(summary)}s per second",
@@ -41,9 +58,19 @@ def steps_per_s_chart(summary: pd.DataFrame) -> alt.Chart:
 
 
 def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
-    """Total wall time against training steps per implementation, one panel per cell, with
-    the break-even step (where static's total drops below dynamic's for good) as a rule and
-    its 95 % Fieller interval over repeats as a grey band (to the panel's edge: up to never)."""
+    """Chart total wall time against training steps per implementation, one panel per cell.
+
+    A rule marks the break-even step, where static's total drops below dynamic's for good. A
+    grey band is its 95 % Fieller interval over repeats; to the panel's edge when it reaches
+    never.
+
+    Args:
+        cumulative: cumulative_time.csv: per cell, implementation and step count, total_s, with
+            breakeven_steps and its breakeven_steps_ci_low, _ci_high (inf: never).
+
+    Returns:
+        The chart.
+    """
     horizon = cumulative.groupby("cell_id")["steps"].transform("max")
     data = cumulative.assign(
         panel=variant(cumulative) + ", sequence_length " + cumulative["sequence_length"].astype(str),
@@ -77,9 +104,18 @@ def cumulative_time_chart(cumulative: pd.DataFrame) -> alt.Chart:
 
 
 def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Median achieved GFLOP/s (flop.step_flop / median step) against max_len per
-    implementation, with 95 % intervals, and the device's matmul rate (rule peak) as a
-    dashed line: how far each implementation is from what the device's matmuls can do."""
+    """Chart median achieved GFLOP/s against max_len per implementation, with 95 % intervals.
+
+    Achieved is flop.step_flop / median step. A dashed line is the device's matmul rate (rule
+    peak); a rate above it is flagged 'above peak'.
+
+    Args:
+        summary: summary.csv, one row per cell, with achieved_flop_per_s (and its interval)
+            and peak_flop_per_s.
+
+    Returns:
+        The chart.
+    """
     data = long_form(summary, "achieved_flop_per_s")
     data[["geomean", "ci_low", "ci_high"]] /= 1e9
     # each cell's peak: rule peak's at its intra-op threads (one line per panel)
@@ -102,8 +138,18 @@ def roofline_chart(summary: pd.DataFrame) -> alt.Chart:
 
 
 def ratio_heatmap_chart(summary: pd.DataFrame) -> alt.Chart:
-    """static/dynamic ratio of median setup time and of median step time over the grid
-    (max_len x sequence_length); above 1 means static is slower. Log colour scale centred on 1."""
+    """Chart static / dynamic ratios of median setup and step time over the grid.
+
+    One panel per quantity and variant, its cells max_len x sequence_length. Above 1 means
+    static is slower. Log colour scale centred on 1; a ratio whose 95 % interval holds 1 is
+    grey, its number starred.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
+    """
     frames = []
     for metric, label in (("setup_s", "setup time ratio"), ("median_step_s", "step time ratio")):
         frames.append(pd.DataFrame({
@@ -158,12 +204,21 @@ SETUP_PARTS = ("graph_construction_s", "init_s", "optimisation_s",
 
 
 def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Where the setup goes: per cell and implementation, stacked bars of the geometric means
-    over repeats (seconds) of graph construction (Keras: tracing), session setup (Keras: model
-    setup), Grappler's graph optimisation timed alone (compat_v1 with grappler_alone; for
-    jax_scan the XLA compilation) and the rest of the first step (not split where the
-    optimisation was not timed alone: the Keras apis); one row of panels per variant,
-    one group of bars per max_len and sequence_length, static and dynamic side by side."""
+    """Chart where the setup goes: stacked bars of its phases per cell and implementation.
+
+    The bars are geometric means over repeats (seconds) of the phases in SETUP_PARTS:
+    graph construction (Keras: tracing), session setup (Keras: model setup), graph
+    optimisation timed alone (compat_v1 with grappler_alone; jax_scan: XLA compilation) and
+    the rest of the first step. Where the optimisation was not timed alone (the Keras apis),
+    the first step is not split. One row of panels per variant; one group of bars per max_len
+    and sequence_length, static and dynamic side by side.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
+    """
     frames = []
     for part in SETUP_PARTS:
         for impl in ("static", "dynamic"):
@@ -200,8 +255,16 @@ def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
 
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
                 runs: pd.DataFrame | None = None) -> alt.Chart:
-    """The chart called ``name`` (chartlist.ALL_CHARTS), drawn by its kind's function from the
-    tables it names; ``runs`` (measurements.csv) for the crossover chart.
+    """Draw the chart called ``name`` by its kind's function, from the tables it names.
+
+    Args:
+        name: a chart name (chartlist.ALL_CHARTS).
+        summary: summary.csv, one row per cell.
+        cumulative: cumulative_time.csv.
+        runs: measurements.csv, one row per run; needed by the crossover chart only.
+
+    Returns:
+        The chart.
 
     Raises:
         ValueError: for an unknown chart name.
@@ -213,7 +276,12 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
 
 
 def save_chart(chart: alt.Chart, html_path: str, svg_path: str) -> None:
-    """Save ``chart`` as self-contained HTML (Vega libraries inlined, opens offline) and as SVG
-    (rendered by vl-convert)."""
+    """Save ``chart`` as self-contained HTML and as SVG.
+
+    Args:
+        chart: the chart.
+        html_path: the HTML file; Vega libraries inlined, so it opens offline.
+        svg_path: the SVG file, rendered by vl-convert.
+    """
     chart.save(html_path, inline=True)
     chart.save(svg_path)

@@ -24,9 +24,18 @@ def _max_lens(low: float, high: float) -> np.ndarray:
 
 
 def crossover_table(pair: dict, summary: pd.DataFrame) -> pd.DataFrame:
-    """The model's static/dynamic step ratio over _max_lens x FRACTIONS for each batch_size
-    and num_units of the fit's runs (``kind`` 'model', with the rectangle's edges x, x2, y,
-    y2), and the measured cells of ``summary`` in its group (``kind`` 'measured')."""
+    """Tabulate the model's static / dynamic step ratio, and the measured cells, for one group.
+
+    Args:
+        pair: the group's fit, {impl: Fit} (costmodel.fit.fit_groups).
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        One row per point, by ``kind``. 'model': the predicted ratio over _max_lens x
+        FRACTIONS for each batch_size and num_units, with the rectangle's edges x, x2, y, y2.
+        'measured': the group's unablated cells of ``summary``. 'edge': the fitted max_len
+        range's ends. Column ``shape`` names the panel; ratio is clipped to RATIO_DOMAIN.
+    """
     static = pair["static"]
     lens = _max_lens(*static.ranges["max_len"])
     edges = np.sqrt(lens[1:] * lens[:-1])
@@ -63,10 +72,19 @@ def crossover_table(pair: dict, summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def crossover_chart(summary: pd.DataFrame, runs: pd.DataFrame) -> alt.Chart:
-    """The crossover chart of the run's one fitted group (crossover_table), one panel per
-    batch_size and num_units; a chart that says why where no model can be fitted, or where
-    the grid does not part static_rnn's conds from its computed steps (max_len must vary
-    apart from the length)."""
+    """Chart the crossover map of the run's one fitted group, per batch_size and num_units.
+
+    Where no model can be fitted, or there is more than one group, or the grid does not part
+    static_rnn's conds from its computed steps (max_len must vary apart from the length), the
+    chart is one line saying why. docs/cost-model.md describes the model.
+
+    Args:
+        summary: summary.csv, one row per cell.
+        runs: measurements.csv, one row per run, which the model is fitted to.
+
+    Returns:
+        The chart.
+    """
     pairs = fit_groups(runs)
     if len(pairs) != 1 or "per_passed" not in pairs[0]["static"].terms:
         why = ("no cost model: " + ("the grid does not vary max_len apart from the length"

@@ -1,7 +1,8 @@
-"""The charts of what a grid varies (chartlist.CHARTS names when a grid gets each): one per ablation axis, the apis
-side by side, the TensorFlow versions, the static/dynamic ratios against a numeric axis, and
-the unroll spectrum of jax_scan cells. One function per chart, each taking the summary table
-and returning an alt.Chart.
+"""The charts of what a grid varies; chartlist.CHARTS says when a grid gets each.
+
+One per ablation axis, the apis side by side, the TensorFlow versions, the static/dynamic
+ratios against a numeric axis, and the unroll spectrum of jax_scan cells. One function per
+chart, each taking the summary table and returning an alt.Chart.
 """
 
 from __future__ import annotations
@@ -22,10 +23,18 @@ ABLATION_METRICS = {**SETUP_AND_STEP, "mean_step_s": "mean step (s)"}
 
 
 def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
-    """One ablation axis (a key of axes.ABLATION_DEFAULTS): median setup, median step and
-    mean step seconds (total / steps: what a loop timed as a whole reports) against the
-    axis's values, per implementation, with 95 % t-intervals over repeats (fresh processes); one row
-    per base cell, only the cells that differ from it in this axis alone.
+    """Chart one ablation axis: setup and step seconds against its values, per implementation.
+
+    Quantities: median setup, median step, and mean step (total / steps: what a loop timed as
+    a whole reports). Bars: 95 % t-intervals over repeats (fresh processes). One row per base
+    cell, with only the cells that differ from it in this axis alone.
+
+    Args:
+        summary: summary.csv, one row per cell.
+        axis: the ablation axis, a key of axes.ABLATION_DEFAULTS.
+
+    Returns:
+        The chart; the axis's first value is the reference.
 
     Raises:
         ValueError: for an axis that is not an ablation axis, or a summary whose cells do not
@@ -62,12 +71,19 @@ def ablation_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
 
 
 def api_chart(summary: pd.DataFrame) -> alt.Chart:
-    """Per api (x, in axes.API_SUFFIXES' order) and implementation (colour, side by side):
-    median setup seconds (for the keras apis: tracing, the first call's compilation and
-    step, and model setup) and median step seconds, with 95 % t-intervals over repeats; one
-    row per cell variant, max_len and sequence_length. Cells with ablations are left out.
-    (Earlier the x axis was max_len with a line dash per api: on a grid of one max_len, as
-    presets/keras-cpu.yaml, every api stood on one x, and the apis could not be told apart.)
+    """Chart median setup and step seconds per api and implementation, side by side.
+
+    x: the api, in axes.API_SUFFIXES' order; colour: the implementation. Setup for the keras
+    apis is tracing, the first call's compilation and step, and model setup. Bars: 95 %
+    t-intervals over repeats. One row per cell variant, max_len and sequence_length. Cells
+    with ablations are left out. The api is on x, not max_len, so a grid of one max_len
+    (presets/keras-cpu.yaml) still tells the apis apart.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
 
     Raises:
         ValueError: if the summary holds fewer than two apis.
@@ -100,10 +116,17 @@ def api_chart(summary: pd.DataFrame) -> alt.Chart:
 
 
 def tf_version_chart(summary: pd.DataFrame) -> alt.Chart:
-    """The same cells in each TensorFlow version: per implementation (colour), median setup
-    seconds, median step seconds and the static / dynamic step-time ratio against tf_version,
-    with 95 % t-intervals over repeats; one row per cell (without its version) and column per
-    quantity. Cells with ablations are left out.
+    """Chart the same cells in each TensorFlow version, per implementation.
+
+    Quantities, against tf_version: median setup seconds, median step seconds and the static /
+    dynamic step-time ratio. Bars: 95 % t-intervals over repeats. One row per cell (without
+    its version), one column per quantity. Cells with ablations are left out.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
 
     Raises:
         ValueError: if the summary holds fewer than two TensorFlow versions.
@@ -145,10 +168,17 @@ RATIO_OF = {"setup_s": "setup", "median_step_s": "median step"}
 
 
 def ratio_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
-    """The static/dynamic ratio of the median setup and of the median step, with 95 %
-    intervals, against ``axis`` (one of axes.NUMERIC_AXES; log x at the grid's values, one
-    shared log y with a rule at 1), one panel per combination of the other axes the grid
-    varies; the cells without ablations only.
+    """Chart the static / dynamic ratios of median setup and median step against ``axis``.
+
+    Bars: 95 % intervals. Log x at the grid's values; one shared log y, with a rule at 1. One
+    panel per combination of the other axes the grid varies. Cells without ablations only.
+
+    Args:
+        summary: summary.csv, one row per cell.
+        axis: one of axes.NUMERIC_AXES.
+
+    Returns:
+        The chart.
 
     Raises:
         ValueError: for an axis not in axes.NUMERIC_AXES, or one the summary does not vary.
@@ -189,9 +219,16 @@ def ratio_chart(summary: pd.DataFrame, axis: str) -> alt.Chart:
 
 
 def jax_unroll_chart(summary: pd.DataFrame) -> alt.Chart:
-    """The unroll spectrum of the jax_scan cells (tables.unroll_table): tracing, XLA
-    compilation and the median step (seconds, geometric means over repeats; log y) against
-    the scan's unroll factor (log x, 1: dynamic's loop), one panel per cell shape.
+    """Chart the unroll spectrum of the jax_scan cells (tables.unroll_table).
+
+    Tracing, XLA compilation and the median step (seconds, geometric means over repeats; log
+    y) against the scan's unroll factor (log x; 1: dynamic's loop). One panel per cell shape.
+
+    Args:
+        summary: summary.csv, one row per cell.
+
+    Returns:
+        The chart.
 
     Raises:
         ValueError: for a summary without jax_scan cells.

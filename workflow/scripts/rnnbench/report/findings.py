@@ -1,9 +1,9 @@
-"""results/FINDINGS.md in Markdown, written only from measured tables: every number and every
-verdict below comes from summary.csv and measurements.csv through rnnbench.stats.tables (claim
-verdicts: tables.verdict, at the config's practical margin: intervals.decide), nothing is
-written by hand.
-The sections for one api or question are rnnbench.report.sections'; numbers are written as
-rnnbench.stats.formats writes them.
+"""results/FINDINGS.md in Markdown, written only from measured tables.
+
+Every number and verdict comes from summary.csv and measurements.csv through
+rnnbench.stats.tables; nothing is written by hand. Claim verdicts are tables.verdict's, at the
+config's practical margin (intervals.decide). The sections for one api or question are
+rnnbench.report.sections'; numbers are written as rnnbench.stats.formats writes them.
 """
 
 from __future__ import annotations
@@ -30,8 +30,15 @@ from rnnbench.grid.vocabulary import API_WORDS
 
 
 def claim_source(claim: dict) -> str:
-    """Who made a claim, from its ``seed`` field: "000, blog post 'X'" -> "the blog post 'X'";
-    a user's words as they are ("a user's claim"); a bare number "000" -> "seed 000"."""
+    """Say who made a claim, from its ``seed`` field.
+
+    Args:
+        claim: a config claim, with field ``seed``.
+
+    Returns:
+        "000, blog post 'X'" -> "the blog post 'X'"; words starting with an article as they
+        are ("a user's claim"); a bare number "000" -> "seed 000"; empty: "an unnamed source".
+    """
     seed = _one_line(claim["seed"])  # whatever the config held
     words = re.sub(r"^\d+(, )?", "", seed)
     if not seed:
@@ -73,14 +80,24 @@ def _why_inconclusive(row: pd.Series, margin: float) -> str:
 
 def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str],
                 margin: float) -> list[str]:
-    """FINDINGS' first section: per claim, who claimed it (its figures are theirs, not ours),
-    then short sentences: per api, the verdicts over the cells without an ablation (counts
-    and the range of ratios: the unrolled variant over the loop, vocabulary.API_WORDS), the
-    claim's figure against our intervals, and the cause where the grid isolates one: an
-    ablation under which the verdict changes, with the share of the log-ratio gap to the
-    claim's figure it closes where the intervals decide it (tables.decided_gap_share).
+    """Write FINDINGS' first section, the bottom line of each ratio claim.
 
-    ``table``: tables.claim_table at ``margin``; ``labels``: tables.cell_labels."""
+    Per claim: who claimed it (its figures are theirs, not ours). Then, per api: the verdicts
+    over the cells without an ablation (counts, and the range of ratios: the unrolled variant
+    over the loop, vocabulary.API_WORDS), and the claim's figure against our intervals. Then
+    the cause where the grid isolates one: an ablation under which the verdict changes. Where
+    the intervals decide it, the share of the log-ratio gap to the claim's figure it closes
+    (tables.decided_gap_share).
+
+    Args:
+        table: tables.claim_table at ``margin``.
+        claims: the config's ratio claims; a claim without rows in ``table`` is skipped.
+        labels: cell id -> its name (tables.cell_labels).
+        margin: the config's practical margin.
+
+    Returns:
+        Markdown list lines.
+    """
     lines = []
     for claim in claims:
         rows = table[table["claim"] == claim["id"]]
@@ -199,14 +216,20 @@ def _count(verdicts: pd.Series, units: tuple[str, str] = ("cell", "cells")) -> s
 
 
 def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
-    """Sentences on what each ablation changes, per cell with ablation twins (named by
-    ``labels``, tables.cell_labels; by id without).
+    """Say what each ablation changes, per cell with ablation twins.
 
     A twin is a cell equal to a base cell (all ablations at TensorFlow's defaults) except its
     ablations. With a seed figure f, the share of the gap explained is
-    (log r_twin - log r_base) / (log f - log r_base): 1 means the ablation alone moves our
-    ratio to the claim's; given only where the intervals decide it
+    (log r_twin - log r_base) / (log f - log r_base). 1 means the ablation alone moves our
+    ratio to the claim's. It is given only where the intervals decide it
     (tables.decided_gap_share).
+
+    Args:
+        table: rows of tables.claim_table.
+        labels: cell id -> its name (tables.cell_labels); None names cells by id.
+
+    Returns:
+        One Markdown list line per twin.
     """
     lines = []
     for _, twin in table[~table["reference"]].iterrows():
@@ -267,11 +290,23 @@ def _software(runs: pd.DataFrame) -> str:
 
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
                       config: dict) -> str:
-    """results/FINDINGS.md: the bottom line (a sentence per claim), where it was measured,
-    each claim's verdicts with our ratios and intervals, what the ablations change, stability
-    flags and break-even, and the cells' ids; all from the tables (summary:
-    summary.summarize; runs: load.load_results). Cells are named by what tells them apart
-    (tables.cell_labels); tables are pandas' to_markdown."""
+    """Write results/FINDINGS.md, all from the tables.
+
+    Sections: the bottom line (a sentence per claim), where it was measured, each claim's
+    verdicts with our ratios and intervals, what the ablations change, stability flags,
+    break-even, the method, and the cells' ids. Cells are named by what tells them apart
+    (tables.cell_labels); tables are pandas' to_markdown.
+
+    Args:
+        summary: summary.csv, one row per cell (summary.summarize).
+        runs: measurements.csv, one row per run (load.load_results).
+        claims: the config's claims.
+        config: the workflow's config; uses margin, repeats, more_repeats, steps,
+            min_measure_s, warmup_steps, max_warmup_steps and extrapolate.
+
+    Returns:
+        The file's Markdown text.
+    """
     labels = cell_labels(summary)
     margin = config["margin"]
     table = claim_table(summary, claims, margin)

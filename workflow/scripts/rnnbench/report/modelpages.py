@@ -1,9 +1,13 @@
-"""The cost model's committed runs and the pages written from them: the model fitted to the
-reference map (docs/figures/map/), its predictions for the held-out run written before it
-runs (docs/figures/heldout/predicted.csv) and their check (VALIDATION.md), and, on the public
-claims of docs/presets.md, one sentence per claim a preset ran: what the model predicts
-against what the preset measured (the block is written by ``rnnbench reference --run map``
-and checked by tests/commands/test_predict.py), and the README's paragraph on why (map_paragraph)."""
+"""The cost model's committed runs and the pages written from them.
+
+- The model fitted to the reference map (docs/figures/map/).
+- Its predictions for the held-out run, written before it runs
+  (docs/figures/heldout/predicted.csv), and their check (VALIDATION.md).
+- On the public claims of docs/presets.md, one sentence per claim a preset ran: what the
+  model predicts against what the preset measured. ``rnnbench reference --run map`` writes
+  the block; tests/commands/test_predict.py checks it.
+- The README's paragraph on why (map_paragraph).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from rnnbench.grid.layout import REPO
 
 MAP = ("presets/reference-map.yaml", "docs/figures/map")
 HELDOUT = ("presets/reference-heldout.yaml", "docs/figures/heldout")
-"""The cost model's two reference runs (rnnbench.report.readme.REFERENCE_RUNS): config and folder."""
+"""The cost model's two reference runs: config and folder (report.readme.REFERENCE_RUNS)."""
 
 BEGIN = "<!-- cost model: written by rnnbench reference --run map -->"
 END = "<!-- cost model end -->"
@@ -44,9 +48,20 @@ def _cells(summary: pd.DataFrame, axis: str, values: list) -> pd.DataFrame:
 
 
 def claim_sentences(pair: dict, repo: Path, machine: str) -> list[str]:
-    """One sentence per CLAIMS entry: the model's static/dynamic step ratio with its 95 %
-    interval (for the medians of as many runs as the preset ran) at each of the preset's
-    cells, against the ratio the preset measured, and whether the shape is off the map."""
+    """Write one sentence per CLAIMS entry: the model's step ratio against the preset's.
+
+    Per preset cell: the model's static/dynamic step ratio with its 95 % interval (for the
+    medians of as many runs as the preset ran), against the ratio the preset measured, and
+    whether the shape is off the map.
+
+    Args:
+        pair: the map's fit, {impl: Fit} (map_fit).
+        repo: the repository root; the presets' summary.csv are read from docs/presets/.
+        machine: unused (the page names only the presets' machine).
+
+    Returns:
+        Markdown lines, with an intro and a closing line on the GPU claims.
+    """
     from rnnbench.costmodel.fit import extrapolates
 
     out = []
@@ -76,12 +91,30 @@ def claim_sentences(pair: dict, repo: Path, machine: str) -> list[str]:
 
 
 def block(pair: dict, repo: Path, machine: str) -> str:
-    """The docs/presets.md block, between BEGIN and END."""
+    """Write the docs/presets.md block, BEGIN and END included (claim_sentences between).
+
+    Args:
+        pair: the map's fit, {impl: Fit} (map_fit).
+        repo: the repository root.
+        machine: passed to claim_sentences.
+
+    Returns:
+        The block's text.
+    """
     return "\n".join([BEGIN, *claim_sentences(pair, repo, machine), END])
 
 
 def replace_block(text: str, new: str) -> str:
-    """``text`` with its BEGIN..END block replaced by ``new`` (appended where it has none)."""
+    """Replace the BEGIN..END block of ``text`` with ``new``.
+
+    Args:
+        text: the page's text.
+        new: the new block, BEGIN and END included (block).
+
+    Returns:
+        ``text`` with the block replaced; where it has none, ``new`` appended under a heading
+        "What the cost model says about these claims".
+    """
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
         return text.rstrip("\n") + "\n\n## What the cost model says about these claims\n\n" + \
@@ -90,8 +123,16 @@ def replace_block(text: str, new: str) -> str:
 
 
 def map_paragraph(runs: pd.DataFrame, validated: pd.DataFrame | None, where: str) -> str:
-    """The README's paragraph on why, from the cost model fitted to the map's ``runs``
-    (why.answer_sentences), measured ``where`` ('' or ' (measured on ...)')."""
+    """Write the README's paragraph on why, from the cost model fitted to the map's runs.
+
+    Args:
+        runs: the map's measurements.csv rows; their first fitted group is used.
+        validated: the held-out validation table, or None (why.answer_sentences).
+        where: '' or ' (measured on ...)', put after the map's shape count.
+
+    Returns:
+        The paragraph (why.answer_sentences), with links and a ``rnnbench predict`` example.
+    """
     from rnnbench.costmodel.fit import fit_groups
     from rnnbench.report.why import answer_sentences
 
@@ -104,10 +145,17 @@ def map_paragraph(runs: pd.DataFrame, validated: pd.DataFrame | None, where: str
 
 
 def map_fit(repo: Path = REPO) -> dict:
-    """The cost model fitted to the committed map (costmodel.fit_groups of its runs).
+    """Fit the cost model to the committed map's runs (costmodel.fit_groups).
+
+    Args:
+        repo: the repository root; the map's measurements.csv is read from it.
+
+    Returns:
+        The one fitted group, {impl: Fit}.
 
     Raises:
-        ValueError: where the map has no fitted group, or more than one."""
+        ValueError: where the map has no fitted group, or more than one.
+    """
     from rnnbench.costmodel.fit import fit_groups
 
     pairs = fit_groups(read_table(repo / MAP[1] / "measurements.csv"))
@@ -117,8 +165,16 @@ def map_fit(repo: Path = REPO) -> dict:
 
 
 def write_predictions(path: Path, repo: Path = REPO) -> None:
-    """The map's predictions for the held-out preset's cells (modelcheck.predicted_table), written
-    before they run."""
+    """Write the map's predictions for the held-out preset's cells, before they run.
+
+    Args:
+        path: the CSV file to write (costmodel.check.predicted_table).
+        repo: the repository root; the held-out preset and the map are read from it.
+
+    Raises:
+        ValueError: for a held-out preset that fails the config checks
+            (configcheck.check_files), or a map without one fitted group (map_fit).
+    """
     from rnnbench.grid.configcheck import check_files
     from rnnbench.costmodel.check import predicted_table
 
@@ -127,10 +183,19 @@ def write_predictions(path: Path, repo: Path = REPO) -> None:
 
 
 def validation_page(runs: pd.DataFrame, repo: Path = REPO) -> str:
-    """docs/figures/heldout/VALIDATION.md: the predictions written before the held-out run
-    (predicted.csv) against its ``runs`` (measurements.csv rows): modelcheck's validation,
-    where each run was measured (environment and the fastest matmul throughput each reached),
-    the steps' error beside the ratios', and the same check without the runs flagged busy."""
+    """Write docs/figures/heldout/VALIDATION.md: the held-out predictions against the runs.
+
+    The page holds the validation (costmodel.check), where each run was measured (environment
+    and the fastest matmul throughput reached), and the steps' error beside the ratios'. Where
+    runs were flagged busy, it adds the same check without them.
+
+    Args:
+        runs: the held-out run's measurements.csv rows.
+        repo: the repository root; predicted.csv and the map's runs are read from it.
+
+    Returns:
+        The page's Markdown text.
+    """
     from rnnbench.report.sections import busy_words
     from rnnbench.costmodel.fit import quiet_runs
     from rnnbench.costmodel.check import error_words, step_error, validation, validation_markdown

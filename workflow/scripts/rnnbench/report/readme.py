@@ -1,7 +1,9 @@
-"""The README's answer, in words, from the committed reference runs under docs/figures/: the
-choice per api, the setup and step ratios with their intervals, how the answer moves with
-max_len and length, and the cost model's why (``rnnbench reference`` writes it between
-ANSWER_BEGIN and ANSWER_END; tests/commands/test_reference.py holds it to the runs)."""
+"""The README's answer, in words, from the committed reference runs under docs/figures/.
+
+It gives the choice per api, the setup and step ratios with their intervals, how the answer
+moves with max_len and length, and the cost model's why. ``rnnbench reference`` writes it
+between ANSWER_BEGIN and ANSWER_END; tests/commands/test_reference.py holds it to the runs.
+"""
 
 from __future__ import annotations
 
@@ -103,8 +105,15 @@ def _faster(cell: pd.Series, margin: float) -> bool:
 
 
 def impl_names(cell: pd.Series) -> tuple[str, str]:
-    """What plays static's and dynamic's part in ``cell``'s api (vocabulary.API_WORDS), with
-    a JAX scan's unroll factor written out: ('scan unroll=24', 'scan unroll=1')."""
+    """Name what plays static's and dynamic's part in ``cell``'s api (vocabulary.API_WORDS).
+
+    Args:
+        cell: a summary row, with api, max_len and unroll.
+
+    Returns:
+        (static's name, dynamic's name), a JAX scan's unroll factor written out:
+        ('scan unroll=24', 'scan unroll=1').
+    """
     words = API_WORDS[cell["api"]]
     factor = str(value_of(cell, "unroll"))
     factor = str(int(cell["max_len"])) if factor in ("max_len", "nan") else factor
@@ -112,12 +121,20 @@ def impl_names(cell: pd.Series) -> tuple[str, str]:
 
 
 def choice(cells: pd.DataFrame, margin: float) -> str:
-    """The choice in one sentence, in the api's words (impl_names), from ``cells`` (summary
-    rows of one api, no ablation): the loop, unless some cell's unrolled steps are faster by
-    more than the practical ``margin`` (their interval below 1 / (1 + margin)) and pay back
-    its setup; then the fewest break-even steps (and seconds of training,
-    _breakeven_seconds) among such cells, and their lengths unless that holds at every
-    length measured."""
+    """State the choice in one sentence, in the api's words (impl_names).
+
+    The choice is the loop, unless some cell's unrolled steps are faster by more than
+    ``margin`` (their interval below 1 / (1 + margin)) and pay back its setup. Then it gives
+    the fewest break-even steps (and seconds of training) among such cells. It names their
+    lengths, unless that holds at every length measured.
+
+    Args:
+        cells: summary rows of one api, without ablations.
+        margin: the practical margin (intervals.decide).
+
+    Returns:
+        The sentence.
+    """
     static, dynamic = impl_names(cells.iloc[0])
     faster = sorted((cell for _, cell in cells.iterrows()
                      if _faster(cell, margin) and not pd.isna(cell["breakeven_steps"])),
@@ -143,10 +160,17 @@ def choice(cells: pd.DataFrame, margin: float) -> str:
 
 
 def api_sentences(summary: pd.DataFrame, margin: float) -> list[str]:
-    """The README's answer for Keras and JAX, from the apis reference run's summary
-    (docs/figures/apis/summary.csv): per api, a paragraph of the choice, the setup ratio, and
-    the step ratio (unrolled over the loop, 95 % interval) in each cell; the choice decided
-    at the practical ``margin``."""
+    """Write the README's answer for Keras and JAX, from the apis reference run.
+
+    Args:
+        summary: the apis run's summary (docs/figures/apis/summary.csv); cells with ablations
+            are left out.
+        margin: the practical margin the choice is decided at.
+
+    Returns:
+        Per api, a paragraph: the choice, the setup ratio, and the step ratio (unrolled over
+        the loop, 95 % interval) in each cell.
+    """
     out = []
     for api, cells in summary[summary["ablations"].fillna("") == ""].groupby("api", sort=False):
         static, dynamic = impl_names(cells.iloc[0])
@@ -162,10 +186,17 @@ def api_sentences(summary: pd.DataFrame, margin: float) -> list[str]:
 
 
 def sweep_sentences(summary: pd.DataFrame, margin: float) -> list[str]:
-    """How the answer moves with max_len and with the sequences' length, from the sweep
-    reference run's summary (docs/figures/sweep/summary.csv): per sequence_length, static's
-    step ratio at each max_len; then where static's steps are faster by more than the
-    practical ``margin``."""
+    """Say how the answer moves with max_len and the sequences' length, from the sweep run.
+
+    Args:
+        summary: the sweep run's summary (docs/figures/sweep/summary.csv); cells with
+            ablations are left out.
+        margin: the practical margin.
+
+    Returns:
+        Per sequence_length, a sentence on static's step ratio at each max_len; then one on
+        where static's steps are faster by more than ``margin``.
+    """
     cells = summary[summary["ablations"].fillna("") == ""].copy()
     cells["max_len"] = cells["max_len"].astype(int)
     out, wins = [], {}
@@ -201,11 +232,13 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
            margin: float, main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
            sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None,
            map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None) -> str:
-    """The README's answer, in short sentences (each under about 35 words), from the reference
-    run's tables: the choice as a recommendation; the machine and the shape in words; static /
+    """Write the README's answer, in short sentences, from the reference run's tables.
+
+    In order: the choice as a recommendation; the machine and the shape in words; static /
     dynamic setup; per reference cell (compat_v1, no ablation) the step ratio with its 95 %
     interval and the break-even in steps and seconds; peak memory in MiB; the cause the grid
-    isolates (_cause_sentences); then the two commands with the measured times.
+    isolates. Then the apis, sweep and map paragraphs where given, and the two commands with
+    the measured times.
 
     Args:
         summary: docs/figures/summary.csv (summary.summarize), or pooled.csv of several runs
@@ -221,7 +254,10 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
         machines: the apis, sweep and map runs' device names (run.json), named where they
             differ from ``measurements``'.
         map: the map reference run's measurements (the cost model's runs), or None.
-        validated: modelcheck.validation of the held-out run, or None.
+        validated: costmodel.check.validation of the held-out run, or None.
+
+    Returns:
+        The block, ANSWER_BEGIN and ANSWER_END included.
     """
     machines = machines or {}
     plain = summary[(summary["api"] == "compat_v1") & (summary["ablations"] == "")]
@@ -306,10 +342,17 @@ def _step_sentence(cell: pd.Series, margin: float) -> str:
 
 
 def readme_answer(readme: str) -> str:
-    """The README's answer block (ANSWER_BEGIN to ANSWER_END, both included).
+    """Cut the answer block out of the README's text.
+
+    Args:
+        readme: README.md's text.
+
+    Returns:
+        The block, ANSWER_BEGIN and ANSWER_END included.
 
     Raises:
-        ValueError: if the README has no such block."""
+        ValueError: if the README has no such block.
+    """
     start, end = readme.find(ANSWER_BEGIN), readme.find(ANSWER_END)
     if start < 0 or end < start:
         raise ValueError(f"README.md: no block between {ANSWER_BEGIN!r} and {ANSWER_END!r}")
@@ -317,8 +360,16 @@ def readme_answer(readme: str) -> str:
 
 
 def expected_answer(repo: Path = REPO) -> str:
-    """answer() of the committed reference run (docs/figures/: its runs pooled, pooled.csv,
-    where there are several) and the shipped config."""
+    """Write answer() of the committed reference runs and the shipped config.
+
+    Args:
+        repo: the repository root. Read: docs/figures/ (pooled.csv where several runs were
+            pooled, else summary.csv; run.json), the IN_ANSWER runs' folders where committed,
+            the held-out run where committed, and config.yaml.
+
+    Returns:
+        The README's answer block, as it should read.
+    """
     figures = repo / "docs" / "figures"
     run = json.loads((figures / "run.json").read_text())
     config = read_config([repo / "config.yaml"], repo)  # the seeds' claims: claims_from

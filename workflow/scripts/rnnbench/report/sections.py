@@ -1,7 +1,9 @@
-"""FINDINGS.md's sections for users of one api or one question, in Markdown, from the
-tables of rnnbench.stats.tables: For Keras users, For JAX users, Across TensorFlow versions, What
-each ablation does, Where the setup goes, the fetch-set pitfall and Stability
-(rnnbench.report.findings puts them together)."""
+"""FINDINGS.md's sections for users of one api or one question, in Markdown.
+
+They come from the tables of rnnbench.stats.tables: For Keras users, For JAX users, Across
+TensorFlow versions, What each ablation does, Where the setup goes, the fetch-set pitfall and
+Stability. rnnbench.report.findings puts them together.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +22,15 @@ from rnnbench.stats.tables import (EFFECT_METRICS, JAX_HORIZONS, cell_labels, co
 from rnnbench.grid.vocabulary import api_words
 
 def effects_section(effects: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """FINDINGS' 'What each ablation does' table from tables.ablation_effects."""
+    """Write FINDINGS' 'What each ablation does' table.
+
+    Args:
+        effects: tables.ablation_effects, one row per ablated cell, impl and metric.
+        labels: cell id -> its name (tables.cell_labels).
+
+    Returns:
+        Markdown lines: an explanation and the table; a sentence where ``effects`` is empty.
+    """
     if effects.empty:
         return ["No cell of this grid ablates another (every ablation axis at one value): "
                 "nothing to compare.", ""]
@@ -42,8 +52,17 @@ def effects_section(effects: pd.DataFrame, labels: dict[str, str]) -> list[str]:
 
 def setup_section(split: pd.DataFrame, labels: dict[str, str],
                   apis: Iterable[str] = ()) -> list[str]:
-    """FINDINGS' 'Where the setup goes' from tables.setup_split; ``apis``, the grid's, say why
-    it is empty: no Grappler in axes.JAX_APIS (their XLA compilation is timed alone)."""
+    """Write FINDINGS' 'Where the setup goes' table.
+
+    Args:
+        split: tables.setup_split, one row per cell and impl (seconds, medians over repeats).
+        labels: cell id -> its name (tables.cell_labels).
+        apis: the grid's apis. Where ``split`` is empty, they say why: axes.JAX_APIS have no
+            Grappler (their XLA compilation is timed alone).
+
+    Returns:
+        Markdown lines: the table, or a sentence saying why there is none.
+    """
     if split.empty:
         if set(apis) and set(apis) <= set(JAX_APIS):
             return ["Not isolated by Grappler: the grid's apis run on JAX, which has none; "
@@ -72,9 +91,15 @@ def setup_section(split: pd.DataFrame, labels: dict[str, str],
 
 
 def cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
-    """One sentence per hooks_cold cell and implementation (tables.cold_fetch_table): the
-    slowest measured step (the hook fetch set's first run) against the median step, and what
-    the mean makes of it."""
+    """Describe the fetch-set pitfall: one sentence per hooks_cold cell and implementation.
+
+    Args:
+        runs: measurements.csv, one row per run (tables.cold_fetch_table).
+
+    Returns:
+        Markdown list lines: the slowest measured step (the hook fetch set's first run)
+        against the median step, and what the mean makes of it. Empty without such cells.
+    """
     return [f"- `{row['cell_id']}` {row['impl']}: the hook fetch set's first run, inside the "
             f"timed loop, took {row['max_step_s']:.3f} s against a median step of "
             f"{row['median_step_s']:.4f} s ({row['max_step_s'] / row['median_step_s']:.0f}x); "
@@ -85,12 +110,22 @@ def cold_fetch_lines(runs: pd.DataFrame) -> list[str]:
 
 def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, margin: float,
                 labels: dict[str, str] | None = None) -> list[str]:
-    """'For Keras users': per cell of axes.KERAS_APIS without ablations, unroll=True
-    (static) against unroll=False (dynamic): setup and step ratios with 95 % intervals and
-    break-even; and, where the grid has the same cell in compat_v1, Keras's unroll=False step
-    against dynamic_rnn's (tables.keras_table; the step decided at ``margin``). Cells are named by ``labels``
-    (tables.cell_labels; default: by api, max_len and sequence_length). Empty without keras
-    cells."""
+    """Write 'For Keras users': unroll=True against unroll=False, per Keras cell.
+
+    Per cell of axes.KERAS_APIS without ablations: setup and step ratios with 95 % intervals,
+    and break-even. Where the grid has the same cell in compat_v1, also Keras's unroll=False
+    step against dynamic_rnn's (tables.keras_table).
+
+    Args:
+        summary: summary.csv, one row per cell.
+        runs: measurements.csv, one row per run.
+        margin: the practical margin the step is decided at.
+        labels: cell id -> its name (tables.cell_labels); default: by api, max_len and
+            sequence_length.
+
+    Returns:
+        One Markdown list line per cell; empty without keras cells.
+    """
     lines = []
     plain = keras_table(summary, runs, margin)
     labels = labels or cell_labels(plain, ("api", "max_len", "sequence_length"))
@@ -117,9 +152,17 @@ def keras_lines(summary: pd.DataFrame, runs: pd.DataFrame, margin: float,
 
 
 def jax_lines(summary: pd.DataFrame, labels: dict[str, str] | None = None) -> list[str]:
-    """'For JAX users': per cell shape, the unroll spectrum (tables.unroll_table) as a table,
-    and where on it the total time to each of JAX_HORIZONS steps is lowest (point estimates:
-    geometric means over repeats). Empty without jax_scan cells."""
+    """Write 'For JAX users': per cell shape, the unroll spectrum as a table.
+
+    Args:
+        summary: summary.csv, one row per cell (tables.unroll_table).
+        labels: shape -> its name; default: the shape as it is.
+
+    Returns:
+        Markdown lines per shape: where the total time to each of JAX_HORIZONS steps is
+        lowest (point estimates: geometric means over repeats), then the table. Empty
+        without jax_scan cells.
+    """
     table = unroll_table(summary)
     if table.empty:
         return []
@@ -144,7 +187,15 @@ def jax_lines(summary: pd.DataFrame, labels: dict[str, str] | None = None) -> li
 
 
 def version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """FINDINGS' 'Across TensorFlow versions' table from tables.version_table."""
+    """Write FINDINGS' 'Across TensorFlow versions' table.
+
+    Args:
+        table: tables.version_table, one row per cell and TensorFlow release.
+        labels: cell stem -> its name.
+
+    Returns:
+        The Markdown table, as one string in a list.
+    """
     rows = [{
         "cell": labels.get(r["stem"], r["stem"]), "TensorFlow": r["release"],
         "setup s, static / dynamic": f"{r['static_setup_s']:.2f} / {r['dynamic_setup_s']:.2f}",
@@ -158,8 +209,15 @@ def version_section(table: pd.DataFrame, labels: dict[str, str]) -> list[str]:
 
 
 def busy_words(runs: pd.DataFrame) -> str:
-    """What 'busy' meant for these runs (load._busy): on the CPUs a run may use where the runs
-    recorded them, else machine-wide."""
+    """Say what 'busy' meant for these runs (load._busy).
+
+    Args:
+        runs: measurements.csv rows; with others_share recorded, the test was on the CPUs a
+            run may use, else machine-wide.
+
+    Returns:
+        The thresholds in words.
+    """
     if "others_share" in runs and runs["others_share"].notna().any():
         return (f"other processes took over {100 * BUSY_OTHERS_SHARE:g} % of the time of the "
                 f"CPUs a run may use, or the hypervisor stole over {100 * BUSY_STEAL_SHARE:g} % "
@@ -185,9 +243,19 @@ def _disturbed_count(own: pd.DataFrame) -> str:
 
 def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
                     labels: dict[str, str] | None = None) -> list[str]:
-    """FINDINGS' 'Stability': cells whose verdicts one process decides, busy or capped runs,
-    disturbed and outlier runs, repeats that disagree, each with its basis (summary.summarize);
-    cells named by ``labels`` (tables.cell_labels)."""
+    """Write FINDINGS' 'Stability' list, each flag with its basis (summary.summarize).
+
+    Flags: cells whose verdicts one process decides, busy or capped runs, disturbed and
+    outlier runs, and repeats that disagree.
+
+    Args:
+        summary: summary.csv, one row per cell.
+        runs: measurements.csv, one row per run.
+        labels: cell id -> its name (tables.cell_labels).
+
+    Returns:
+        Markdown list lines.
+    """
     labels = labels or {}
     def cells(flag: str) -> str:
         flagged = summary[summary[flag]]

@@ -1,5 +1,6 @@
-"""Why a ratio is what it is: the cost model (rnnbench.costmodel.fit) in words, and FINDINGS' "Why"
-section (why_section).
+"""Why a ratio is what it is: the cost model in words, and FINDINGS' "Why" section.
+
+The model is rnnbench.costmodel.fit's (docs/cost-model.md); the section is why_section's.
 
 - ``parameter_table``: each implementation's fitted parameters with their 95 % intervals;
 - ``explain``: each measured cell's step split into its parts (fixed, overhead per time step,
@@ -59,7 +60,14 @@ def _kinds(pair: dict[str, Fit]) -> list[str]:
 
 
 def merged_words(fit: Fit) -> str:
-    """Where the grid left terms out, what the kept terms carry: '' when all are fitted."""
+    """Say what the kept terms carry where the grid left terms out.
+
+    Args:
+        fit: one implementation's fit.
+
+    Returns:
+        The notes, joined by '; '; '' when all terms are fitted.
+    """
     notes = []
     if fit.impl == "static" and "per_passed" not in fit.terms:
         notes.append("its fixed cost holds the max_len conds (max_len does not vary apart "
@@ -75,9 +83,16 @@ def _micro(value: float) -> str:
 
 
 def parameter_table(pair: dict[str, Fit]) -> pd.DataFrame:
-    """The fitted parameters of one group, one row per implementation and term: the
-    estimate and its 95 % interval in µs (per MFLOP for the work terms; with the throughput
-    it means in GFLOP/s)."""
+    """Tabulate the fitted parameters of one group, one row per implementation and term.
+
+    Args:
+        pair: one fitted group, {impl: Fit} (costmodel.fit.fit_groups).
+
+    Returns:
+        Columns implementation, term (TERM_WORDS) and 'µs [95 % interval]': the estimate and
+        its interval in µs (per MFLOP for the work terms, with the throughput that means in
+        GFLOP/s).
+    """
     rows = []
     for impl, fit in pair.items():
         for term in fit.terms:
@@ -96,11 +111,20 @@ def _ms(seconds: float) -> str:
 
 def explain(pair: dict[str, Fit], summary: pd.DataFrame, runs: pd.DataFrame,
             labels: dict[str, str]) -> pd.DataFrame:
-    """Each summary cell of the fit's group at its reference ablations: the measured and the
-    modelled static/dynamic step ratio, each implementation's modelled step split into fixed,
-    overhead and work (ms), and where static and dynamic differ, the larger part first
-    (_decider). The cell's computed time steps
-    and FLOP are its runs' (measurements.csv time_steps_per_step, train_step_flop)."""
+    """Explain each cell of the fit's group (at its reference ablations) by the model.
+
+    Args:
+        pair: one fitted group, {impl: Fit} (costmodel.fit.fit_groups).
+        summary: summary.csv, one row per cell.
+        runs: measurements.csv; a cell's computed time steps and FLOP are its static runs'
+            (time_steps_per_step, train_step_flop).
+        labels: cell id -> its name (tables.cell_labels).
+
+    Returns:
+        One row per cell: the measured and the modelled static/dynamic step ratio, each
+        implementation's modelled step split into fixed, overhead and work (ms), and where
+        static and dynamic differ, the larger part first.
+    """
     work = model_rows(runs[runs["impl"] == "static"]).groupby("cell_id")[["computed", "flop"]]
     work = work.mean()
     rows, kinds = [], _kinds(pair)
@@ -145,12 +169,22 @@ def _decider(gap: pd.Series, shape: pd.Series, pair: dict[str, Fit]) -> str:
 
 
 def loop_bound_check(pair: dict[str, Fit], runs: pd.DataFrame) -> list[str]:
-    """The loop-bound ablation against the model: dynamic_rnn's loop run to max_len (as up to
-    TF 1.5; axes.ABLATION_DEFAULTS otherwise) passes and computes max_len time steps. The
-    model, not fitted to those runs, predicts their step; one sentence per ablated cell: the
-    95 % interval for their geometric mean (the verdict: inside it, the model's account
-    agrees) and how many runs one run's interval holds; runs flagged busy are left out, as
-    from the fit. Empty without such runs."""
+    """Check the model against the loop-bound ablation, which it was not fitted to.
+
+    There, dynamic_rnn's loop runs to max_len (as up to TF 1.5; axes.ABLATION_DEFAULTS
+    otherwise), so it passes and computes max_len time steps. Runs flagged busy are left out,
+    as from the fit.
+
+    Args:
+        pair: one fitted group, {impl: Fit} (costmodel.fit.fit_groups).
+        runs: measurements.csv, one row per run.
+
+    Returns:
+        One sentence per ablated cell: the model's 95 % interval for its runs' geometric mean
+        step (inside it: the model's account agrees), and how many runs one run's interval
+        holds. A cell without quiet, readable runs gets a sentence saying so. Empty without
+        such runs.
+    """
     from rnnbench.grid.axes import ABLATION_DEFAULTS
 
     fit = pair["dynamic"]
@@ -191,9 +225,19 @@ LAW_QUANTITIES = {"setup_s": ("setup", "s"), "peak_rss_mb": ("peak memory", "MiB
 
 
 def setup_laws(pair: dict[str, Fit], runs: pd.DataFrame) -> pd.DataFrame:
-    """Setup, peak memory and graph nodes of each implementation along max_len, over all the
-    group's cells (scaling.fit_law: a line, fixed + per unrolled step, or a power law, as the
-    runs choose); empty where max_len takes fewer than 3 values."""
+    """Fit setup, peak memory and graph nodes of each implementation along max_len.
+
+    The fit is over all the group's cells (scaling.fit_law): a line (fixed + per unrolled
+    step) or a power law, as the runs choose (docs/method.md, Laws).
+
+    Args:
+        pair: one fitted group, {impl: Fit} (costmodel.fit.fit_groups).
+        runs: measurements.csv, one row per run.
+
+    Returns:
+        One row per implementation and quantity (LAW_QUANTITIES): implementation, quantity,
+        law, 'along max_len', fit. Empty where max_len takes fewer than 3 values.
+    """
     from rnnbench.stats.scaling import fit_law
 
     group = group_rows(model_runs(runs), pair)
@@ -261,8 +305,18 @@ def _unidentified(runs: pd.DataFrame) -> list[str]:
 
 
 def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """FINDINGS' "## Why" section: per fitted group, the model's parameters, the fit's tests,
-    each cell explained, and the leave-one-out check; empty where no group can be fitted."""
+    """Write FINDINGS' "## Why" section from the cost model fitted to ``runs``.
+
+    Args:
+        summary: summary.csv, one row per cell.
+        runs: measurements.csv, one row per run.
+        labels: cell id -> its name (tables.cell_labels).
+
+    Returns:
+        Markdown lines. Per fitted group: the model's parameters, the fit's tests, each cell
+        explained, and the leave-one-out check. Where no group can be fitted, what the grid
+        lacks or that its busy runs were left out; empty where neither is why.
+    """
     fits = fit_groups(runs)
     if not fits:
         return _not_fitted(runs)
@@ -323,10 +377,17 @@ def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str
 
 def answer_sentences(pair: dict[str, Fit], runs: pd.DataFrame,
                      validated: pd.DataFrame | None) -> list[str]:
-    """The README's short account of why, from the map's fit ``pair`` and runs: what each
-    implementation pays per time step besides the cell's work and per step, the leave-one-out
-    and held-out errors (``validated``: validation's table, or None). Each sentence under
-    about 35 words."""
+    """Write the README's short account of why, from the map's fit and runs.
+
+    Args:
+        pair: the map's fit, {impl: Fit}.
+        runs: the map's measurements.csv rows, for the leave-one-out check.
+        validated: costmodel.check.validation's table of the held-out run, or None.
+
+    Returns:
+        Sentences, each under about 35 words: what each implementation pays per time step
+        (besides the cell's work) and per step, then the leave-one-out and held-out errors.
+    """
     static, dynamic = pair["static"], pair["dynamic"]
 
     def us(fit: Fit, term: str) -> str:

@@ -98,7 +98,7 @@ CHARTS = (
           "Ablation {axis}: median setup, median step and mean step seconds (log scale) for "
           "each value of the axis, the first being the reference, per implementation, in the "
           "cells that differ from their reference cell in this axis alone; bars are 95 % "
-          "bootstrap intervals over repeats. The mean step (total / steps) shows what a loop "
+          "t-intervals over repeats (log scale). The mean step (total / steps) shows what a loop "
           "timed as a whole reports, e.g. a fetch set first run inside the timed loop.",
           tuple(ABLATION_DEFAULTS)),
     Chart("api", "charts_varied.api_chart", ("summary",),

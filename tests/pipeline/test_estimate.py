@@ -60,3 +60,32 @@ def test_the_run_line_says_minutes_and_warns_past_an_hour(tmp_path):
     assert "WARNING: over 1 hour" in estimate.run_line({"c": cell}, many, config, {},
                                                        str(tmp_path / "none.csv"), "host")
     assert estimate.run_line({"c": cell}, [], config, {}, "none.csv", "host") is None
+
+
+def test_the_line_names_another_run_holding_the_lock_and_its_plans_rest(tmp_path):
+    cell = {"cell": "basic_lstm", "batch_size": 32, "max_len": 24, "sequence_length": 2,
+            "num_units": 32, "input_dim": 16, "api": "compat_v1"}
+    config = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40, "max_warmup_steps": 500,
+              "grappler_alone": False}
+    other = tmp_path / "other"
+    (other / "results").mkdir(parents=True)
+    (other / "results" / "done.json").write_text("{}")
+    estimate.write_plan(other / ".snakemake", {"results/done.json": 60.0,
+                                               "results/left.json": 150.0}, (0.0, 0), 42, 1.0)
+    holder = {"lock": "/tmp/l.lock", "pid": 7, "folder": str(other), "snakemake_pid": 42,
+              "host": __import__("socket").gethostname(), "since_s": 0.0, "run_since_s": 0.0}
+    words, seconds = estimate.lock_words({**holder, "since_s": 940.0, "run_since_s": 600.0},
+                                         1000.0)
+    assert words.startswith(f"the measuring lock /tmp/l.lock is held now by another run (pid 7, "
+                            f"in {other}), measuring for 7 min (its current job for 60 s)")
+    assert "its plan has 1 of 2 training jobs left, about 3 min by its own estimate" in words
+    assert seconds == 150.0
+    line = estimate.run_line({"c": cell}, [("c", "static"), ("c", "dynamic")], config, {},
+                             str(tmp_path / "none.csv"), "host", holder=holder)
+    assert "held now by another run (pid 7" in line and "min in all for this run" in line
+    # another Snakemake's plan in that folder, or none: only what is known
+    for unknown in ({**holder, "snakemake_pid": 43}, {"lock": "/tmp/l.lock", "pid": 7,
+                                                      "folder": None}):
+        words, seconds = estimate.lock_words(unknown, 1000.0)
+        assert seconds is None and "how long it will go on is not known here" in words
+    assert "since a time it did not write" in words and "a folder hidden from this user" in words

@@ -226,10 +226,16 @@ def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
     jobs = [("c1", "static", RESULT), ("c1", "dynamic", "results/runs/p/c1/dynamic/repeat1.json")]
     others = {"dataset": ["results/data/d1.npz", "results/data/d2.npz"], "peak": ["peak.json"]}
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) == "time: about 1 min"
-    cells, pending, config, counts, measurements, _, more = calls[0]
+    cells, pending, config, counts, measurements, _, more, _ = calls[0]
     assert more == []  # no second look asked for
     assert pending == [("c1", "dynamic")] and measurements == layout.MEASUREMENTS
     assert counts == {"dataset": 1, "peak": 1, "aggregate": 1, "findings": 1, "chart": 3}
+    # a run (not a dry run) writes its plan, which another run's estimate reads
+    monkeypatch.setattr(housekeeping.estimate, "scaled_job_seconds",
+                        lambda cells, jobs, *rest: ({job: 60.0 for job in jobs}, 1.0, 0))
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, plan=".snakemake")
+    plan = json.loads(Path(".snakemake", housekeeping.estimate.PLAN).read_text())
+    assert list(plan["jobs"]) == [jobs[1][2]] and plan["snakemake_pid"] == os.getpid()
     write(layout.FINDINGS)
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is not None  # a result
     write(jobs[1][2], "{}")

@@ -34,11 +34,11 @@ RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"
 """Result fields renamed since (generic phase names), old -> new, inside column names."""
 ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd",
          "speed_python_ns", "speed_matmul_gflop_s", "cpus_ran_on", "migrations",
-         "involuntary_switches", "aslr")
+         "involuntary_switches", "aslr", "others_measuring", "others_measuring_in")
 """measurements.csv's columns added since (the share of the run's CPUs other
 processes used, the measuring lock's span; the CPU's widest vector instruction set; the
-machine's speed during the run and where its process ran), which the fixture's results
-predate: empty for them."""
+machine's speed during the run and where its process ran; the other measuring jobs seen
+beside it), which the fixture's results predate: empty for them."""
 SUMMARY_ADDED = {"ratio_confidence": 0.95}
 """summary.csv's columns added since, with their value for the fixture: the level of the ratio
 intervals (95 %: one look; more_repeats would make it 97.5 %)."""

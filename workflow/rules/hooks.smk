@@ -73,7 +73,8 @@ if workflow.is_main_process:
     # onsuccess remove the record when the run ends; onstart writes it.
     if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=SAY)
-    # how long the run will take here, before any job (a dry run says it too)
+    # how long the run will take here, before any job (a dry run says it too), and which
+    # other run holds the measuring lock now
     if not INVOCATION.report:
         MORE = MORE_JOBS if LOOKED is None else LOOKED
         ESTIMATE = housekeeping.estimate_line(
@@ -86,6 +87,7 @@ if workflow.is_main_process:
                 (cell, impl, result)
                 for (cell, impl, _), result in zip(MORE, result_paths(jobs=MORE))
             ],
+            plan=None if DRY_RUN else ".snakemake",  # read by another run's estimate
         )
         if ESTIMATE is not None:
             SAY(ESTIMATE)
@@ -128,3 +130,7 @@ onsuccess:
         )
     # results/plots/ shows the current config's charts: drop those an earlier config asked for
     housekeeping.after_success(RESULT_FILES, set(ALL_CHARTS) - set(PLOTS))
+    # runs that another run's measuring job (under another lock) measured beside
+    OVERLAP = housekeeping.overlap_line()
+    if OVERLAP:
+        SAY(OVERLAP)

@@ -4,13 +4,13 @@ the machine (rnnbench.jobs.exclusive)."""
 import json
 import logging
 import sys
-import time
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
-from rnnbench.jobs.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
+from rnnbench.jobs.jobstart import (  # noqa: E402
+    check_still_bounded, end_measuring_job, start_measuring_job)
 
 # before the framework's import: Ctrl-C or a dead Snakemake ends this job at once, no other
 # measuring job runs beside it (whatever --cores), and it stays within mem_mb and runtime
@@ -36,7 +36,7 @@ result.update(
     repeat=int(snakemake.wildcards.repeat),
     job_threads=snakemake.threads,
     data={"path": snakemake.input.npz, "sha256": sidecar["sha256"]},
-    exclusive={**alone, "end_s": time.time()},
+    exclusive=end_measuring_job(alone, logging.getLogger("rnnbench").warning),
 )
 validate_result(result)
 check_still_bounded()

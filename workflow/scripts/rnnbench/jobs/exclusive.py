@@ -3,18 +3,24 @@
 Each measuring job (rules train_static, train_dynamic, peak) takes an exclusive ``flock(2)``
 on MEASURING_LOCK (``/tmp/rnnbench-measuring.lock``) before it imports its framework. It
 holds the lock until its process ends.
-``RNNBENCH_MEASURING_LOCK`` names another file. Standard library only: train.py takes the
-lock before TensorFlow or JAX is imported. Why, and how it behaves on a cluster:
+``RNNBENCH_MEASURING_LOCK`` names another file. The holder writes who it is into the lock
+file (holder_record): another run's time estimate reads it (lock_holder), and the kernel's
+lock table says whether that holder holds the lock still. Standard library only: train.py
+takes the lock before TensorFlow or JAX is imported. Why, and how it behaves on a cluster:
 docs/running.md, How a measuring job is bounded.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Callable, Mapping
+
+from rnnbench.jobs import interrupt, overlap
 
 MEASURING_LOCK = "/tmp/rnnbench-measuring.lock"
 LOCK_VARIABLE = "RNNBENCH_MEASURING_LOCK"
@@ -77,5 +83,82 @@ def measure_alone(log: Callable[[str], None] | None = None,
                 "never run side by side on one machine)")
         fcntl.flock(fd, fcntl.LOCK_EX)
     _held.append(fd)
+    start = time.time()
+    _write_record(fd, holder_record(_read_record(fd), start))
     return {"lock": str(path), "waited_s": round(time.monotonic() - began, 3),
-            "start_s": time.time()}
+            "start_s": start}
+
+
+def holder_record(previous: dict | None, now: float, pid: int | None = None) -> dict:
+    """Who holds the lock, as its holder writes it into the lock file.
+
+    Args:
+        previous: the record the lock file held (the last holder's), or None.
+        now: the Unix time (seconds) the lock was taken.
+        pid: the holder (default this process).
+
+    Returns:
+        ``{"pid", "start_time" (interrupt.start_time), "host", "folder" (the working folder),
+        "snakemake_pid" (the run's Snakemake: interrupt.outermost_snakemake), "since_s" (this
+        job's hold), "run_since_s"}``: run_since_s, when the run's measuring began, is kept
+        from ``previous`` where the last holder was a job of the same run, else ``now``.
+    """
+    pid = os.getpid() if pid is None else pid
+    record = {"pid": pid, "start_time": interrupt.start_time(pid), "host": socket.gethostname(),
+              "folder": os.getcwd(), "snakemake_pid": interrupt.outermost_snakemake(pid),
+              "since_s": now, "run_since_s": now}
+    same_run = ("host", "folder", "snakemake_pid")
+    if (previous and record["snakemake_pid"] is not None
+            and all(previous.get(key) == record[key] for key in same_run)
+            and isinstance(previous.get("run_since_s"), (int, float))):
+        record["run_since_s"] = previous["run_since_s"]
+    return record
+
+
+def _read_record(fd: int) -> dict | None:
+    """The holder record a lock file's descriptor holds; None where empty or unreadable."""
+    try:
+        record = json.loads(os.pread(fd, 65536, 0) or b"null")
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _write_record(fd: int, record: dict) -> None:
+    """Write ``record`` into the lock file; nothing where it is not ours to write."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode(), 0)
+    except OSError:  # opened read-only: another user's lock file
+        pass
+
+
+def lock_holder(environ: Mapping[str, str] = os.environ,
+                locks: str = overlap.PROC_LOCKS) -> dict | None:
+    """Say who holds the machine's measuring lock now, without taking it.
+
+    Args:
+        environ: the environment that may name another lock file (lock_path).
+        locks: the kernel's lock table (overlap.PROC_LOCKS), which says who holds it.
+
+    Returns:
+        None when no process holds the lock (or the lock table cannot be read). Else the
+        holder's record (holder_record) with ``lock`` (the path) added; where the holder wrote
+        none (an older workflow, another user's file), only ``lock``, ``pid`` and the
+        ``folder`` /proc shows (None where hidden).
+    """
+    path = lock_path(environ)
+    key = overlap.file_key(path)
+    holders = [pid for pid, files in overlap.read_flock_holders(locks).items()
+               if key is not None and key in files]
+    if not holders:
+        return None
+    pid = holders[0]
+    try:
+        record = json.loads(path.read_text() or "null")
+    except (OSError, ValueError):
+        record = None
+    if (not isinstance(record, dict) or record.get("pid") != pid
+            or record.get("start_time") not in (None, interrupt.start_time(pid))):
+        record = {"pid": pid, "folder": overlap.folder_of(pid)}
+    return {**record, "lock": str(path)}

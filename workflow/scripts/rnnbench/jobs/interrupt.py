@@ -89,6 +89,25 @@ def snakemake_ancestor(pid: int | None = None) -> int | None:
     return None
 
 
+def outermost_snakemake(pid: int | None = None) -> int | None:
+    """Return the farthest ancestor of process ``pid`` that runs Snakemake: its run's.
+
+    Snakemake may start a job through a Snakemake of its own (``--mode subprocess``); the
+    farthest is the one the user started, whose pid hooks.smk reads as ``os.getpid()``.
+
+    Args:
+        pid: the process whose ancestors are searched; None for this one.
+
+    Returns:
+        The ancestor's pid, or None when no ancestor runs Snakemake.
+    """
+    found = None
+    pid = snakemake_ancestor(pid)
+    while pid is not None:
+        found, pid = pid, snakemake_ancestor(pid)
+    return found
+
+
 def exit_with_snakemake(log: Callable[[str], None] = print, poll_s: float = POLL_S,
                         exit: Callable[[int], None] = os._exit) -> int | None:
     """Stop this process (``exit(3)``) soon after the Snakemake that started it ends.

@@ -11,8 +11,13 @@ after "How long, before it starts".
 from __future__ import annotations
 
 import csv
+import json
 import math
+import socket
 import statistics
+import time
+from pathlib import Path
+from typing import Iterable
 
 from rnnbench.grid import resources
 from rnnbench.grid import flop
@@ -27,6 +32,9 @@ FLOP_PER_S = 40e9
 OTHER_JOB_S = {"snakemake": 8.0, "dataset": 3.0, "peak": 10.0, "aggregate": 8.0, "chart": 4.0,
                "findings": 5.0}
 """Seconds of the rest of a run: Snakemake's start, and each non-training job."""
+PLAN = "rnnbench-plan.json"
+"""A run's plan (write_plan), in its Snakemake folder (``.snakemake``): what another run's
+estimate reads while this one holds the measuring lock."""
 WARN_S = 3600.0
 """A grid expected to take longer than this (seconds) is warned about."""
 
@@ -193,7 +201,7 @@ def say(seconds: float, jobs: int, factor: float, measured: int,
 
 def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dict,
              others: dict[str, int], measurements: str, hostname: str,
-             more: list[tuple[str, str]] = ()) -> str | None:
+             more: list[tuple[str, str]] = (), holder: dict | None = None) -> str | None:
     """Write what a run (or a dry run) prints before any job (say).
 
     Args:
@@ -202,18 +210,48 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
         config: the workflow's config (the protocol job_seconds reads).
         others: kind -> count of the other jobs (other_seconds).
         measurements: a measurements.csv path. Where it exists, its rows of ``hostname``
-            scale the model (machine_factors; per api where it has that api's jobs). An
-            unreadable or older table is ignored.
+            scale the model (scaled_job_seconds). An unreadable or older table is ignored.
         hostname: this machine's host name.
         more: (cell_id, impl) of the jobs a second look may add, stated as a cap.
+        holder: exclusive.lock_holder's record where another process holds the measuring
+            lock now: the line then says who (lock_words); None otherwise.
 
     Returns:
         The line; None when nothing is to run.
     """
-    from pathlib import Path
-
     if not pending and not any(others.values()):
         return None
+    per_job, factor, measured = scaled_job_seconds(cells, {*pending, *more}, config,
+                                                   measurements, hostname)
+    training = sum(per_job[job] for job in pending)
+    seconds = training + other_seconds(others)
+    line = say(seconds, len(pending), factor, measured,
+               (sum(per_job[job] for job in more), len(more)))
+    if holder:
+        words, theirs = lock_words(holder, time.time())
+        line += "; " + words
+        if theirs is not None:
+            line += (f", so about {max(1, math.ceil((seconds + theirs) / 60))} min in all "
+                     "for this run")
+    return line
+
+
+def scaled_job_seconds(cells: dict[str, dict], jobs: Iterable[tuple[str, str]], config: dict,
+                       measurements: str, hostname: str
+                       ) -> tuple[dict[tuple[str, str], float], float, int]:
+    """The modelled seconds of each training job, scaled by this machine's earlier jobs.
+
+    Args:
+        cells: the grid's cells by id.
+        jobs: (cell_id, impl) pairs.
+        config: the validated config (its protocol).
+        measurements: a measurements.csv; its rows of ``hostname`` scale the model
+            (machine_factors), each api by its own jobs where it has some, else by all.
+        hostname: this machine's name.
+
+    Returns:
+        ({(cell_id, impl): seconds}, the factor over all jobs, the jobs it is read from).
+    """
     factors: dict[str | None, tuple[float, int]] = {}
     if Path(measurements).is_file():
         try:
@@ -223,11 +261,94 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
         except (ValueError, KeyError, OSError):  # an older or damaged table: the model alone
             factors = {}
     factor, measured = factors.get(None, (1.0, 0))
-    # each api scaled by this machine's jobs of that api, where it has some, else of all
     per_job = {job: job_seconds(cells[job[0]], job[1], config)
                * factors.get(value_of(cells[job[0]], "api"), (factor, 0))[0]
-               for job in {*pending, *more}}
-    training = sum(per_job[job] for job in pending)
-    seconds = training + other_seconds(others)
-    return say(seconds, len(pending), factor, measured,
-               (sum(per_job[job] for job in more), len(more)))
+               for job in set(jobs)}
+    return per_job, factor, measured
+
+
+def write_plan(folder: str | Path, seconds: dict[str, float], more: tuple[float, int],
+               pid: int, now: float) -> Path:
+    """Write a run's plan, which another run's estimate reads while this one holds the lock.
+
+    Args:
+        folder: the run's Snakemake folder (``.snakemake``); the plan is its PLAN file.
+        seconds: {result path (relative to the run's folder): modelled seconds} of each
+            training job still to run.
+        more: (seconds, jobs) of the most training jobs a second look may add.
+        pid: the run's Snakemake (the main process).
+        now: the Unix time (seconds) the plan is made.
+
+    Returns:
+        The plan's path.
+    """
+    path = Path(folder) / PLAN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"snakemake_pid": pid, "host": socket.gethostname(),
+                                "written_s": now, "jobs": seconds,
+                                "more": {"seconds": more[0], "jobs": more[1]}}))
+    return path
+
+
+def remaining(holder: dict) -> tuple[float, int, int, dict] | None:
+    """What the plan of the lock holder's run (write_plan) says is left of it.
+
+    Args:
+        holder: exclusive.lock_holder's record (``folder``, ``snakemake_pid``, ``host``).
+
+    Returns:
+        (modelled seconds of its jobs whose result is still missing, those jobs, its planned
+        jobs, its plan's ``more``); None where its run wrote no plan, or the plan is another
+        Snakemake's (an earlier run in the same folder).
+    """
+    if not holder.get("folder") or holder.get("snakemake_pid") is None:
+        return None
+    try:
+        plan = json.loads((Path(holder["folder"]) / ".snakemake" / PLAN).read_text())
+        if (plan["snakemake_pid"], plan["host"]) != (holder["snakemake_pid"],
+                                                    holder.get("host")):
+            return None
+        left = {result: float(s) for result, s in plan["jobs"].items()
+                if not (Path(holder["folder"]) / result).exists()}
+        return sum(left.values()), len(left), len(plan["jobs"]), plan.get("more") or {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _ago(seconds: float) -> str:
+    """'40 s', '3 min' or '2.5 h': how long ago, in words."""
+    if seconds < 90:
+        return f"{max(0, round(seconds))} s"
+    return f"{round(seconds / 60)} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def lock_words(holder: dict, now: float) -> tuple[str, float | None]:
+    """Say who holds the measuring lock now, since when, and what is known of its run's rest.
+
+    Args:
+        holder: exclusive.lock_holder's record: ``lock``, ``pid``, ``folder``; and, where the
+            holder wrote them, ``since_s`` (its job's hold) and ``run_since_s`` (its run's).
+        now: the Unix time (seconds).
+
+    Returns:
+        (the words, the modelled seconds left of the holder's run by its own plan, or None
+        where not known: remaining).
+    """
+    words = (f"the measuring lock {holder['lock']} is held now by another run (pid "
+             f"{holder['pid']}, in {holder.get('folder') or 'a folder hidden from this user'})")
+    if isinstance(holder.get("run_since_s"), (int, float)):
+        words += (f", measuring for {_ago(now - holder['run_since_s'])} (its current job for "
+                  f"{_ago(now - holder['since_s'])})")
+    else:
+        words += ", since a time it did not write (an older workflow)"
+    words += ", and this run's measuring jobs wait for each of its jobs"
+    left = remaining(holder)
+    if left is None:
+        return words + ("; how long it will go on is not known here (it wrote no plan this "
+                        "run can read)"), None
+    seconds, jobs, planned, more = left
+    words += (f"; its plan has {jobs} of {planned} training jobs left, about "
+              f"{max(1, math.ceil(seconds / 60))} min by its own estimate")
+    if more.get("jobs"):
+        words += f" (and at most {more['jobs']} more where its first look asks)"
+    return words, seconds

@@ -21,9 +21,12 @@ results, are rnnbench.pipeline.failures'.
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import shutil
 import socket
+import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -38,6 +41,7 @@ from rnnbench.grid.layout import (
     TABLES,
     chart_path,
 )
+from rnnbench.jobs import exclusive
 from rnnbench.pipeline import estimate
 from rnnbench.pipeline.files import (
     damaged_results,
@@ -313,8 +317,11 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
 def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], config: dict,
                   others: dict[str, list[str]], charts: int,
                   tables: dict[str, str] = TABLES,
-                  more: list[tuple[str, str, str]] = ()) -> str | None:
+                  more: list[tuple[str, str, str]] = (),
+                  plan: str | None = None) -> str | None:
     """Say how long the run will take here, before any job (a dry run says it too).
+
+    Where another run holds the measuring lock now (exclusive.lock_holder), say who.
 
     Args:
         cells: the grid's cells by id.
@@ -325,19 +332,61 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
         others: the outputs of the dataset and peak jobs, by kind (``dataset``, ``peak``).
         charts: how many charts the grid has.
         tables: the tables by name (layout.TABLES).
+        plan: the Snakemake folder (``.snakemake``) to write the run's plan into
+            (estimate.write_plan), which another run's estimate reads while this one
+            measures; None writes none (a command that runs no job).
 
     Returns:
         rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist.
     """
-    pending = [(cell, impl) for cell, impl, result in jobs if not Path(result).exists()]
+    todo = [(cell, impl, result) for cell, impl, result in jobs if not Path(result).exists()]
+    pending = [(cell, impl) for cell, impl, _ in todo]
     more = [(cell, impl) for cell, impl, result in more if not Path(result).exists()]
     if not pending and not more and Path(tables["findings"]).exists():
         return None
     counts = {kind: sum(not Path(path).exists() for path in paths)
               for kind, paths in others.items()}
+    if plan is not None:
+        seconds, _, _ = estimate.scaled_job_seconds(cells, {*pending, *more}, config,
+                                                    tables["measurements"], socket.gethostname())
+        estimate.write_plan(plan, {result: seconds[(cell, impl)] for cell, impl, result in todo},
+                            (sum(seconds[job] for job in more), len(more)), os.getpid(),
+                            time.time())
     return estimate.run_line(cells, pending, config,
                              {**counts, "aggregate": 1, "findings": 1, "chart": charts},
-                             tables["measurements"], socket.gethostname(), more)
+                             tables["measurements"], socket.gethostname(), more,
+                             exclusive.lock_holder())
+
+
+def overlap_line(measurements: str = MEASUREMENTS) -> str | None:
+    """The end-of-run line on the runs another measuring job measured beside.
+
+    Args:
+        measurements: the measurements table (load_results: ``others_measuring``, the other
+            measuring jobs of this workflow each run saw under another lock, and
+            ``others_measuring_in``, their folders).
+
+    Returns:
+        The line, where one run or more saw one; None otherwise, or without the table or the
+        column (results written before).
+    """
+    try:
+        with open(measurements, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError:
+        return None
+    own = [row for row in rows if row.get("measured_in", row.get("cell_id")) == row.get("cell_id")]
+    looked = [row for row in own if row.get("others_measuring") not in (None, "")]
+    hit = [row for row in looked if float(row["others_measuring"]) > 0]
+    if not hit:
+        return None
+    folders = sorted({folder for row in hit
+                      for folder in (row.get("others_measuring_in") or "?").split("; ")})
+    return (f"overlap: {len(hit)} of {len(looked)} runs in {measurements} were measured while "
+            "another measuring job of this workflow measured on this machine under another "
+            f"measuring lock (in {', '.join(folders)}); their times may be slowed: FINDINGS.md "
+            "says so; give every run on this machine one lock (RNNBENCH_MEASURING_LOCK) and "
+            "measure them again")
 
 
 def after_success(results: list[str], dropped_charts: Iterable[str],

@@ -16,7 +16,7 @@ import pandas as pd
 from rnnbench.grid.axes import LABEL_AXES
 from rnnbench.stats.claims import judge, unclear_reason
 from rnnbench.report.sections import (busy_words, cold_fetch_lines, effects_section, jax_lines,
-                                        keras_lines, setup_section, stability_lines,
+                                        keras_lines, overlapped, setup_section, stability_lines,
                                         version_section)
 from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
                                     shape_words)
@@ -124,6 +124,20 @@ def _busy_line(runs: pd.DataFrame) -> list[str]:
     return [f"- **Busy machine**: {busy} of {len(own)} runs were measured on a busy machine "
             f"({busy_words(runs)}). They stay in the intervals and the verdicts, whose spread "
             "they widen; the cost model leaves them out (Stability; Why: the cost model)."]
+
+
+def _overlap_line(runs: pd.DataFrame) -> list[str]:
+    """The bottom line's count of the runs another measuring job of this workflow measured
+    beside (sections.overlapped), and what they do to the verdicts; none where no run was."""
+    found = overlapped(runs)
+    if found is None or not found[0]:
+        return []
+    hit, looked, folders = found
+    return [f"- **Measured beside another run**: {hit} of {looked} runs were measured while "
+            "another measuring job of this workflow measured on this machine under another "
+            f"measuring lock (in {folders}), which may have slowed them. They stay in the "
+            "intervals and the verdicts; measure again with one lock for all runs on this "
+            "machine (Stability)."]
 
 
 def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
@@ -334,6 +348,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         if claim["id"] in others:
             out += _other_claim_line(claim, others[claim["id"]])
     out += _busy_line(runs)
+    out += _overlap_line(runs)
     if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]

@@ -226,6 +226,43 @@ def busy_words(runs: pd.DataFrame) -> str:
             "1-minute load average exceeded the CPUs")
 
 
+def overlapped(runs: pd.DataFrame) -> tuple[int, int, str] | None:
+    """How many runs another measuring job of this workflow measured beside, under another lock.
+
+    Args:
+        runs: measurements.csv rows (load_results: ``others_measuring``,
+            ``others_measuring_in``).
+
+    Returns:
+        (runs that saw one, runs that looked, the other jobs' folders) over the runs each
+        cell measured itself; None where no run looked (results written before).
+    """
+    if "others_measuring" not in runs:
+        return None
+    own = runs[runs["measured_in"] == runs["cell_id"]]  # a shared run counts once
+    seen = pd.to_numeric(own["others_measuring"], errors="coerce")
+    if seen.isna().all():
+        return None
+    hit = own[seen > 0]
+    folders = sorted({folder for text in hit["others_measuring_in"].dropna()
+                      for folder in str(text).split("; ")})
+    return len(hit), int(seen.notna().sum()), ", ".join(folders)
+
+
+def overlap_line(runs: pd.DataFrame) -> str | None:
+    """FINDINGS' Stability line on the runs measured beside another measuring job (overlapped);
+    None where no run looked."""
+    found = overlapped(runs)
+    if found is None:
+        return None
+    hit, looked, folders = found
+    return ("- Measured while another measuring job of this workflow measured on this machine "
+            "under another measuring lock (looked for as each run took its lock and as its "
+            "measurement ended, rnnbench/jobs/overlap.py; a job that began and ended within a "
+            f"run is seen by its own run only): {hit} of {looked} runs"
+            + (f" (the other jobs' folders: {folders})" if hit else "") + ".")
+
+
 def _disturbed_count(own: pd.DataFrame) -> str:
     """'3 of the 30 runs measured had a disturbed stretch'; where some runs measured fewer
     steps than two blocks (steady.block_spread: None), '0 of the 4 runs long enough to tell
@@ -270,6 +307,7 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
         f"- Unstable, a verdict one process decides (leaving out one repeat moves a ratio's "
         f"interval to the other side of 1, or onto it; the ratios named): {cells('unstable')}.",
         f"- Measured on a busy machine ({busy_words(runs)}): {cells('busy')}.",
+        *filter(None, [overlap_line(runs)]),
         f"- Warm-up: still warming up at max_warmup_steps: {cells('warmup_capped')}"
         + ("" if runs["warmup_settled"].notna().any() else " (no settle test ran)") + ".",
         f"- {_disturbed_count(own)} (50-step block medians more than {100 * DISTURBED_BLOCK_SPREAD:.0f} % "

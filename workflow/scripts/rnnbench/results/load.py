@@ -229,11 +229,20 @@ def _run_columns(result: dict) -> dict:
 
 def _exclusive_columns(exclusive: dict | None) -> dict:
     """When the job held the machine's measuring lock (Unix seconds) and how long it waited
-    for it (rnnbench.jobs.exclusive); NaN for a result without (schema 5, rnnbench jax)."""
+    for it (rnnbench.jobs.exclusive); NaN for a result without (schema 5, rnnbench jax). And
+    the other measuring jobs seen measuring beside it, at its start or end
+    (rnnbench.jobs.overlap): how many (``others_measuring``; NaN where not looked for) and
+    their folders (``others_measuring_in``, sorted, "; " between)."""
     exclusive = exclusive or {}
+    seen = {(other["pid"], other["folder"]) for when in ("others_at_start", "others_at_end")
+            for other in exclusive.get(when) or []}
+    looked = any(when in exclusive for when in ("others_at_start", "others_at_end"))
     return {"job_start_unix_s": exclusive.get("start_s", math.nan),
             "job_end_unix_s": exclusive.get("end_s", math.nan),
-            "lock_waited_s": exclusive.get("waited_s", math.nan)}
+            "lock_waited_s": exclusive.get("waited_s", math.nan),
+            "others_measuring": len(seen) if looked else math.nan,
+            "others_measuring_in": "; ".join(sorted({folder or "?" for _, folder in seen}))
+            or None}
 
 
 def _phase(timings: dict, name: str) -> float | None:

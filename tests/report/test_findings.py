@@ -314,3 +314,15 @@ def test_the_method_says_what_each_api_and_mode_ran(tmp_path):
     assert "- keras, mode train: one call of a tf.function" in method
     assert "- keras, mode inference: one call of a tf.function: the layer's forward pass" in method
 
+
+def test_a_grid_with_too_few_runs_says_why_it_has_no_cost_model(tmp_path):
+    """Two cells of one repeat each identify the model's terms but cannot fit them: FINDINGS
+    had no Why section and no word on why; it now names the runs short of the terms."""
+    records = [make_result(impl, cell, 1, max_len=max_len, sequence_length=length,
+                           step_s=(step * max_len,) * 3)
+               for cell, max_len, length in (("a", 10, 5), ("b", 20, 10))
+               for impl, step in (("static", 0.002), ("dynamic", 0.001))]
+    text = _findings_of(tmp_path, records, repeats=1)
+    assert "## Why: the cost model" in text
+    assert ("Not fitted: too few runs." in text
+            and "here compat_v1, basic_lstm, static: 2 runs for 2 terms" in text)

@@ -161,3 +161,21 @@ def test_predict_refuses_a_shape_orders_of_magnitude_off_the_map(shape, words):
         predict.prediction(runs, None, options["batch"], options["units"], None,
                            options["max_len"], options["length"])
     predict.prediction(runs, None, 32, 64, None, 100, 40)  # 2.5x past max_len: predicted
+
+
+def test_predicts_memory_with_the_shapes_weights():
+    """The memory law followed max_len alone: 1,000 units printed the peak of 64. It now adds
+    the shape's weights (each with its gradient and Adam's two moments: 16 bytes), fitted net
+    of the runs' own, which grow with num_units squared."""
+    from rnnbench.grid.resources import weights_bytes
+
+    runs = read_table(REPO / "docs" / "figures" / "map" / "measurements.csv")
+    small, large = (predict.prediction(runs, None, 32, units, None, 20, 8) for units in (64, 1000))
+    added = (weights_bytes("basic_lstm", 1000, 16) - weights_bytes("basic_lstm", 64, 16)) / 2**20
+    assert added == pytest.approx(62, abs=1)
+    for impl in ("static", "dynamic"):
+        grown = large["laws"]["peak_rss_mb"][impl][0] - small["laws"]["peak_rss_mb"][impl][0]
+        assert grown == pytest.approx(added)
+        assert large["laws"]["peak_rss_mb"][impl][3].endswith("+ weights")
+    text = predict.report(large, 32, 1000, 20, None, "the map")
+    assert "plus this shape's weights, 62.1 MiB (each weight with its gradient" in text

@@ -18,6 +18,7 @@ def test_every_api_has_a_complete_record():
         assert api.name == name
         assert api.framework in ("tensorflow", "jax"), name
         assert set(api.words) == {"static", "dynamic", *PHASES}, name
+        assert set(api.step) == set(vocabulary.MODES) and all(api.step.values()), name
         assert api.title and api.start_s > 0 and api.per_time_step_s > 0, name
         assert len(api.setup_s) == 2 and min(api.setup_s) >= 0, name
         assert api.compiled_fit == () or [len(terms) for terms in api.compiled_fit] == [3, 3]

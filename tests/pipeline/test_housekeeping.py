@@ -293,6 +293,35 @@ def test_missing_runs_none_started_none_completed(workdir):
     assert said == []
 
 
+def test_a_rerun_that_completes_the_missing_runs_drops_the_stale_listing(workdir):
+    """A rerun that measured every result the partial report listed, then failed later (a
+    chart, the aggregation) or was interrupted: the earlier listing, which still called the
+    runs 'stopped without an error of its own', goes with the tables beside it."""
+    jobs = [("c1", "static", 1, RESULT, "results/logs/c1s.log")]
+    write("results/logs/c1s.log", "step 3\n")  # the first run was stopped after this line
+    said = []
+    failures.after_failure(jobs, said.append)
+    listed = Path(layout.PARTIAL, "missing.csv").read_text()
+    assert failures.STOPPED_FROM_OUTSIDE in listed and said[0].startswith("1 of 1")
+    write(f"{layout.PARTIAL}/summary.csv", "cell_id\nc0\n")  # an earlier grid's
+    write(RESULT, json.dumps(make_result()))
+    said.clear()
+    assert failures.after_failure(jobs, said.append) is None
+    assert not Path(layout.PARTIAL).exists() and said == []
+
+
+def test_a_partial_report_keeps_no_table_of_an_earlier_failure(workdir):
+    """write_partial rewrites missing.csv; a summary.csv or measurements.csv it does not write
+    this time (no cell complete now) is an earlier failure's and goes, so report_missing does
+    not point to it."""
+    write(f"{layout.PARTIAL}/summary.csv", "cell_id\nc0\n")
+    write(f"{layout.PARTIAL}/measurements.csv", "cell_id\nc0\n")
+    said = []
+    failures.report_missing([("c1", "static", 1, RESULT, "none.log")], said.append)
+    assert sorted(path.name for path in Path(layout.PARTIAL).iterdir()) == ["missing.csv"]
+    assert said[-1].endswith("no cell has completed yet.")
+
+
 def test_a_failed_rule_is_named_with_its_logs_cause(workdir):
     steps = failures.rule_steps(["setup_time"], [("results/logs/p/peak.log", "results/runs/p/"
                                                   "peak_intra1_tf2.21.json")], ["d1"])

@@ -5,8 +5,9 @@ verdict, the method after the results; the cost model's Why section,
 which for these runs, most of them flagged busy, says why the cost model is not fitted;
 each ratio decided at a practical margin of 10 %, config.json's ``margin``, with a claim that
 lies within it not holding; Stability's line on what the spread between processes
-follows: changed on purpose, and reviewed line by line when expected/FINDINGS.md was
-rewritten).
+follows; the Method's list of what a step ran per api and mode, and For JAX users' words for
+jax_scan's train step, written for this grid's three apis: changed on purpose, and reviewed
+line by line when expected/FINDINGS.md was rewritten).
 
 tests/fixtures/behaviour/ holds the results of a small grid (config.yaml there: compat_v1,
 keras and jax_scan, a loop-bound and a scan-unroll ablation, the seeds' claims; 45 training

@@ -276,3 +276,53 @@ def test_a_disturbed_stretch_is_counted_over_the_runs_long_enough_to_show_one():
     assert _disturbed_count(runs.iloc[:2]) == "1 of the 2 runs measured had a disturbed stretch"
     assert _disturbed_count(runs.iloc[2:]) == ("No run measured the 100 steps it takes to tell "
                                                "a disturbed stretch")
+
+
+def _findings_of(tmp_path, records, repeats=2):
+    runs = load.load_results(write_results(tmp_path, records))
+    return findings.findings_markdown(summarize(runs), runs, [],
+                                      {"margin": 0.1, "repeats": repeats, "steps": 3,
+                                       "warmup_steps": 1, "max_warmup_steps": 1})
+
+
+def test_an_inference_grid_is_not_said_to_train(tmp_path):
+    """An inference-only JAX grid's FINDINGS described 'a jit-compiled train step, TF1's
+    Adam': the Method and For JAX users now say what its steps ran, forward pass alone."""
+    records = [make_result(impl, "c1_jaxscan_inference", repeat, api="jax_scan",
+                           mode="inference", step_s=(step,) * 3)
+               for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
+    text = _findings_of(tmp_path, records)
+    assert "Adam" not in text and "train step" not in text
+    method = text.split("## Method")[1]
+    assert ("What a measured step runs (jax_scan, mode inference): one call of a jit-compiled "
+            "step: the jax.lax.scan forward pass and loss alone, no gradient or optimizer."
+            in method)
+    assert "(api jax_scan; mode inference: one call of a jit-compiled step" in text
+
+
+def test_the_method_says_what_each_api_and_mode_ran(tmp_path):
+    records = [make_result(impl, f"c1_{api}_{mode}", repeat, api=api, mode=mode,
+                           step_s=(step,) * 3)
+               for api in ("compat_v1", "keras") for mode in ("train", "inference")
+               for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
+    method = _findings_of(tmp_path, records).split("## Method")[1]
+    assert "What a measured step runs, per api and mode:" in method
+    assert ("- compat_v1, mode train: one Session.run of the TF1 graph: the forward pass, the "
+            "loss, the backward pass and TF1's Adam (tf.compat.v1.train.AdamOptimizer)."
+            in method)
+    assert "- compat_v1, mode inference: one Session.run of the TF1 graph's forward pass" in method
+    assert "- keras, mode train: one call of a tf.function" in method
+    assert "- keras, mode inference: one call of a tf.function: the layer's forward pass" in method
+
+
+def test_a_grid_with_too_few_runs_says_why_it_has_no_cost_model(tmp_path):
+    """Two cells of one repeat each identify the model's terms but cannot fit them: FINDINGS
+    had no Why section and no word on why; it now names the runs short of the terms."""
+    records = [make_result(impl, cell, 1, max_len=max_len, sequence_length=length,
+                           step_s=(step * max_len,) * 3)
+               for cell, max_len, length in (("a", 10, 5), ("b", 20, 10))
+               for impl, step in (("static", 0.002), ("dynamic", 0.001))]
+    text = _findings_of(tmp_path, records, repeats=1)
+    assert "## Why: the cost model" in text
+    assert ("Not fitted: too few runs." in text
+            and "here compat_v1, basic_lstm, static: 2 runs for 2 terms" in text)

@@ -4,7 +4,6 @@
 import sys
 import time
 from functools import partial
-from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -109,13 +108,13 @@ onstart:
 # When a run fails or is interrupted with training results missing (with --keep-going the rest
 # of the grid still ran), nothing is aggregated: say which runs are missing, and why (those
 # never started in one line), and summarise the ones that exist, in results/partial/ (removed
-# once every result exists); and the cause of each other rule that failed (its log's line).
+# once every result exists, even if the run failed later); and the cause of each other rule
+# that failed (its log's line).
 onerror:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go
-    if BLOCKED or not all(Path(result).exists() for result in RESULT_FILES):
-        report_missing()
     from rnnbench.pipeline import failures
 
+    failures.after_failure(JOBS, SAY, SHARED_RUNS, BLOCKED)
     steps = failures.rule_steps(PLOTS, list(zip(PEAK_LOGS, PEAKS)), DATASETS)
     failures.report_failed_tables(steps, STARTED, SAY)
 

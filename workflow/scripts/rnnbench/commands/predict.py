@@ -8,7 +8,9 @@ setup (s) and one step (ms) each, with 95 % prediction intervals for one run; th
 the break-even in steps and seconds; which to choose for --steps steps; peak memory and
 graph nodes; and, said plainly, where the shape lies outside the fitted range (an
 extrapolation: the model's form is assumed to hold there). Setup, memory and nodes follow
-the law along max_len that the runs choose (scaling.fit_law: a line or a power law).
+the law along max_len that the runs choose (scaling.fit_law: a line or a power law); memory
+adds the shape's weights (with their gradients and Adam's moments), fitted net of the runs'.
+A shape over 10x beyond the fitted range on an axis is refused.
 
 Reads the results folder; writes nothing. Needs numpy, pandas and scipy, not TensorFlow.
 Exit status 0, or 2 with the error (a folder without runs, a shape the model cannot take).
@@ -131,6 +133,30 @@ def _law_line(runs: pd.DataFrame, quantity: str, max_len: int) -> dict[str, tupl
     return out
 
 
+def _weights_mb(cell: str, units, input_dim, mode: str) -> float:
+    """MiB a step's weights take at a shape (resources.weights_bytes; ``units`` and
+    ``input_dim`` may be Series of runs')."""
+    from rnnbench.grid.resources import weights_bytes
+
+    return weights_bytes(cell, units, input_dim, mode) / 2 ** 20
+
+
+def _memory_law(runs: pd.DataFrame, max_len: int, weights_mb: float) -> dict[str, tuple | None]:
+    """Each implementation's peak memory at ``max_len`` and a shape whose weights take
+    ``weights_mb``: the law along max_len (_law_line) fitted to each run's peak less its own
+    weights, plus the shape's weights, which grow with num_units squared where max_len
+    does not move them. The form reads '<law's form> + weights'."""
+    if runs.empty:
+        return _law_line(runs, "peak_rss_mb", max_len)
+    mode = runs["mode"] if "mode" in runs else pd.Series("train", runs.index)
+    own = [_weights_mb(run.cell, int(run.num_units), int(run.input_dim), kind)
+           for run, kind in zip(runs.itertuples(), mode)]
+    law = _law_line(runs.assign(peak_rss_mb=runs["peak_rss_mb"] - own), "peak_rss_mb", max_len)
+    return {impl: (value[0] + weights_mb, value[1] + weights_mb, value[2] + weights_mb,
+                   f"{value[3]} + weights") if value else value
+            for impl, value in law.items()}
+
+
 def breakeven(setup: dict, steps: dict, seed: int = 0) -> tuple[float, float, float]:
     """Find the steps after which static's total (setup + steps x step) falls below dynamic's.
 
@@ -230,12 +256,15 @@ def prediction(runs: pd.DataFrame, cell: str | None, batch: int, units: int,
             for impl, fit in pair.items()}
     group = group_rows(model_runs(runs), pair)
     laws = {q: _law_line(group, q, max_len) for q in LAW_QUANTITIES}
+    weights = _weights_mb(cell, units, input_dim, pair["static"].key["mode"])
+    laws["peak_rss_mb"] = _memory_law(group, max_len, weights)
     mean_setup = {impl: _law_line_mean(group, impl, max_len) for impl in pair}
     words = list(dict.fromkeys(extrapolates(pair["static"], rows)
                                + extrapolates(pair["dynamic"], rows)))
     return {"step": step, "mean_step": mean, "laws": laws, "mean_setup": mean_setup,
             "ratio": tuple(ratio_prediction(pair, rows).iloc[0]), "extrapolates": words,
             "fit": pair, "cell": cell, "input_dim": input_dim, "length": length,
+            "weights_mb": weights,
             "left_out": len(group_rows(runs[runs["cell"] == cell], pair)) - len(group)}
 
 
@@ -326,7 +355,7 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
            for q, (words, unit) in LAW_QUANTITIES.items()
            for law in [p["laws"][q]]},
     })
-    lines += [table.to_markdown(index=False), ""]
+    lines += [table.to_markdown(index=False), "", _memory_words(p), ""]
     ratio, low, high = p["ratio"]
     lines.append(f"step ratio {names['static']} / {names['dynamic']}: {ratio:.2f} "
                  f"[{low:.2f}, {high:.2f}] (95 % for one run of each)")
@@ -357,6 +386,17 @@ def report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
                      f"{total['static']:,.1f} s, {names['dynamic']} {total['dynamic']:,.1f} s)"
                      f"{sure}")
     return "\n".join(lines + [_extrapolation_words(p)])
+
+
+def _memory_words(p: dict) -> str:
+    """What the peak memory column adds up (prediction's ``weights_mb``, the fit's mode)."""
+    return ("peak memory: the law along max_len fitted to each run's peak less its weights, "
+            f"plus this shape's weights, {_number(p['weights_mb'])} MiB ("
+            + ("each weight with its gradient and Adam's two moments"
+               if p["fit"]["static"].key["mode"] == "train"
+               else "the weights alone: no gradient or optimizer in inference")
+            + "); the activations, which grow with batch and num_units too, follow max_len "
+            "alone")
 
 
 def _extrapolation_words(p: dict) -> str:

@@ -35,6 +35,7 @@ class Api:
         keras: a Keras layer (unroll=True against unroll=False: FINDINGS' Keras section).
         title: how the README's answer names it.
         words: static, dynamic and each setup phase (measurements columns) in its own words.
+        step: what one measured step runs, in each mode (the mode axis: train, inference).
         tf1_settings: it has compat_v1's own settings (axes.COMPAT_V1_ONLY: the while loop's
             and the Session's); a JAX api also lacks axes.TENSORFLOW_ONLY (no Grappler).
         unroll_factor: it has an unroll factor for static (axes.JAX_ONLY).
@@ -54,6 +55,7 @@ class Api:
     keras: bool
     title: str
     words: Mapping[str, str]
+    step: Mapping[str, str]
     tf1_settings: bool
     unroll_factor: bool
     start_s: float
@@ -66,23 +68,40 @@ APIS: Mapping[str, Api] = MappingProxyType({api.name: api for api in (
     Api(name="compat_v1", suffix="", framework="tensorflow", runner="compat_v1", keras=False,
         title="tf.compat.v1", words={"static": "static_rnn", "dynamic": "dynamic_rnn",
                                      **PHASES_TF1},
+        step={"train": "one Session.run of the TF1 graph: the forward pass, the loss, the "
+                       "backward pass and TF1's Adam (tf.compat.v1.train.AdamOptimizer)",
+              "inference": "one Session.run of the TF1 graph's forward pass and loss alone, "
+                           "with no gradient or optimizer in the graph"},
         tf1_settings=True, unroll_factor=False,
         start_s=4.4, setup_s=(0.5, 0.2), per_time_step_s=0.16e-3),
     Api(name="keras", suffix="_keras", framework="tensorflow", runner="keras", keras=True,
         title="Keras on TensorFlow",
         words={"static": "unroll=True", "dynamic": "unroll=False", **PHASES_KERAS},
+        step={"train": "one call of a tf.function: the layer's forward pass, the loss, its "
+                       "gradient (GradientTape) and Keras's Adam at TF1's defaults",
+              "inference": "one call of a tf.function: the layer's forward pass and loss "
+                           "alone, no gradient or optimizer"},
         tf1_settings=False, unroll_factor=False,
         start_s=4.5, setup_s=(0.9, 0.07), per_time_step_s=0.16e-3),
     Api(name="keras_xla", suffix="_kerasxla", framework="tensorflow", runner="keras",
         keras=True, title="Keras with XLA",
         words={"static": "unroll=True", "dynamic": "unroll=False", **PHASES_KERAS,
                "first_step_s": "first call (XLA compilation)"},
+        step={"train": "one call of a tf.function with jit_compile=True: the layer's forward "
+                       "pass, the loss, its gradient and Keras's Adam at TF1's defaults",
+              "inference": "one call of a tf.function with jit_compile=True: the layer's "
+                           "forward pass and loss alone, no gradient or optimizer"},
         tf1_settings=False, unroll_factor=False,
         start_s=4.9, setup_s=(1.9, 0.0), per_time_step_s=0.10e-3,
         compiled_fit=((4.14, 0.0889, 0.00286), (1.12, 0.00562, 0.0))),
     Api(name="keras_jax", suffix="_kerasjax", framework="jax", runner="jax", keras=True,
         title="Keras on JAX",
         words={"static": "unroll=True", "dynamic": "unroll=False", **PHASES_JAX},
+        step={"train": "one call of a jax.jit-compiled step on Keras's JAX backend: the "
+                       "layer's forward pass, the loss, its gradient and Keras's Adam at "
+                       "TF1's defaults",
+              "inference": "one call of a jax.jit-compiled step on Keras's JAX backend: the "
+                           "layer's forward pass and loss alone, no gradient or optimizer"},
         tf1_settings=False, unroll_factor=False,
         start_s=2.4, setup_s=(2.3, 0.0), per_time_step_s=0.05e-3,
         compiled_fit=((6.61, 0.0539, 0.00300), (0.00668, 0.0142, 0.0))),
@@ -90,6 +109,10 @@ APIS: Mapping[str, Api] = MappingProxyType({api.name: api for api in (
         title="JAX's lax.scan",
         words={"static": "scan unroll=k", "dynamic": "scan unroll=1", **PHASES_JAX,
                "init_s": "parameter setup"},
+        step={"train": "one call of a jit-compiled step: the jax.lax.scan forward pass, the "
+                       "loss, its gradient (jax.value_and_grad) and TF1's Adam",
+              "inference": "one call of a jit-compiled step: the jax.lax.scan forward pass and "
+                           "loss alone, no gradient or optimizer"},
         tf1_settings=False, unroll_factor=True,
         start_s=1.2, setup_s=(1.3, 0.0), per_time_step_s=0.04e-3,
         compiled_fit=((2.67, 0.180, 0.00186), (0.0519, 0.0135, 0.0))),

@@ -88,11 +88,31 @@ def training_mem_mb(cell: dict, impl: str, num_samples: int, device: str = "cpu"
     data = 2 * inputs_bytes(num_samples, cell["max_len"], cell["input_dim"])
     activations = (BYTES_PER_ACTIVATION * cell["batch_size"] * cell["max_len"]
                    * (cell["input_dim"] + 8 * cell["num_units"]))
-    weights = (BYTES_PER_WEIGHT * flop.GATES[cell["cell"]] * cell["num_units"]
-               * (cell["input_dim"] + cell["num_units"] + 1))
+    weights = weights_bytes(cell["cell"], cell["num_units"], cell["input_dim"])
     base = BASE_MB + (GPU_HOST_MB if device == "gpu" else 0)
     total = base + unrolled_cost(cell, impl)[0] + (data + activations + weights) / 2**20
     return 256 * math.ceil(total / 256)
+
+
+def weights_bytes(cell: str, num_units: int, input_dim: int, mode: str = "train") -> int:
+    """Return the bytes a step's weights take: the cell's weights, and what each carries.
+
+    Args:
+        cell: the cell type (flop.GATES: its gate blocks).
+        num_units: the cell's units.
+        input_dim: the input's width.
+        mode: the mode axis: train carries a gradient and Adam's moments, inference none.
+
+    Returns:
+        ``BYTES_PER_WEIGHT`` (train: the float32 weight, its gradient and Adam's two moments;
+        inference: 4, the weight alone) x gates x num_units x (input_dim + num_units + 1):
+        the kernel and the bias.
+
+    Raises:
+        KeyError: for a cell type not in flop.GATES.
+    """
+    per_weight = BYTES_PER_WEIGHT if mode == "train" else 4
+    return per_weight * flop.GATES[cell] * num_units * (input_dim + num_units + 1)
 
 
 def machine_mem_mb() -> int:

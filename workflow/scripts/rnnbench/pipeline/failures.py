@@ -1,13 +1,14 @@
 """After a failed run: what went wrong, the tables of the runs that exist, and what to say.
 
-error_line reads a failed job's log; write_partial writes the tables. report_missing and
-report_failed_tables tell the terminal; the workflow's onerror and onsuccess hooks
-(workflow/rules/hooks.smk) call them.
+error_line reads a failed job's log; write_partial writes the tables. after_failure,
+report_missing and report_failed_tables tell the terminal; the workflow's onerror and
+onsuccess hooks (workflow/rules/hooks.smk) call them.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -36,6 +37,9 @@ ADDRESS_SPACE_WORDS = ("the chart renderer (vl-convert's V8) could not reserve i
 BOUND = re.compile(r"^(?:out of memory|over its time limit): ")
 """The line rnnbench's watchdog writes when it stops a job past its memory or time limit
 (watchdog.over_bound)."""
+
+PARTIAL_TABLES = ("missing.csv", "measurements.csv", "summary.csv")
+"""What write_partial writes in its folder (the last two where some runs exist)."""
 
 STOPPED_FROM_OUTSIDE = "stopped without an error of its own (Ctrl-C, or killed), after: "
 """Why a job failed whose log names no error: it was ended from outside, after its last line."""
@@ -121,6 +125,8 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    for table in PARTIAL_TABLES:  # an earlier failure's tables describe other runs
+        (outdir / table).unlink(missing_ok=True)
     rows, present = [], []
     for cell_id, impl, repeat, path, log in expected:
         if Path(path).exists():
@@ -141,6 +147,33 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         if complete.any():
             summarize(runs[complete]).to_csv(outdir / "summary.csv", index=False)
     return missing
+
+
+def after_failure(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],
+                  shared: dict[tuple[str, str], str] | None = None,
+                  blocked: dict[str, str] | None = None,
+                  partial: str = PARTIAL) -> pd.DataFrame | None:
+    """After a failed or interrupted run: list what is missing, or drop a listing now stale.
+
+    A run that still lacks a training result (or was blocked from one) writes ``partial``
+    and says why (report_missing). A run that failed after every result existed (a chart,
+    the aggregation) lists nothing missing: an earlier failure's ``partial`` would still
+    name runs that have since completed, so it goes.
+
+    Args:
+        jobs: every training job of the grid, as write_partial's ``expected``.
+        say: where each line goes (the workflow: standard error).
+        shared: cells.shared_runs of the grid.
+        blocked: why a result could not be written, for jobs a file blocked.
+        partial: the folder a failed run writes.
+
+    Returns:
+        report_missing's rows, or None where every result exists and ``partial`` was removed.
+    """
+    if blocked or not all(Path(job[3]).exists() for job in jobs):
+        return report_missing(jobs, say, shared, blocked, partial)
+    shutil.rmtree(partial, ignore_errors=True)
+    return None
 
 
 def report_missing(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],

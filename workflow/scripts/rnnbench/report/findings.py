@@ -26,6 +26,7 @@ from rnnbench.report.why import why_section
 from rnnbench.measure.steady import SETTLE_BLOCK
 from rnnbench.stats.tables import (QUANTITIES, ablation_effects, cell_labels, claim_table,
                              decided_gap_share, setup_split, version_table)
+from rnnbench.grid.apis import APIS
 from rnnbench.grid.vocabulary import API_WORDS
 
 
@@ -413,12 +414,40 @@ def _more_repeats(config: dict, summary: pd.DataFrame) -> list[str]:
     ]
 
 
+def _modes(summary: pd.DataFrame) -> dict[str, list[str]]:
+    """The modes (grid axis mode) each api of ``summary`` ran, in the apis' registry order;
+    a table from before the mode axis ran train alone."""
+    modes = summary["mode"] if "mode" in summary else pd.Series("train", summary.index)
+    return {api: [mode for mode in ("train", "inference") if mode in set(modes[summary["api"]
+                                                                               == api])]
+            for api in APIS if api in set(summary["api"])}
+
+
+def step_lines(summary: pd.DataFrame) -> list[str]:
+    """Say what one measured step ran, per api and mode of the grid (rnnbench.grid.apis).
+
+    Args:
+        summary: summary.csv's rows (api, and mode where the table has it).
+
+    Returns:
+        FINDINGS' paragraph: one sentence for one api and mode, else a list, one line each.
+    """
+    said = [(api, mode, APIS[api].step[mode])
+            for api, modes in _modes(summary).items() for mode in modes]
+    if len(said) == 1:
+        api, mode, words = said[0]
+        return [f"What a measured step runs ({api}, mode {mode}): {words}.", ""]
+    return ["What a measured step runs, per api and mode:", "",
+            *(f"- {api}, mode {mode}: {words}." for api, mode, words in said), ""]
+
+
 def _method(config: dict, summary: pd.DataFrame) -> list[str]:
-    """FINDINGS' 'Method': how the numbers were made, and what an interval covers (the
-    spread between processes of this one run, not the drift between runs)."""
+    """FINDINGS' 'Method': what a step ran, how the numbers were made, and what an interval
+    covers (the spread between processes of this one run, not the drift between runs)."""
     return [
         "## Method",
         "",
+        *step_lines(summary),
         "Each run gives one value (its setup seconds, the median of "
         "its measured step times, its peak RSS); a cell's figure is the geometric mean of its "
         "runs' values, and a static / dynamic ratio the ratio of geometric means, each with a "
@@ -514,9 +543,11 @@ def _user_sections(summary: pd.DataFrame, runs: pd.DataFrame,
                 *keras, ""]
     jax = jax_lines(summary, labels)
     if jax:
+        ran = "; ".join(f"mode {mode}: {APIS['jax_scan'].step[mode]}"
+                        for mode in _modes(summary).get("jax_scan", []))
         out += ["## For JAX users", "",
-                "The model written in JAX (api jax_scan: jax.lax.scan, a jit-compiled train "
-                "step, TF1's Adam), its scan at each unroll factor the grid lists (1: dynamic's "
+                f"The model written in JAX (api jax_scan; {ran}), its scan at each unroll "
+                "factor the grid lists (1: dynamic's "
                 "loop; max_len: fully unrolled, static's reference), measured as above; the "
                 "scan runs the padded length, masked. Totals are setup + N x the median step, "
                 "from geometric means over repeats (point estimates; the ratios with intervals "

@@ -281,6 +281,39 @@ def _not_fitted(runs: pd.DataFrame) -> list[str]:
             "machine the grid would be explained here.", ""]
 
 
+def _too_few(runs: pd.DataFrame) -> list[str]:
+    """The Why section of a grid the model is not fitted to for want of runs.
+
+    Neither busy runs (_not_fitted) nor a lacking design (_unidentified) is why: an
+    implementation has fewer usable runs than the terms its cells identify plus 2 (fit_impl).
+
+    Args:
+        runs: measurements.csv rows.
+
+    Returns:
+        The section's lines: each group and implementation short of runs, and what to add;
+        [] for no runs at all.
+    """
+    if runs.empty:
+        return []
+    plain = model_rows(model_runs(runs))
+    short = []
+    for key, group in plain.groupby(list(GROUP_COLUMNS), sort=False):
+        for impl in ("static", "dynamic"):
+            mine = group[group["impl"] == impl]
+            terms = len(cell_terms(mine)) if len(mine) else 1
+            if len(mine) < terms + 2:
+                short.append(f"{key[0]}, {key[2]}, {impl}: {len(mine)} run"
+                             f"{'' if len(mine) == 1 else 's'} for {terms} term"
+                             f"{'' if terms == 1 else 's'}")
+    return ["## Why: the cost model", "",
+            "Not fitted: too few runs. The model needs, per implementation, at least 2 more "
+            "quiet runs with a positive step time, at the reference ablations, than the terms "
+            "its cells identify (docs/cost-model.md)"
+            + (f"; here {'; '.join(short)}" if short else "") + ". To explain the ratio, add "
+            "repeats (config `repeats`) or cells.", ""]
+
+
 def _unidentified(runs: pd.DataFrame) -> list[str]:
     """The Why section of a grid whose cells all compute as many time steps per step (one
     cell, or cells alike in max_len and length): a cost per time step cannot be told from the
@@ -319,7 +352,7 @@ def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str
     """
     fits = fit_groups(runs)
     if not fits:
-        return _not_fitted(runs)
+        return _not_fitted(runs) or _too_few(runs)
     out = ["## Why: the cost model", "",
            "Each implementation's step, fitted to this run's runs (docs/cost-model.md): "
            "fixed + cost per time step passed + cost per computed time step + cost per FLOP. "

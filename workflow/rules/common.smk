@@ -26,14 +26,10 @@ from rnnbench.pipeline import container as images  # noqa: E402
 from rnnbench.pipeline import hardware  # noqa: E402
 from rnnbench.pipeline import looks  # noqa: E402
 
-# Validate once, before any job (rnnbench/grid/configcheck.py): the files' YAML, the schema (which
-# fills in defaults and rejects bad values and unknown keys), the cross-field checks (e.g.
-# sequence_length <= max_len), and, for a local run, that the largest job fits this machine's
-# memory (a cluster's nodes are sized by the jobs' mem_mb requests) and that device: gpu finds
-# a GPU here. While the Snakefile is read, Snakemake has not chosen its executor yet
-# (workflow.local_exec is always true, workflow.dryrun always false): LOCAL is the executor the
-# command line or its profile asks for (rnnbench/pipeline/hardware.py), DRY_RUN a command that
-# runs no job (-n, --summary, --dag, --report, ...): nothing under results/ changes (hooks.smk).
+# Validate once, before any job (rnnbench/grid/configcheck.py): YAML, schema (defaults filled
+# in), cross-field checks, and for a local run the machine's memory and GPU. While the
+# Snakefile is read, Snakemake has not chosen its executor: LOCAL is the one the command line or
+# profile asks for, DRY_RUN a command that runs no job (rnnbench/pipeline/hardware.py).
 INVOCATION = hardware.invocation(sys.argv)
 LOCAL = INVOCATION.executor in hardware.LOCAL_EXECUTORS
 DRY_RUN = workflow.output_settings.dryrun or not INVOCATION.executes
@@ -69,38 +65,23 @@ if workflow.is_main_process and Path(CONFIG_YAML).is_absolute():
 TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=images.tf_version_key)
 
 # With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
-# builds for the config's device (cpu: TensorFlow CPU-only; gpu: with CUDA and cuDNN), named by
-# an absolute path so that --directory cannot break it: the training and peak jobs in the image
-# of their cell's tf_version, every other rule in the image of the venv's TensorFlow (which
-# holds the whole workflow). Checked here, before any job: each image is there and starts, and
-# no host variable would make its Python load the host's packages. Without containers the
-# installed TensorFlow runs every job: the config may list its version only.
+# builds for the config's device, each checked here, before any job; without containers the
+# installed TensorFlow runs every job (rnnbench/pipeline/container.py, deployment_images).
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
-CONTAINERS = Path(workflow.basedir) / "containers"
-IMAGE = None  # the image of the venv's TensorFlow (every rule but training and peak jobs)
-IMAGES = {}  # tf_version: image, with --use-singularity
-IMAGE_SHA256 = {}  # tf_version: the image's sha256, with --use-singularity
+METHODS = workflow.deployment_settings.deployment_method
 try:
-    if DeploymentMethod.APPTAINER in workflow.deployment_settings.deployment_method:
-        # the images of this Snakemake's Python; ValueError for a Python or version without one
-        IMAGE = images.image_path(workflow.basedir, FLAVOR)
-        IMAGES = {v: images.image_path(workflow.basedir, FLAVOR, v) for v in TF_VERSIONS}
-        used = {images.DEFAULT_TF_VERSION: IMAGE, **IMAGES}  # the 2.21 image: the other rules
-        images.check_deployment(used, FLAVOR, config["device"], workflow.basedir, os.environ)
-        IMAGE_SHA256 = {v: images.image_sha256(image) for v, image in used.items()}
-    elif DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
-        # envs/environment.yaml pins the venv's TensorFlow
-        images.check_bare_tf_versions(
-            TF_VERSIONS,
-            images.DEFAULT_TF_VERSION,
-            CONTAINERS,
-            FLAVOR,
-            "with --use-conda, envs/environment.yaml's",
-        )
-    else:
-        images.check_bare_tf_versions(
-            TF_VERSIONS, images.installed_tf_version(), CONTAINERS, FLAVOR
-        )
+    IMAGE, IMAGES, IMAGE_SHA256 = images.deployment_images(
+        (
+            "apptainer"
+            if DeploymentMethod.APPTAINER in METHODS
+            else "conda" if DeploymentMethod.CONDA in METHODS else "bare"
+        ),
+        workflow.basedir,
+        FLAVOR,
+        config["device"],
+        TF_VERSIONS,
+        os.environ,
+    )
 except ValueError as error:
     refuse(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
@@ -135,15 +116,14 @@ TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
 # The charts of this grid (rnnbench/grid/plan.py): every grid's, and one per thing it varies.
 PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
 CHART_FILES = expand(layout.chart_path("{chart}", "{ext}"), chart=PLOTS, ext=layout.CHART_FORMATS)
-PEAKS = expand(
-    layout.peak_path(RUNS, "{threads}", "{tf_version}"),
-    threads=config["intra_op_parallelism_threads"],
-    tf_version=TF_VERSIONS,
-)
-PEAK_LOGS = expand(
-    layout.peak_path(LOGS, "{threads}", "{tf_version}", ".log"),
-    threads=config["intra_op_parallelism_threads"],
-    tf_version=TF_VERSIONS,
+# rule peak's outputs and logs: one per intra-op thread count and TensorFlow version
+PEAKS, PEAK_LOGS = (
+    [
+        layout.peak_path(folder, threads, tf_version, suffix)
+        for threads in config["intra_op_parallelism_threads"]
+        for tf_version in TF_VERSIONS
+    ]
+    for folder, suffix in ((RUNS, ".json"), (LOGS, ".log"))
 )
 GIT_COMMIT = git_commit(workflow.basedir)
 

@@ -414,6 +414,47 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
                 f"{repo / 'containers' / 'build.sh'} {flavor} {tf_version} {host_python}")
 
 
+
+def deployment_images(deployment: str, repo_dir: str | Path, flavor: str, device: str,
+                      tf_versions: list[str], environ: Mapping[str, str]
+                      ) -> tuple[Path | None, dict[str, Path], dict[str, str]]:
+    """Check the software each job will run in, before any job, and name its images.
+
+    With Apptainer every rule runs in an image: the training and peak jobs in that of their
+    cell's tf_version, every other rule in that of DEFAULT_TF_VERSION (check_deployment).
+    With conda, envs/environment.yaml pins the default TensorFlow; bare, the venv's
+    TensorFlow runs every job (check_bare_tf_versions).
+
+    Args:
+        deployment: "apptainer", "conda" or "bare" (Snakemake's deployment method).
+        repo_dir: the repository (its containers/ folder).
+        flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
+        device: the config's device, named in messages.
+        tf_versions: the TensorFlow versions the grid's cells run at.
+        environ: the environment jobs will see.
+
+    Returns:
+        (the image of the other rules, {tf_version: image}, {tf_version: image sha256}):
+        None, {} and {} without Apptainer.
+
+    Raises:
+        ValueError: naming what is missing or wrong, and the fix.
+    """
+    containers = Path(repo_dir) / "containers"
+    if deployment == "apptainer":
+        image = image_path(repo_dir, flavor)
+        images = {v: image_path(repo_dir, flavor, v) for v in tf_versions}
+        used = {DEFAULT_TF_VERSION: image, **images}
+        check_deployment(used, flavor, device, repo_dir, environ)
+        return image, images, {v: image_sha256(path) for v, path in used.items()}
+    if deployment == "conda":
+        check_bare_tf_versions(tf_versions, DEFAULT_TF_VERSION, containers, flavor,
+                               "with --use-conda, envs/environment.yaml's")
+    else:
+        check_bare_tf_versions(tf_versions, installed_tf_version(), containers, flavor)
+    return None, {}, {}
+
+
 if __name__ == "__main__":
     try:
         print("\n".join(build_arguments(*sys.argv[1:5])))

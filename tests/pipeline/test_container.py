@@ -184,17 +184,17 @@ def test_a_bare_run_lists_the_installed_version_only():
 def test_the_deployment_names_its_images_or_refuses_what_cannot_run(tmp_path):
     """Bare and conda runs use no image and refuse a version they cannot run; an Apptainer
     run whose image is missing is refused with the build command."""
-    assert container.deployment_images("bare", REPO, "cpu", "cpu", ["2.21"], {}) == (None, {},
+    assert container.deployment_images(set(), REPO, "cpu", "cpu", ["2.21"], {}) == (None, {},
                                                                                    {})
     with pytest.raises(ValueError, match=r"tf_version \['2.12'\]: without containers"):
-        container.deployment_images("bare", REPO, "cpu", "cpu", ["2.12"], {})
+        container.deployment_images(set(), REPO, "cpu", "cpu", ["2.12"], {})
     with pytest.raises(ValueError, match="with --use-conda, envs/environment.yaml's"):
-        container.deployment_images("conda", REPO, "cpu", "cpu", ["2.12"], {})
+        container.deployment_images({"conda"}, REPO, "cpu", "cpu", ["2.12"], {})
     repo = tmp_path / "clone"  # its definitions and locks, but no image built
     for folder in ("containers", "envs"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("*.sif"))
     with pytest.raises(ValueError, match=r"no cpu image of TensorFlow 2.21 .*build.sh cpu 2.21"):
-        container.deployment_images("apptainer", repo, "cpu", "cpu", ["2.21"], os.environ)
+        container.deployment_images({"apptainer", "conda"}, repo, "cpu", "cpu", ["2.21"], os.environ)
 
 
 def test_check_deployment_names_every_missing_image(tmp_path):

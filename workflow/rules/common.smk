@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from snakemake.settings.types import DeploymentMethod
+from snakemake.common import get_function_params, overwrite_function_params
 
 from rnnbench.grid import layout  # noqa: E402  (on the path: config.smk)
 from rnnbench.grid.axes import PROTOCOL_KEYS  # noqa: E402
@@ -60,22 +60,16 @@ if workflow.is_main_process and Path(CONFIG_YAML).is_absolute():
         f"{', then '.join(READ_FROM)} (each later file's keys win)",
         file=sys.stderr,
     )
-# the TensorFlow versions the grid's cells run at (a version whose every cell is left out,
-# e.g. a JAX api's, needs no image, no peak and no check)
+# the TensorFlow versions the grid's cells run at (no image, peak or check for another)
 TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=images.tf_version_key)
 
 # With --use-singularity (--sdm apptainer) every rule runs in an image containers/build.sh
 # builds for the config's device, each checked here, before any job; without containers the
 # installed TensorFlow runs every job (rnnbench/pipeline/container.py, deployment_images).
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
-METHODS = workflow.deployment_settings.deployment_method
-try:
+try:  # Snakemake's deployment methods: their str() is "apptainer", "conda" or "env-modules"
     IMAGE, IMAGES, IMAGE_SHA256 = images.deployment_images(
-        (
-            "apptainer"
-            if DeploymentMethod.APPTAINER in METHODS
-            else "conda" if DeploymentMethod.CONDA in METHODS else "bare"
-        ),
+        {str(method) for method in workflow.deployment_settings.deployment_method},
         workflow.basedir,
         FLAVOR,
         config["device"],
@@ -86,14 +80,14 @@ except ValueError as error:
     refuse(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
 # another software environment, another timing; a changed definition or lock re-measures.
+CONTAINERS = Path(workflow.basedir) / "containers"
 PROTOCOL = protocol_id(
     config, image=f"apptainer-{FLAVOR}-{images.images_key(CONTAINERS, FLAVOR)}" if IMAGES else None
 )
 # runs a cell takes from another cell instead of measuring them ((cell, impl) -> that cell)
 SHARED_RUNS = shared_runs(CELLS)
-# static and dynamic runs of a repeat next to each other in time, repeat by repeat: every
-# job the grid may run, the planned repeats' (PLANNED_JOBS) and the more_repeats after them
-# that checkpoint first_look adds where a cell's step ratio is undecided (MORE_JOBS: the cap)
+# static and dynamic runs of a repeat next to each other, repeat by repeat: the planned
+# repeats' jobs, and the cap of those checkpoint first_look may add (more_repeats)
 PRIORITIES = job_priorities(CELLS, config["repeats"] + config["more_repeats"], SHARED_RUNS)
 PLANNED_JOBS = [job for job in PRIORITIES if job[2] <= config["repeats"]]
 MORE_JOBS = [job for job in PRIORITIES if job[2] > config["repeats"]]
@@ -110,8 +104,7 @@ BENCHMARKS = layout.benchmarks_folder(PROTOCOL)
 TRAIN_RESULTS = layout.result_pattern(RUNS)
 TRAIN_LOGS = layout.result_pattern(LOGS, ".log")
 TRAIN_BENCHMARKS = layout.result_pattern(BENCHMARKS, ".tsv")
-# the most steps a training job can take: the first, the longest warm-up, the measured ones
-# (and, for short steps, more of them until min_measure_s: resources.training_runtime_min)
+# the most steps a job takes but for min_measure_s (resources.training_runtime_min)
 TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
 # The charts of this grid (rnnbench/grid/plan.py): every grid's, and one per thing it varies.
 PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
@@ -227,26 +220,36 @@ def targets():
     return [*layout.TABLES.values(), *CHART_FILES]
 
 
-def dataset_of(wildcards):
-    """The .npz and sidecar of the dataset a cell reads."""
-    return dataset_files(CELLS[wildcards.cell]["dataset"])
+def of_wildcards(function):
+    """``function`` (of a job's wildcards), its signature read once instead of for every job
+    (Snakemake's overwrite_function_params, as its ioutils use it)."""
+    overwrite_function_params(function, get_function_params(function))
+    return function
+
+
+def of_cell(value):
+    """A per-job function of the job's cell: value(CELLS[cell]) (of_wildcards)."""
+    return of_wildcards(lambda wildcards: value(CELLS[wildcards.cell]))
+
+
+dataset_of = of_cell(lambda cell: dataset_files(cell["dataset"]))
 
 
 def priority_of(impl):
     """priority of a training job (PRIORITIES); a run the grid does not measure cannot be
     asked for (its cell takes it from another, SHARED_RUNS)."""
-    return lambda wildcards: PRIORITIES[(wildcards.cell, impl, int(wildcards.repeat))]
+    return of_wildcards(lambda wildcards: PRIORITIES[(wildcards.cell, impl, int(wildcards.repeat))])
 
 
 def mem_mb_of(impl):
     """mem_mb of a training job, from its cell (see rnnbench/grid/resources.py)."""
-    return lambda wildcards: training_mem_mb(
-        CELLS[wildcards.cell], impl, config["num_samples"], config["device"]
+    return of_cell(
+        lambda cell: training_mem_mb(cell, impl, config["num_samples"], config["device"])
     )
 
 
 def runtime_of(impl):
     """runtime (minutes) of a training job, from its cell (see rnnbench/grid/resources.py)."""
-    return lambda wildcards: training_runtime_min(
-        CELLS[wildcards.cell], impl, TOTAL_STEPS, config["min_measure_s"]
+    return of_cell(
+        lambda cell: training_runtime_min(cell, impl, TOTAL_STEPS, config["min_measure_s"])
     )

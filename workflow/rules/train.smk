@@ -21,16 +21,16 @@ rule train_static:
     conda:
         "../../envs/environment.yaml"
     container:
-        lambda wildcards: image_of(CELLS[wildcards.cell]["tf_version"])
-    threads: lambda wildcards: job_threads(CELLS[wildcards.cell])
+        of_cell(lambda cell: image_of(cell["tf_version"]))
+    threads: of_cell(job_threads)
     resources:
         mem_mb=mem_mb_of("static"),
         runtime=runtime_of("static"),
         measuring=1,
     params:
         impl="static",
-        workflow_meta=lambda wildcards: workflow_meta(CELLS[wildcards.cell]["tf_version"]),
-        cell=lambda wildcards: CELLS[wildcards.cell],
+        workflow_meta=of_cell(lambda cell: workflow_meta(cell["tf_version"])),
+        cell=of_cell(lambda cell: cell),
         protocol={key: config[key] for key in PROTOCOL_KEYS},
     script:
         "../scripts/train.py"
@@ -51,7 +51,7 @@ use rule train_static as train_dynamic with:
     params:
         impl="dynamic",
         workflow_meta=rules.train_static.params.workflow_meta,
-        cell=lambda wildcards: CELLS[wildcards.cell],
+        cell=rules.train_static.params.cell,
         protocol=rules.train_static.params.protocol,
 
 

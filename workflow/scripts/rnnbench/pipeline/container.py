@@ -415,7 +415,7 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
 
 
 
-def deployment_images(deployment: str, repo_dir: str | Path, flavor: str, device: str,
+def deployment_images(methods: set[str], repo_dir: str | Path, flavor: str, device: str,
                       tf_versions: list[str], environ: Mapping[str, str]
                       ) -> tuple[Path | None, dict[str, Path], dict[str, str]]:
     """Check the software each job will run in, before any job, and name its images.
@@ -426,7 +426,8 @@ def deployment_images(deployment: str, repo_dir: str | Path, flavor: str, device
     TensorFlow runs every job (check_bare_tf_versions).
 
     Args:
-        deployment: "apptainer", "conda" or "bare" (Snakemake's deployment method).
+        methods: Snakemake's deployment methods, as words ("apptainer", "conda"); neither:
+            a bare run.
         repo_dir: the repository (its containers/ folder).
         flavor: the image flavor, "cpu" or "cuda" (FLAVOR_OF_DEVICE).
         device: the config's device, named in messages.
@@ -441,13 +442,13 @@ def deployment_images(deployment: str, repo_dir: str | Path, flavor: str, device
         ValueError: naming what is missing or wrong, and the fix.
     """
     containers = Path(repo_dir) / "containers"
-    if deployment == "apptainer":
+    if "apptainer" in methods:
         image = image_path(repo_dir, flavor)
         images = {v: image_path(repo_dir, flavor, v) for v in tf_versions}
         used = {DEFAULT_TF_VERSION: image, **images}
         check_deployment(used, flavor, device, repo_dir, environ)
         return image, images, {v: image_sha256(path) for v, path in used.items()}
-    if deployment == "conda":
+    if "conda" in methods:
         check_bare_tf_versions(tf_versions, DEFAULT_TF_VERSION, containers, flavor,
                                "with --use-conda, envs/environment.yaml's")
     else:

@@ -30,9 +30,11 @@ def test_the_step_follows_the_candidate_that_drives_it_and_no_other():
     assert table.loc["speed_python_ns", "p"] < 1e-6
     assert table.loc["migrations", "p"] > 0.01 and table.loc["job_start_unix_s", "p"] > 0.01
     assert "speed_matmul_gflop_s" not in table.index  # not recorded: not a candidate
-    line, = spread_lines(_runs())
-    follows, not_ = line.split(". Not ")
-    assert "Python loop time" in follows and "moves between CPUs" in not_
+    line, _, table = spread_lines(_runs())
+    assert "Python loop time" in line and "moves between CPUs" not in line
+    rows = {row.split("|")[1].strip().split("`")[1]: row.split("|")[-2].strip()
+            for row in table.splitlines()[2:]}
+    assert rows == {"speed_python_ns": "yes", "migrations": "no", "job_start_unix_s": "no"}
 
 
 def test_a_run_measured_in_another_cell_counts_once_and_few_runs_say_nothing():

@@ -274,3 +274,22 @@ def test_the_crossover_map_draws_the_model_and_the_measured_cells():
     one_max_len = runs[runs["max_len"] == 20]
     assert "does not vary max_len" in str(crossover_chart(synthetic_summary(one_max_len),
                                                           one_max_len).to_dict())
+
+
+def test_the_fits_written_once_are_the_fits_every_reader_would_make(tmp_path):
+    """Rule aggregate writes the run's fits (write_fits); FINDINGS' Why and the crossover
+    chart read them (read_fits) and say exactly what fitting the runs again says."""
+    runs = simulate(map_design(), np.random.default_rng(3))
+    fits = costmodel.fit_groups(runs)
+    costmodel.write_fits(fits, tmp_path / "costmodel.json")
+    read = costmodel.read_fits(tmp_path / "costmodel.json")
+    for pair, again in zip(fits, read, strict=True):
+        for impl, fit in pair.items():
+            assert again[impl].terms == fit.terms and again[impl].key == fit.key
+            assert np.array_equal(again[impl].beta, fit.beta)
+            assert np.array_equal(again[impl].cov, fit.cov)
+            assert math.isnan(fit.richer_p) == math.isnan(again[impl].richer_p)
+        assert why.parameter_table(again).equals(why.parameter_table(pair))
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="bad.json: not a cost model's fits"):
+        costmodel.read_fits(tmp_path / "bad.json")

@@ -44,6 +44,7 @@ rule aggregate:
             category="Tables",
         ),
         cumulative=layout.CUMULATIVE,
+        costmodel=layout.COSTMODEL,
     log:
         layout.rule_log("aggregate"),
     conda:

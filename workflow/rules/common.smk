@@ -109,7 +109,7 @@ TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
 # The charts of this grid (rnnbench/grid/plan.py): every grid's, and one per thing it varies.
 PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
 CHART_FILES = expand(layout.chart_path("{chart}", "{ext}"), chart=PLOTS, ext=layout.CHART_FORMATS)
-# rule peak's outputs and logs: one per intra-op thread count and TensorFlow version
+# the outputs and logs of the peak jobs, one per intra-op thread count and TensorFlow version
 PEAKS, PEAK_LOGS = (
     [
         layout.peak_path(folder, threads, tf_version, suffix)

@@ -4,6 +4,7 @@ rule findings:
     input:
         summary=layout.SUMMARY,
         measurements=layout.MEASUREMENTS,
+        costmodel=layout.COSTMODEL,
         # the claims and extrapolate: a changed claim re-writes FINDINGS (hooks.smk)
         settings=housekeeping.findings_settings(DRY_RUN),
         planned=housekeeping.planned("write_findings_settings", PLANNED),

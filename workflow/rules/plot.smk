@@ -3,6 +3,7 @@ rule plot:
         summary=layout.SUMMARY,
         cumulative=layout.CUMULATIVE,
         measurements=layout.MEASUREMENTS,
+        costmodel=layout.COSTMODEL,
     output:
         html=layout.chart_path("{chart}", "html"),
         svg=report(

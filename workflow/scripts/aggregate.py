@@ -7,7 +7,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")
 
-from rnnbench.results.load import load_results, share_runs  # noqa: E402
+from rnnbench.costmodel.fit import fit_groups, write_fits  # noqa: E402
+from rnnbench.results.load import load_results, read_table, share_runs  # noqa: E402
 from rnnbench.stats.summary import summarize, write_cumulative_time  # noqa: E402
 
 # a cell away from its reference only in axes that leave static_rnn unchanged takes the
@@ -27,4 +28,6 @@ for path in snakemake.input.peaks:
 summary = summarize(runs, peak_flop_per_s=peaks, confidence=snakemake.params.confidence)
 summary.to_csv(snakemake.output.summary, index=False)
 write_cumulative_time(summary, snakemake.output.cumulative)
+# the cost model, fitted once to the table as every reader reads it (FINDINGS, the charts)
+write_fits(fit_groups(read_table(snakemake.output.measurements)), snakemake.output.costmodel)
 print(f"{len(runs)} runs, {len(summary)} cells", file=sys.stderr)

@@ -7,8 +7,10 @@ Only the terms a grid identifies are kept. The method and its sources: docs/cost
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -381,6 +383,56 @@ def fit_groups(runs: pd.DataFrame) -> list[dict[str, Fit]]:
         fits.append(pair)
     return fits
 
+
+
+def _number(value: float) -> float | None:
+    """A float for JSON: None for NaN."""
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def write_fits(fits: list[dict[str, Fit]], path: str | Path) -> None:
+    """Write fit_groups' fits to a JSON file, so that every reader of a run uses one fit.
+
+    Args:
+        fits: fit_groups' list, one {impl: Fit} per group.
+        path: the file (rule aggregate's ``results/costmodel.json``).
+    """
+    records = [{impl: {"impl": fit.impl, "terms": fit.terms, "beta": fit.beta.tolist(),
+                       "cov": fit.cov.tolist(), "sigma": fit.sigma, "df": fit.df, "n": fit.n,
+                       "cells": fit.cells, "ranges": fit.ranges,
+                       "richer_p": _number(fit.richer_p),
+                       "lack_of_fit_p": _number(fit.lack_of_fit_p), "center": fit.center,
+                       "key": fit.key} for impl, fit in pair.items()} for pair in fits]
+    Path(path).write_text(json.dumps({"fits": records}, indent=1) + "\n")
+
+
+def read_fits(path: str | Path) -> list[dict[str, Fit]]:
+    """Read the fits write_fits wrote, as fit_groups returned them.
+
+    Args:
+        path: the JSON file.
+
+    Returns:
+        One {impl: Fit} per group, in write order.
+
+    Raises:
+        ValueError: naming the file, where it is not write_fits' JSON.
+    """
+    try:
+        records = json.loads(Path(path).read_text())["fits"]
+        return [{impl: Fit(**{**record, "beta": np.array(record["beta"], dtype=float),
+                              "cov": np.array(record["cov"], dtype=float),
+                              "ranges": {k: tuple(v) for k, v in record["ranges"].items()},
+                              "richer_p": _nan(record["richer_p"]),
+                              "lack_of_fit_p": _nan(record["lack_of_fit_p"])})
+                 for impl, record in pair.items()} for pair in records]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a cost model's fits ({error})") from None
+
+
+def _nan(value: float | None) -> float:
+    """write_fits' None back to NaN."""
+    return math.nan if value is None else float(value)
 
 def shape_rows(cell: str, batch_size: int, num_units: int, input_dim: int, max_len: int,
                length: float, mode: str = "train") -> pd.DataFrame:

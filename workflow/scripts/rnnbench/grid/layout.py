@@ -119,10 +119,12 @@ SUMMARY = f"{RESULTS}/summary.csv"
 """Per-cell statistics (rule aggregate)."""
 CUMULATIVE = f"{RESULTS}/cumulative_time.csv"
 """Cumulative training time per cell and implementation (rule aggregate)."""
+COSTMODEL = f"{RESULTS}/costmodel.json"
+"""The cost model fitted to the run's runs, once (rule aggregate; costmodel.fit.write_fits)."""
 FINDINGS = f"{RESULTS}/FINDINGS.md"
 """The verdicts and their numbers (rule findings)."""
 TABLES = {"measurements": MEASUREMENTS, "summary": SUMMARY, "cumulative": CUMULATIVE,
-          "findings": FINDINGS}
+          "costmodel": COSTMODEL, "findings": FINDINGS}
 """Every table a run writes, by name: what is set aside when they no longer describe the
 results on disk."""
 FINDINGS_SETTINGS = f"{RESULTS}/findings_settings.json"

@@ -128,7 +128,7 @@ CHARTS = (
           "and the median step (seconds, geometric means over repeats, log scale) against the "
           "scan's unroll factor (log scale; 1 is a plain loop, max_len fully unrolled), one "
           "panel per cell shape."),
-    Chart("crossover", "charts_model.crossover_chart", ("summary", "runs"),
+    Chart("crossover", "charts_model.crossover_chart", ("summary", "runs", "fits"),
           lambda grid: ["crossover"] if "max_len" in ratio_axes(grid.cells) and len(
               {str(cell["sequence_length"]) for cell in grid.cells}) > 1 else [],
           "Where unrolling wins: the static / dynamic step ratio that the cost model fitted to "

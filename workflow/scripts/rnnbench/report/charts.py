@@ -254,7 +254,7 @@ def setup_split_chart(summary: pd.DataFrame) -> alt.Chart:
 
 
 def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
-                runs: pd.DataFrame | None = None) -> alt.Chart:
+                runs: pd.DataFrame | None = None, fits: list | None = None) -> alt.Chart:
     """Draw the chart called ``name`` by its kind's function, from the tables it names.
 
     Args:
@@ -262,6 +262,8 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
         summary: summary.csv, one row per cell.
         cumulative: cumulative_time.csv.
         runs: measurements.csv, one row per run; needed by the crossover chart only.
+        fits: the run's cost-model fits (costmodel.fit.read_fits), for the crossover chart;
+            None fits ``runs`` there.
 
     Returns:
         The chart.
@@ -270,7 +272,7 @@ def build_chart(name: str, summary: pd.DataFrame, cumulative: pd.DataFrame,
         ValueError: for an unknown chart name.
     """
     chart, axis = chart_of(name)
-    tables = {"summary": summary, "cumulative": cumulative, "runs": runs}
+    tables = {"summary": summary, "cumulative": cumulative, "runs": runs, "fits": fits}
     return draw_function(chart)(*(tables[table] for table in chart.tables),
                                 *(() if axis is None else (axis,)))
 

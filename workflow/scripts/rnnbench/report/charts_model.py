@@ -71,7 +71,8 @@ def crossover_table(pair: dict, summary: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def crossover_chart(summary: pd.DataFrame, runs: pd.DataFrame) -> alt.Chart:
+def crossover_chart(summary: pd.DataFrame, runs: pd.DataFrame,
+                    fits: list | None = None) -> alt.Chart:
     """Chart the crossover map of the run's one fitted group, per batch_size and num_units.
 
     Where no model can be fitted, or there is more than one group, or the grid does not part
@@ -81,11 +82,12 @@ def crossover_chart(summary: pd.DataFrame, runs: pd.DataFrame) -> alt.Chart:
     Args:
         summary: summary.csv, one row per cell.
         runs: measurements.csv, one row per run, which the model is fitted to.
+        fits: the run's fits (rule aggregate's costmodel.json); None fits ``runs`` here.
 
     Returns:
         The chart.
     """
-    pairs = fit_groups(runs)
+    pairs = fit_groups(runs) if fits is None else fits
     if len(pairs) != 1 or "per_passed" not in pairs[0]["static"].terms:
         why = ("no cost model: " + ("the grid does not vary max_len apart from the length"
                                     if pairs else "no group of runs can be fitted")

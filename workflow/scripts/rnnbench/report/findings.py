@@ -304,7 +304,7 @@ def _software(runs: pd.DataFrame) -> str:
 
 
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
-                      config: dict) -> str:
+                      config: dict, fits: list | None = None) -> str:
     """Write results/FINDINGS.md, all from the tables.
 
     Sections: the bottom line (a sentence per claim), where it was measured, each claim's
@@ -318,6 +318,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         claims: the config's claims.
         config: the workflow's config; uses margin, repeats, more_repeats, steps,
             min_measure_s, warmup_steps, max_warmup_steps and extrapolate.
+        fits: the cost model's fits of the run (rule aggregate's costmodel.json); None fits
+            ``runs`` here (why.why_section).
 
     Returns:
         The file's Markdown text.
@@ -362,7 +364,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
                                     margin))
     out += _user_sections(summary, runs, labels, margin)
     out += _ablation_sections(summary, runs, labels, config)
-    out += why_section(summary, runs, labels)
+    out += why_section(summary, runs, labels, fits)
     breakeven = pd.DataFrame({
         "cell": summary["cell_id"].map(labels),
         "steps after which static's total time stays below dynamic's [95 % interval]":

@@ -337,20 +337,23 @@ def _unidentified(runs: pd.DataFrame) -> list[str]:
             "sequence_length (e.g. sequence_length: [2, max_len]).", ""]
 
 
-def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str]) -> list[str]:
+def why_section(summary: pd.DataFrame, runs: pd.DataFrame, labels: dict[str, str],
+                fits: list[dict[str, Fit]] | None = None) -> list[str]:
     """Write FINDINGS' "## Why" section from the cost model fitted to ``runs``.
 
     Args:
         summary: summary.csv, one row per cell.
         runs: measurements.csv, one row per run.
         labels: cell id -> its name (tables.cell_labels).
+        fits: the run's fits (rule aggregate's costmodel.json: costmodel.fit.read_fits);
+            None fits ``runs`` here (fit_groups).
 
     Returns:
         Markdown lines. Per fitted group: the model's parameters, the fit's tests, each cell
         explained, and the leave-one-out check. Where no group can be fitted, what the grid
         lacks or that its busy runs were left out; empty where neither is why.
     """
-    fits = fit_groups(runs)
+    fits = fit_groups(runs) if fits is None else fits
     if not fits:
         return _not_fitted(runs) or _too_few(runs)
     out = ["## Why: the cost model", "",

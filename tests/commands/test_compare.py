@@ -127,3 +127,30 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     assert "are the same result set" in capsys.readouterr().err
     assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
     assert "give two different names" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_chart_renderer_that_aborts_leaves_the_tables_and_one_line(tmp_path):
+    """Under ``ulimit -v`` vl-convert's V8 aborts its whole process ("Fatal process out of
+    memory: Oilpan: CagedHeap reservation"), no Python exception: compare draws its chart in
+    a child process, so its tables are written and it says which chart failed and why."""
+    import subprocess
+    import sys
+
+    ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
+    theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
+    out = tmp_path / "out"
+    command = f'ulimit -v 4000000; exec "{sys.executable}" -m rnnbench compare "$@"'
+    done = subprocess.run(["bash", "-c", command, "compare", str(ours), str(theirs),
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "## Comparison" in done.stdout
+    assert len(pd.read_csv(out / "compare.csv")) == 1 and (out / "compare.md").exists()
+    assert not (out / "compare.svg").exists()
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1, done.stderr
+    assert said[0].startswith(f"compare: the chart {out / 'compare.svg'} was not drawn: the "
+                              "chart renderer (vl-convert's V8) could not reserve its address "
+                              "space: an address-space limit is set (ulimit -v 4000000); lift "
+                              "it (ulimit -v unlimited)"), said[0]
+    assert f"the tables are written ({out / 'compare.csv'}, compare.md)" in said[0]

@@ -152,6 +152,26 @@ def test_report_builds(finished_run):
     assert "batch_size: 8; max_len: 4, 8; sequence_length:" in html  # the grid it describes
 
 
+def test_a_report_is_built_without_a_chart_that_failed_and_names_it(finished_run, tmp_path):
+    """A chart job that failed (here: the renderer under an address-space limit) leaves a
+    report of the tables and the other charts, whose description names the chart and why."""
+    import shutil
+
+    shutil.copytree(finished_run, tmp_path, symlinks=True, dirs_exist_ok=True)
+    for chart in tmp_path.glob("results/plots/setup_time.*"):
+        chart.unlink()
+    (tmp_path / "results/logs/plot/setup_time.log").write_text(
+        "\n#\n# Fatal process out of memory: Oilpan: CagedHeap reservation.\n#\n")
+    proc = snakemake(tmp_path, "--report", "results/report.html")
+    assert "report: built without 1 of the " in proc.stderr
+    html = (tmp_path / "results/report.html").read_text()
+    assert "ratio_heatmap.svg" in html and "FINDINGS.md" in html and "setup_time.svg" not in html
+    assert "Charts missing from this report" in html
+    assert "<li>setup_time: the chart renderer (vl-convert's V8) could not reserve its address " \
+           "space: an address-space limit (ulimit -v) was set where it ran" in html
+    assert "(its log: results/logs/plot/setup_time.log)</li>" in html
+
+
 def test_a_report_for_another_grid_or_an_unfinished_run_is_refused(finished_run, tmp_path):
     proc = snakemake(finished_run, "--report", "other.html", "--config", "steps=6",
                      check=False)

@@ -346,15 +346,52 @@ def test_a_failed_rule_is_named_with_its_logs_cause(workdir):
                              "results/logs/aggregate.log)"]
 
 
+def test_a_report_names_each_chart_it_is_built_without_and_why(workdir, monkeypatch):
+    """A chart job that failed leaves the report without that chart, not without a report:
+    missing_charts names each chart one of whose files is missing, with its log's cause;
+    the report's description gets each as a line of reStructuredText."""
+    for chart in ("setup_time", "api"):
+        for ext in layout.CHART_FORMATS:
+            write(layout.chart_path(chart, ext))
+    write(layout.chart_path("roofline", "html"))  # its SVG never came
+    write(layout.rule_log("plot", "roofline"), "Traceback\nValueError: no *peak* for |x|\n")
+    write(layout.rule_log("plot", "ratio_max_len"), "\n#\n# Fatal process out of memory: "
+                                                    "Oilpan: CagedHeap reservation.\n#\n")
+    write(layout.rule_log("plot", "steps_per_s"))
+    charts = ["setup_time", "api", "roofline", "ratio_max_len", "steps_per_s", "crossover"]
+    monkeypatch.setattr(failures, "address_space_limit", lambda: "unlimited")
+    missing = failures.missing_charts(charts)
+    assert missing == {
+        "roofline": "ValueError: no *peak* for |x| (its log: results/logs/plot/roofline.log)",
+        "ratio_max_len": f"{failures.ADDRESS_SPACE_THEN} (its log: "
+                         "results/logs/plot/ratio_max_len.log)",
+        "steps_per_s": f"{failures.STOPPED_EARLY} (its log: results/logs/plot/steps_per_s.log)",
+        "crossover": failures.CHART_NOT_STARTED}
+    said = []
+    lines = failures.report_missing_charts(missing, len(charts), said.append)
+    assert said[0] == ("report: built without 4 of the 6 charts, which are missing (the "
+                       "tables and FINDINGS need none); its description names them:")
+    assert said[1] == f"  roofline: {missing['roofline']}"
+    assert lines[0] == (r"roofline\: ValueError\: no \*peak\* for \|x\| (its log\: "
+                        r"results/logs/plot/roofline.log)")
+    from docutils.core import publish_parts
+
+    html = publish_parts("\n".join(f"- {line}" for line in lines), writer="html")["body"]
+    assert "<li>roofline: ValueError: no *peak* for |x| (its log: results/logs/plot/" in html
+    assert failures.report_missing_charts({}, 6, said.append) == [] and len(said) == 5
+
+
 @pytest.mark.slow
-def test_a_chart_renderer_stopped_by_an_address_space_limit_is_named_with_its_fix(tmp_path):
+def test_a_chart_renderer_stopped_by_an_address_space_limit_is_named_with_its_fix(
+        tmp_path, monkeypatch):
     """Under ``ulimit -v`` vl-convert's V8 dies before any Python line ("Fatal process out of
     memory: Oilpan: CagedHeap reservation."): plot.py's log gets the crash (its stderr file
-    descriptor is the log's), and error_line names the limit and how to lift it."""
+    descriptor is the log's), and error_line names the limit and how to lift it; read where
+    no limit is set (a report, later), it says the limit was the run's."""
     import subprocess
     import sys
 
-    from rnnbench.pipeline.failures import error_line
+    from rnnbench.pipeline.failures import ADDRESS_SPACE_THEN, error_line
 
     log = tmp_path / "plot.log"
     script = ("import os, sys\n"
@@ -365,7 +402,10 @@ def test_a_chart_renderer_stopped_by_an_address_space_limit_is_named_with_its_fi
     done = subprocess.run(["bash", "-c", f'ulimit -v 4000000; exec "{sys.executable}" -c "$0"',
                            script], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
+    monkeypatch.setattr(failures, "address_space_limit", lambda: "4000000")  # the run's
     line = error_line(log.read_text().splitlines())
     assert line.startswith("the chart renderer (vl-convert's V8) could not reserve its "
-                           "address space: an address-space limit is set (ulimit -v "), line
-    assert "lift it (ulimit -v unlimited)" in line
+                           "address space: an address-space limit is set (ulimit -v "
+                           "4000000); lift it (ulimit -v unlimited)"), line
+    monkeypatch.setattr(failures, "address_space_limit", lambda: "unlimited")
+    assert error_line(log.read_text().splitlines()) == ADDRESS_SPACE_THEN

@@ -125,6 +125,14 @@ def test_saved_html_works_offline(tables, tmp_path):
     assert "vegaEmbed" in html
     assert (tmp_path / "c.svg").read_text().lstrip().startswith("<svg")
     json.dumps(chart.to_dict())  # serialisable spec
+    # the same chart in a child process, after this one's renderer has started (a forked
+    # child of a process whose V8 runs would hang); a child that fails leaves no file
+    apart = [str(tmp_path / "apart.html"), str(tmp_path / "apart.svg")]
+    assert charts.save_chart_apart(chart, *apart) == (0, [])
+    assert (tmp_path / "apart.svg").read_text() == (tmp_path / "c.svg").read_text()
+    code, lines = charts.save_chart_apart(chart, str(tmp_path / "x.html"),
+                                          str(tmp_path / "no/such/folder/x.svg"))
+    assert code == 1 and "FileNotFoundError" in lines[-1] and not (tmp_path / "x.html").exists()
 
 
 def test_ablation_chart_compares_each_value_with_the_reference(tmp_path):

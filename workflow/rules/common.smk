@@ -213,11 +213,14 @@ wildcard_constraints:
 
 
 def targets():
-    """The targets of rule all, the tables and charts; or, when some training jobs are
-    blocked (BLOCKED, hooks.smk), every other training result (aggregation needs them all)."""
+    """The targets of rule all, the tables and charts (for --report, the charts drawn, not
+    those in UNDRAWN, hooks.smk); or, when some training jobs are blocked (BLOCKED,
+    hooks.smk), every other training result (aggregation needs them all)."""
     if BLOCKED:
         return [result for result in result_paths() if result not in BLOCKED]
-    return [*layout.TABLES.values(), *CHART_FILES]
+    drawn = [chart for chart in PLOTS if chart not in UNDRAWN]
+    charts = expand(layout.chart_path("{chart}", "{ext}"), chart=drawn, ext=layout.CHART_FORMATS)
+    return [*layout.TABLES.values(), *charts]
 
 
 def of_wildcards(function):

@@ -32,6 +32,7 @@ OTHER_OUTPUTS = [
 LOOKED = looked_jobs()  # the jobs an earlier first look added; None before any look
 BLOCKED = {}  # {result: why}: training jobs a file blocks, left out and named when the run ends
 PLANNED = []  # what a run does before any job that this dry run did not (rule plan_only)
+UNDRAWN = {}  # {chart: why}: with --report, the charts a run did not draw, left out of it
 
 # Before any job, in the main Snakemake process only (not again in each job's own): a blocked
 # training job is left out, any other blocked output stops the run; results that are not valid
@@ -61,6 +62,12 @@ if workflow.is_main_process:
         }
         if INVOCATION.report:
             housekeeping.check_report_grid([*RESULT_FILES, *result_paths(jobs=LOOKED or [])])
+            from rnnbench.pipeline import failures  # pandas: only for a report
+
+            # a chart whose job failed is left out (targets) and named in the report's
+            # description (workflow/report/workflow.rst reads config's missing_charts)
+            UNDRAWN = failures.missing_charts(PLOTS)
+            config["missing_charts"] = failures.report_missing_charts(UNDRAWN, len(PLOTS), SAY)
     except housekeeping.Refused as error:
         refuse(str(error))
     # only a dry run (-n) plans them: --summary and --report take the DAG as it is on disk

@@ -21,7 +21,9 @@ Per cell both sides have, it writes:
     intervals.ratio_ci).
 It writes them to ``OUT/compare.csv``, ``compare.md`` (also printed) and the chart
 ``compare.svg`` / ``.html``. Exit status 1, with a one-line message, when A and B are not two
-result sets.
+result sets, or when the chart cannot be drawn: it is drawn in a child process after the
+tables are written, since its renderer (vl-convert's V8) can abort its whole process, e.g.
+under an address-space limit (``ulimit -v``).
 """
 
 from __future__ import annotations
@@ -256,7 +258,8 @@ def main(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status: 0, or 1 with a one-line message for bad input (the same side
-        twice, the same name twice, an unreadable side or config).
+        twice, the same name twice, an unreadable side or config) or a chart not drawn
+        (draw_chart).
     """
     if Path(args.a).resolve() == Path(args.b).resolve():
         return _refuse(f"{args.a} and {args.b} are the same result set: give two")
@@ -279,12 +282,34 @@ def main(args: argparse.Namespace) -> int:
     text = "\n".join([compare_markdown(table, claims, margin),
                       *jax_sections(dict(zip(args.names, (a, b))))])
     (out / "compare.md").write_text(text)
-    print(text, flush=True)  # the tables first: the chart renderer can end the process
-    if not table.empty:
-        from rnnbench.report.charts import save_chart
+    print(text, flush=True)
+    return draw_chart(table, out) if not table.empty else 0
 
-        save_chart(compare_chart(table), str(out / "compare.html"), str(out / "compare.svg"))
-    return 0
+
+def draw_chart(table: pd.DataFrame, out: Path) -> int:
+    """Draw compare_chart into ``out`` in a child process, and say why where it fails.
+
+    The chart renderer (vl-convert's V8) can abort its whole process, e.g. under an
+    address-space limit: the tables are written before, and this process outlives it.
+
+    Args:
+        table: compare()'s table, not empty.
+        out: the folder written (compare.csv and compare.md are there).
+
+    Returns:
+        The exit status: 0 with ``compare.html`` and ``compare.svg`` written; 1 with a
+        one-line message naming the chart and its cause (failures.error_line).
+    """
+    from rnnbench.pipeline.failures import error_line
+    from rnnbench.report.charts import save_chart_apart
+
+    svg = out / "compare.svg"
+    code, lines = save_chart_apart(compare_chart(table), str(out / "compare.html"), str(svg))
+    if code == 0:
+        return 0
+    cause = error_line(lines) or f"its renderer's process ended with status {code}"
+    return _refuse(f"the chart {svg} was not drawn: {cause}; the tables are written "
+                   f"({out / 'compare.csv'}, compare.md)")
 
 
 def _refuse(error) -> int:

@@ -2,7 +2,8 @@
 
 error_line reads a failed job's log; write_partial writes the tables. after_failure,
 report_missing and report_failed_tables tell the terminal; the workflow's onerror and
-onsuccess hooks (workflow/rules/hooks.smk) call them.
+onsuccess hooks (workflow/rules/hooks.smk) call them. missing_charts and
+report_missing_charts name the charts a report must do without, and why.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Callable
 
 import pandas as pd
 
-from rnnbench.grid.layout import FINDINGS, MEASUREMENTS, PARTIAL, chart_path, dataset_path, rule_log
+from rnnbench.grid.layout import (CHART_FORMATS, FINDINGS, MEASUREMENTS, PARTIAL, chart_path,
+                                  dataset_path, rule_log)
 from rnnbench.results.load import load_results, share_runs
 from rnnbench.stats.summary import summarize
 
@@ -34,6 +36,11 @@ ADDRESS_SPACE_WORDS = ("the chart renderer (vl-convert's V8) could not reserve i
                        "an address-space limit is set (ulimit -v "
                        "{limit}); lift it (ulimit -v unlimited) and run the same command again")
 """error_line's words for ADDRESS_SPACE ({limit}: this process's limit, in kB)."""
+ADDRESS_SPACE_THEN = ("the chart renderer (vl-convert's V8) could not reserve its address space: "
+                      "an address-space limit (ulimit -v) was set where it ran, and is not "
+                      "here; run the workflow again without it")
+"""error_line's words for ADDRESS_SPACE where this process has no address-space limit (a
+report, read after the run)."""
 BOUND = re.compile(r"^(?:out of memory|over its time limit): ")
 """The line rnnbench's watchdog writes when it stops a job past its memory or time limit
 (watchdog.over_bound)."""
@@ -46,6 +53,13 @@ STOPPED_FROM_OUTSIDE = "stopped without an error of its own (Ctrl-C, or killed),
 
 NOT_STARTED = "not run: the run stopped before this job started"
 """Why a result is missing whose job left no log."""
+
+CHART_NOT_STARTED = ("not drawn: the run stopped before its job started; run the workflow "
+                     "again to draw it")
+"""Why a chart is missing whose job left no log."""
+
+RST_MARKUP = re.compile(r"([\\`*_|\[\]<>:])")
+"""The characters reStructuredText may read as markup in a line of text (a log's line)."""
 
 STOPPED_EARLY = ("stopped before its first log line (Ctrl-C, or killed, while Python and the "
                  "framework started)")
@@ -74,7 +88,7 @@ def error_line(lines: list[str]) -> str:
         The first that applies:
 
         - the chart renderer's failure to reserve its address space (ADDRESS_SPACE), with
-          its fix;
+          its fix (ADDRESS_SPACE_THEN where this process has no limit);
         - the watchdog's line where it stopped the job (BOUND);
         - '' for an empty log;
         - the last exception message line (a TensorFlow error is followed by more stack
@@ -85,7 +99,9 @@ def error_line(lines: list[str]) -> str:
     """
     lines = [line.strip() for line in lines if line.strip()]
     if any(ADDRESS_SPACE.search(line) for line in lines):
-        return ADDRESS_SPACE_WORDS.format(limit=address_space_limit())
+        limit = address_space_limit()
+        return ADDRESS_SPACE_THEN if limit == "unlimited" else ADDRESS_SPACE_WORDS.format(
+            limit=limit)
     bound = [line for line in lines if BOUND.match(line)]
     if bound:
         return bound[-1]
@@ -252,3 +268,53 @@ def report_failed_tables(steps: dict[str, tuple[str, str]], since: float,
             lines.append(f"{name} failed: {error} (its log: {log})")
             say(lines[-1])
     return lines
+
+
+def missing_charts(charts: list[str]) -> dict[str, str]:
+    """Name the grid's charts that a run did not draw, each with why.
+
+    Args:
+        charts: the grid's charts (chartlist.plots).
+
+    Returns:
+        {chart: why} for each chart one of whose files (CHART_FORMATS) is missing: its plot
+        log's error_line and the log ('<error_line> (its log: <log>)'); STOPPED_EARLY for an
+        empty log; CHART_NOT_STARTED without a log.
+    """
+    missing = {}
+    for chart in charts:
+        if all(Path(chart_path(chart, ext)).exists() for ext in CHART_FORMATS):
+            continue
+        log = Path(rule_log("plot", chart))
+        if not log.is_file():
+            missing[chart] = CHART_NOT_STARTED
+            continue
+        why = error_line(log.read_text(errors="replace").splitlines()) or STOPPED_EARLY
+        missing[chart] = f"{why} (its log: {log})"
+    return missing
+
+
+def report_missing_charts(missing: dict[str, str], charts: int,
+                          say: Callable[[str], None]) -> list[str]:
+    """Say which charts a report is built without, and why, for the terminal and the report.
+
+    A chart whose job failed is no reason to refuse the report: the tables and FINDINGS
+    need none. The report leaves such charts out (Snakemake refuses a report whose files do
+    not all exist) and names them in its description (workflow/report/workflow.rst).
+
+    Args:
+        missing: missing_charts' {chart: why}.
+        charts: how many charts the grid has.
+        say: where each line goes (the workflow: standard error).
+
+    Returns:
+        One reStructuredText line per missing chart ('<chart>: <why>', its markup characters
+        escaped), for the report's description; [] where none is missing.
+    """
+    if not missing:
+        return []
+    say(f"report: built without {len(missing)} of the {charts} charts, which are missing "
+        "(the tables and FINDINGS need none); its description names them:")
+    for chart, why in missing.items():
+        say(f"  {chart}: {why}")
+    return [RST_MARKUP.sub(r"\\\1", f"{chart}: {why}") for chart, why in missing.items()]

@@ -1,6 +1,7 @@
 """Altair charts: one function per chart, each taking tidy tables and returning an alt.Chart.
 
-This module holds the charts every grid gets, and save_chart. It also holds build_chart, the
+This module holds the charts every grid gets, save_chart and save_chart_apart (in a child
+process, which the renderer's abort cannot take along). It also holds build_chart, the
 one entry point rule plot calls; it reads the registry, chartlist.CHARTS. The charts of what a
 grid varies are in charts_varied.py, their common parts in chart_parts.py. Every chart facets
 by the grid axes not on its x axis, through a ``variant`` label (cell, batch_size, num_units,
@@ -8,6 +9,8 @@ input_dim). So a grid over more than max_len and sequence_length stays readable.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -287,3 +290,47 @@ def save_chart(chart: alt.Chart, html_path: str, svg_path: str) -> None:
     """
     chart.save(html_path, inline=True)
     chart.save(svg_path)
+
+
+def save_chart_apart(chart: alt.Chart, html_path: str, svg_path: str) -> tuple[int, list[str]]:
+    """Save ``chart`` as save_chart does, in a child process whose end cannot end this one.
+
+    vl-convert's V8 aborts its whole process, with no Python exception, when it cannot
+    reserve its address space (an address-space limit, ``ulimit -v``). The child is started
+    afresh (spawned: a forked copy of a process whose V8 already runs would hang), and its
+    standard error goes to a temporary file. A child that failed leaves no chart file.
+
+    Args:
+        chart: the chart.
+        html_path: the HTML file (save_chart).
+        svg_path: the SVG file (save_chart).
+
+    Returns:
+        The child's exit code (0: both files written; 1: a Python exception; negative: the
+        signal that ended it) and its standard error's lines (what
+        rnnbench.pipeline.failures.error_line reads).
+    """
+    import multiprocessing
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        stderr = Path(folder) / "stderr"
+        child = multiprocessing.get_context("spawn").Process(
+            target=_save_with_stderr, args=(chart, html_path, svg_path, str(stderr)))
+        child.start()
+        child.join()
+        lines = stderr.read_text(errors="replace").splitlines() if stderr.exists() else []
+    if child.exitcode != 0:
+        for path in (html_path, svg_path):
+            Path(path).unlink(missing_ok=True)
+    return child.exitcode, lines
+
+
+def _save_with_stderr(chart: alt.Chart, html_path: str, svg_path: str, stderr: str) -> None:
+    """In save_chart_apart's child: send standard error to the file ``stderr``, then
+    save_chart."""
+    import os
+
+    with open(stderr, "w") as handle:  # V8's crash writes to descriptor 2, not sys.stderr
+        os.dup2(handle.fileno(), 2)
+    save_chart(chart, html_path, svg_path)

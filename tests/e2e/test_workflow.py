@@ -326,6 +326,18 @@ def test_tables_of_an_older_workflow_are_set_aside_and_rebuilt(finished_run, tmp
     assert re.search(r"aggregate\s+1\n", planned) and "train_static" not in planned
 
 
+def test_the_run_probes_the_machine_beside_rule_peak_and_findings_say_its_unit_costs(
+        finished_run):
+    """Rule peak's job measures the machine's unit costs (rnnbench probe's) in the run, and
+    FINDINGS' Where this was measured gives them, each one the record's."""
+    peak, = (finished_run / "results/runs").glob("*/peak_*.json")
+    costs = json.loads(peak.read_text())["probe"]["unit_costs"]
+    assert 0 < costs["while_iteration_s"] < 1e-3 and 0 < costs["graph_construction_s_per_node"]
+    text = (finished_run / "results/FINDINGS.md").read_text()
+    where = text[text.index("## Where this was measured"):]
+    assert f"a while_loop iteration {1e6 * costs['while_iteration_s']:.3g} µs" in where
+
+
 def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp_path):
     """The profile re-runs a rule on changed inputs only (never on changed params, which
     would re-measure): the claims reach rule findings as a file rewritten when they change."""

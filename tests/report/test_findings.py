@@ -326,3 +326,24 @@ def test_a_grid_with_too_few_runs_says_why_it_has_no_cost_model(tmp_path):
     assert "## Why: the cost model" in text
     assert ("Not fitted: too few runs." in text
             and "here compat_v1, basic_lstm, static: 2 runs for 2 terms" in text)
+
+
+def test_the_probes_of_rule_peak_are_said_once_each_and_none_without():
+    """Where this was measured gives each probe's unit costs (sections.probe_lines), naming
+    its TensorFlow where there are several; a GPU's peak (no probe) or an older record
+    says nothing."""
+    from rnnbench.report.sections import probe_lines
+
+    probe = {"unit_costs": {"while_iteration_s": 4e-6, "loop_op_pair_s": 7e-7,
+                            "op_pair_s": 5e-7, "cond_skipped_s": 1.6e-6,
+                            "graph_construction_s_per_node": 3e-4,
+                            "session_setup_s_per_node": 1.3e-4},
+             "matmul": [{"forward_flop_per_s": 15e9}, {"forward_flop_per_s": 124e9}]}
+    peak = {"probe": probe, "tf_version": "2.21",
+            "metadata": {"intra_op_parallelism_threads": 1}}
+    line, = probe_lines([peak, {"probe": None}, {"peak": {}}])
+    assert ("a while_loop iteration 4 µs; a multiply-add pair 0.7 µs in the loop and 0.5 µs "
+            "unrolled; a skipped cond 1.6 µs; 300 µs of graph construction and 130 µs of "
+            "Session setup per node; matmul forward 15 to 124 GFLOP/s") in line
+    two = probe_lines([peak, {**peak, "tf_version": "2.12"}])
+    assert len(two) == 2 and "(TensorFlow 2.12, 1 intra-op threads)" in two[1]

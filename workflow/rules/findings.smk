@@ -5,6 +5,8 @@ rule findings:
         summary=layout.SUMMARY,
         measurements=layout.MEASUREMENTS,
         costmodel=layout.COSTMODEL,
+        # the machine's unit costs, probed in rule peak's job
+        peaks=PEAKS,
         # the claims and extrapolate: a changed claim re-writes FINDINGS (hooks.smk)
         settings=housekeeping.findings_settings(DRY_RUN),
         planned=housekeeping.planned("write_findings_settings", PLANNED),

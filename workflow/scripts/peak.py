@@ -1,4 +1,5 @@
-"""Rule peak: the device's float32 matmul rate with TensorFlow (rnnbench.measure.roofline)."""
+"""Rule peak: the device's float32 matmul rate with TensorFlow (rnnbench.measure.roofline),
+and on a CPU the machine's unit costs (rnnbench.measure.probe) in the same run."""
 
 import json
 import sys
@@ -14,6 +15,7 @@ start_measuring_job(lambda line: print(line, file=sys.stderr), snakemake.log[0],
 from rnnbench.measure import metadata, roofline  # noqa: E402
 from rnnbench.measure.frameworks import check_tensorflow, keep_jax_out  # noqa: E402
 from rnnbench.measure.model import import_tf  # noqa: E402
+from rnnbench.measure.probe import probe  # noqa: E402
 
 device = snakemake.params.device
 intra, inter = int(snakemake.wildcards.threads), 1
@@ -23,11 +25,15 @@ tf = import_tf()
 check_tensorflow(tf, tf_version)
 peak = roofline.measure_matmul_peak(tf, roofline.PEAK_SIZE[device], roofline.PEAK_REPEATS,
                                     intra, inter, device)
+# the unit costs the cost model is written in, at the training jobs' threads (TF1 graph mode
+# on the CPU: none on a GPU)
+unit_costs = probe(tf, intra, inter) if device == "cpu" else None
 meta = {**metadata.collect(metadata.tensorflow_info(tf, device)), **dict(snakemake.params.workflow_meta),
         "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
 check_still_bounded()
 with open(snakemake.output[0], "w") as handle:
-    json.dump({"peak": peak, "tf_version": tf_version, "metadata": meta}, handle, indent=1)
+    json.dump({"peak": peak, "probe": unit_costs, "tf_version": tf_version, "metadata": meta},
+              handle, indent=1)
 print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "
       f"(median of {peak['repeats']}, IQR / median {peak['iqr_over_median']:.2f})",
       file=sys.stderr)

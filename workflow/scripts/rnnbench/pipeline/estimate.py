@@ -29,9 +29,10 @@ FIXED_STEP_S = 0.5e-3
 for 2 time steps)."""
 FLOP_PER_S = 40e9
 """float32 FLOP/s of a large step here (case-batch-trend: batch 8 to 256 add 49 GFLOP/s)."""
-OTHER_JOB_S = {"snakemake": 8.0, "dataset": 3.0, "peak": 10.0, "aggregate": 8.0, "chart": 4.0,
+OTHER_JOB_S = {"snakemake": 8.0, "dataset": 3.0, "peak": 25.0, "aggregate": 8.0, "chart": 4.0,
                "findings": 5.0}
-"""Seconds of the rest of a run: Snakemake's start, and each non-training job."""
+"""Seconds of the rest of a run: Snakemake's start, and each non-training job (peak: the
+matmul peak and the probe, 8 to 30 s on the 2-core VMs of the development)."""
 PLAN = "rnnbench-plan.json"
 """A run's plan (write_plan), in its Snakemake folder (``.snakemake``): what another run's
 estimate reads while this one holds the measuring lock."""

@@ -16,8 +16,8 @@ import pandas as pd
 from rnnbench.grid.axes import LABEL_AXES
 from rnnbench.stats.claims import judge, unclear_reason
 from rnnbench.report.sections import (busy_words, cold_fetch_lines, effects_section, jax_lines,
-                                        keras_lines, overlapped, setup_section, stability_lines,
-                                        version_section)
+                                        keras_lines, overlapped, probe_lines, setup_section,
+                                        stability_lines, version_section)
 from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
                                     shape_words)
 from rnnbench.stats.intervals import CONFIDENCE, MIN_REPEATS
@@ -304,7 +304,8 @@ def _software(runs: pd.DataFrame) -> str:
 
 
 def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[dict],
-                      config: dict, fits: list | None = None) -> str:
+                      config: dict, fits: list | None = None,
+                      peaks: list[dict] | None = None) -> str:
     """Write results/FINDINGS.md, all from the tables.
 
     Sections: the bottom line (a sentence per claim), where it was measured, each claim's
@@ -320,6 +321,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             min_measure_s, warmup_steps, max_warmup_steps and extrapolate.
         fits: the cost model's fits of the run (rule aggregate's costmodel.json); None fits
             ``runs`` here (why.why_section).
+        peaks: rule peak's records, whose probes Where this was measured gives
+            (sections.probe_lines); None: no probe.
 
     Returns:
         The file's Markdown text.
@@ -356,6 +359,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]
     out += _where_measured(summary, runs, config)
+    out += [line for probe in probe_lines(peaks or []) for line in (probe, "")]
     if claims:
         out += ["## Claims", ""]
     for claim in claims:

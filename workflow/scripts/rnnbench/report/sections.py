@@ -360,3 +360,34 @@ def spread_lines(runs: pd.DataFrame) -> list[str]:
             + ("; ".join(follows) if follows else "none of the candidates") + ".", "",
             shown.to_markdown(index=False, disable_numparse=True)]
 
+
+
+def probe_lines(peaks: list[dict]) -> list[str]:
+    """FINDINGS' lines on the machine's unit costs during the run, one per probe.
+
+    Args:
+        peaks: rule peak's records (``probe``: measure.probe.probe's record, or None on a
+            GPU; ``tf_version``; ``metadata`` with the threads).
+
+    Returns:
+        A line per probe, naming its TensorFlow and threads where there are several; none
+        without a probe (older records, a GPU).
+    """
+    probes = [peak for peak in peaks if peak.get("probe")]
+    lines = []
+    for peak in probes:
+        costs, us = peak["probe"]["unit_costs"], lambda key: f"{1e6 * costs[key]:.3g} µs"
+        rates = [row["forward_flop_per_s"] / 1e9 for row in peak["probe"]["matmul"]]
+        where = (f" (TensorFlow {peak['tf_version']}, "
+                 f"{peak['metadata']['intra_op_parallelism_threads']} intra-op threads)"
+                 if len(probes) > 1 else "")
+        lines.append(
+            f"The machine's unit costs during this run{where} (`rnnbench probe`, in rule "
+            f"peak's job; docs/cost-model.md, The probe): a while_loop iteration "
+            f"{us('while_iteration_s')}; a multiply-add pair {us('loop_op_pair_s')} in the loop "
+            f"and {us('op_pair_s')} unrolled; a skipped cond {us('cond_skipped_s')}; "
+            f"{us('graph_construction_s_per_node')} of graph construction and "
+            f"{us('session_setup_s_per_node')} of Session setup per node; matmul forward "
+            f"{min(rates):.3g} to {max(rates):.3g} GFLOP/s. `rnnbench probe` measures another "
+            "machine the same way, in under a minute.")
+    return lines

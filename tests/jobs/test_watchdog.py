@@ -75,7 +75,9 @@ GROW = """
 import sys, time
 from pathlib import Path
 from rnnbench.jobs import jobstart
-taken = jobstart.start_measuring_job(print, sys.argv[1], float(sys.argv[2]), float(sys.argv[3]))
+# its warnings (another run measuring beside it, on a shared machine) to stderr: stdout is read
+taken = jobstart.start_measuring_job(lambda line: print(line, file=sys.stderr), sys.argv[1],
+                                     float(sys.argv[2]), float(sys.argv[3]))
 print(taken["mem_limit_mb"], taken["time_limit_s"], flush=True)
 chunks = []
 for _ in range(int(sys.argv[4])):  # 20 MiB a step, 0.05 s apart

@@ -46,6 +46,7 @@ try:
         workflow.basedir,
         NOTES,
         CONFIG_YAML,
+        dict(workflow.config_settings.config or {}),  # --config's keys, which win over files
     )
     hardware.check_device(config["device"], LOCAL)
     check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)

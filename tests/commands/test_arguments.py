@@ -98,3 +98,19 @@ def test_probe_replaces_only_an_earlier_probe_record(tmp_path):
     argv = ["scale", "--results", "1000000", "--cells", "100000"]  # the caps themselves
     args = cli.build_parser(argv).parse_args(argv)
     assert (args.results, args.cells) == (1_000_000, 100_000)
+
+
+@pytest.mark.parametrize("name, where, argv", [
+    ("probe", "record", ["probe", "--out", "{tmp}/p.json"]),
+    ("reproduce", "run_once", ["reproduce", "{tmp}/out"]),
+])
+def test_ctrl_c_ends_a_command_in_one_line(name, where, argv, capsys, monkeypatch, tmp_path):
+    import importlib
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C deep in TensorFlow, or while Snakemake runs
+
+    monkeypatch.setattr(importlib.import_module(f"rnnbench.commands.{name}"), where, interrupted)
+    assert cli.main([word.replace("{tmp}", str(tmp_path)) for word in argv]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == [f"rnnbench {name}: interrupted"]
+    assert not (tmp_path / "p.json").exists()

@@ -35,6 +35,7 @@ from rnnbench.grid.cells import cell_id
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
 from rnnbench.measure.record import SCHEMA_VERSION
 from rnnbench.grid.layout import REPO
+from rnnbench.jobs.interrupt import sigterm_as_interrupt
 from rnnbench.pipeline.arguments import at_least, positive_int
 
 MAX_RESULTS = 10**6
@@ -321,8 +322,11 @@ def main(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status, 0.
+
+    Raises:
+        KeyboardInterrupt: on Ctrl-C or SIGTERM, once the temporary folder is removed.
     """
-    with tempfile.TemporaryDirectory() as tmp:
+    with sigterm_as_interrupt(), tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "runs").mkdir()
         paths = write_synthetic(folder / "runs", args.results)

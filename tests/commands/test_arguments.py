@@ -52,3 +52,65 @@ def test_a_bad_argument_is_refused_in_one_line_naming_it(argv, words, capsys, tm
     assert status in (1, 2) if argv[0] == "check" else status == 2, (status, err)
     assert "Traceback" not in err
     assert words in err.strip().splitlines()[-1], err  # the last line (after argparse's usage)
+
+
+# Refused while the command line is read: each would otherwise run long (a hang, or hours and
+# gigabytes of temporary files), overwrite a user's file, or work in the working folder.
+REFUSED_WHEN_READ = [
+    (["probe", "--threads", "100000"], "--threads: 100000: at most 1024"),
+    (["probe", "--out", "{tmp}/base.yaml"], "--out: {tmp}/base.yaml: exists and is not a probe"),
+    (["probe", "--out", "{tmp}/other.json"], "--out: {tmp}/other.json: exists and is not a"),
+    (["scale", "--results", "100000000000"], "--results: 100000000000: at most 1000000"),
+    (["scale", "--cells", "100001"], "--cells: 100001: at most 100000"),
+    (["jax", str(REPO / "presets" / "jax-tiny.json"), ""], "argument OUT: '' is empty"),
+    (["reproduce", ""], "argument outdir: '' is empty"),
+    (["reproduce", "{tmp}/x", "--configfile", ""], "--configfile: '' is empty"),
+    (["compare", "", RUNS, "--out", "{tmp}/c"], "argument a: '' is empty"),
+    (["compare", RUNS, " ", "--out", "{tmp}/c"], "argument b: ' ' is empty"),
+    (["compare", RUNS, RUNS + "/..", "--out", ""], "--out: '' is empty"),
+    (["predict", "--results", "", "--batch", "8", "--units", "8", "--max-len", "4"],
+     "--results: '' is empty"),
+]
+
+
+@pytest.mark.parametrize("argv, words", REFUSED_WHEN_READ,
+                         ids=[" ".join(argv[:3]) for argv, _ in REFUSED_WHEN_READ])
+def test_a_value_that_would_run_long_or_overwrite_is_refused_when_read(argv, words, capsys,
+                                                                       tmp_path):
+    (tmp_path / "base.yaml").write_text("steps: 5\n")  # a user's config: not a probe record
+    (tmp_path / "other.json").write_text('{"kind": "standalone"}\n')
+    argv = [word.replace("{tmp}", str(tmp_path)) for word in argv]
+    with pytest.raises(SystemExit) as done:  # only read: nothing runs, before or after a mend
+        cli.build_parser(argv).parse_args(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2, err
+    assert "Traceback" not in err
+    assert words.replace("{tmp}", str(tmp_path)) in err.strip().splitlines()[-1], err
+    assert (tmp_path / "base.yaml").read_text() == "steps: 5\n"
+
+
+def test_probe_replaces_only_an_earlier_probe_record(tmp_path):
+    earlier = tmp_path / "probe.json"
+    earlier.write_text('{"kind": "probe", "schema_version": 1}\n')
+    argv = ["probe", "--out", str(earlier), "--threads", "1024"]
+    args = cli.build_parser(argv).parse_args(argv)
+    assert (args.out, args.threads) == (earlier, 1024)
+    argv = ["scale", "--results", "1000000", "--cells", "100000"]  # the caps themselves
+    args = cli.build_parser(argv).parse_args(argv)
+    assert (args.results, args.cells) == (1_000_000, 100_000)
+
+
+@pytest.mark.parametrize("name, where, argv", [
+    ("probe", "record", ["probe", "--out", "{tmp}/p.json"]),
+    ("reproduce", "run_once", ["reproduce", "{tmp}/out"]),
+])
+def test_ctrl_c_ends_a_command_in_one_line(name, where, argv, capsys, monkeypatch, tmp_path):
+    import importlib
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C deep in TensorFlow, or while Snakemake runs
+
+    monkeypatch.setattr(importlib.import_module(f"rnnbench.commands.{name}"), where, interrupted)
+    assert cli.main([word.replace("{tmp}", str(tmp_path)) for word in argv]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == [f"rnnbench {name}: interrupted"]
+    assert not (tmp_path / "p.json").exists()

@@ -154,3 +154,16 @@ def test_a_chart_renderer_that_aborts_leaves_the_tables_and_one_line(tmp_path):
                               "space: an address-space limit is set (ulimit -v 4000000); lift "
                               "it (ulimit -v unlimited)"), said[0]
     assert f"the tables are written ({out / 'compare.csv'}, compare.md)" in said[0]
+
+
+def test_a_results_folder_is_read_without_what_the_workflow_set_aside(tmp_path):
+    results = tmp_path / "results"
+    _write(results / "runs" / "proto", _runs("c1", 0.010, 0.020))
+    for aside in ("stale/results/runs/proto", "partial/runs"):  # cut short, set aside
+        cut = results / aside / "c1" / "static" / "repeat1.json"
+        cut.parent.mkdir(parents=True)
+        cut.write_text('{"impl": "sta')
+    runs = sides.read_side(results)
+    assert len(runs) == 6 and set(runs["cell_id"]) == {"c1"}
+    with pytest.raises(ValueError, match="repeat1.json: not a valid result"):
+        sides.read_side(results / "stale")  # named itself: read as given

@@ -3,6 +3,7 @@ benchmark itself runs the main job twice (minutes) and is not a test."""
 
 import pandas as pd
 import pytest
+import yaml
 
 from rnnbench import cli
 from rnnbench.commands import reproduce
@@ -86,3 +87,31 @@ def test_bad_input_is_refused_in_one_line(tmp_path, capsys):
     code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile", str(no_claims)])
     assert code == 2 and "lists no claims" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before any run
+
+
+def test_a_bad_config_value_is_refused_in_one_line_before_any_folder(tmp_path, capsys):
+    bad = tmp_path / "nan.yaml"
+    from conftest import TINY
+
+    bad.write_text(yaml.safe_dump({**TINY, "min_measure_s": float("nan")}))
+    code = cli.main(["reproduce", str(tmp_path / "out"), "--configfile", str(bad)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("reproduce: config: min_measure_s: nan is not a finite"), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_refused_by_the_snakefile_names_the_refusal(tmp_path, monkeypatch):
+    from rnnbench.pipeline.failures import refusal_line
+
+    def refused(command, stdout, stderr):  # the Snakefile's refusal, as its log holds it
+        stdout.write("Using workflow specific profile ...\nconfig: device: 'gpu', but this "
+                     "machine shows no NVIDIA GPU\n")
+        return reproduce.subprocess.CompletedProcess(command, 1)
+
+    monkeypatch.setattr(reproduce.subprocess, "run", refused)
+    (tmp_path / "grid.yaml").write_text("device: gpu\n")
+    with pytest.raises(RuntimeError, match=r"failed: config: device: 'gpu', but this machine "
+                                           r"shows no NVIDIA GPU \(see .*snakemake.log\)"):
+        reproduce.run_once(tmp_path / "run1", tmp_path / "grid.yaml", 1)
+    assert refusal_line(["config: a note", "Job stats:", "train 1"]) is None

@@ -86,3 +86,29 @@ def test_the_trivial_dry_run_is_snakemakes_own(tmp_path):
                               "--directory", str(tmp_path), "-n", "--cores", "1"],
                              capture_output=True, text=True, check=True).stdout
     assert re.search(r"^one\s+5$", summary, re.MULTILINE), summary
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_benchmark_removes_its_temporary_folder(signum, tmp_path, monkeypatch,
+                                                               capsys):
+    import os
+    import signal
+    import tempfile
+    import time
+
+    from rnnbench import cli
+
+    def stopped(folder, results, repeats=6):
+        (folder / "0_static_1.json").write_text("{}")  # a file written before the signal
+        os.kill(os.getpid(), getattr(signal, signum))  # as Ctrl-C, or timeout's SIGTERM
+        time.sleep(5)  # (the handler raises before)
+        raise AssertionError("not interrupted")
+
+    monkeypatch.setattr(scale, "write_synthetic", stopped)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert cli.main(["scale", "--results", "120", "--cells", "0"]) == (
+        130 if signum == "SIGINT" else 143)
+    word = "interrupted" if signum == "SIGINT" else "terminated"
+    assert capsys.readouterr().err.strip().splitlines() == [f"rnnbench scale: {word}"]
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # restored on leaving

@@ -163,3 +163,27 @@ def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkey
     with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file here or in"):
         configcheck.check_config_files([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
                             None, REPO)
+
+
+def test_claims_from_given_with_config_is_kept_over_a_config_file(tmp_path, monkeypatch):
+    """--config claims_from=... with a --configfile: its claims are judged, not dropped."""
+    from conftest import REPO
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(TINY))  # its own claims
+    (tmp_path / "more.yaml").write_text(yaml.safe_dump([{**CLAIM, "id": "q"}]))
+    overrides = {"claims_from": ["more.yaml"]}
+    config = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **TINY, **overrides}
+    configcheck.check_config_files([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO,
+                                   overrides=overrides)
+    assert [c["id"] for c in config["claims"]] == [CLAIM["id"], "q"]
+    config = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **TINY,
+              "claims_from": ["nowhere.yaml"]}
+    with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file"):
+        configcheck.check_config_files([tmp_path / "mine.yaml"], config, None, REPO,
+                                       overrides={"claims_from": ["nowhere.yaml"]})
+    config = {**TINY, "claims_from": "more.yaml"}  # --config claims_from=more.yaml: text
+    with pytest.raises(ValueError, match="claims_from: 'more.yaml' is not a list of files"):
+        configcheck.check_config_files([tmp_path / "mine.yaml"], config, None, REPO,
+                                       overrides={"claims_from": "more.yaml"})

@@ -87,3 +87,21 @@ def test_a_dry_run_with_device_gpu_stops_here_before_any_job(tmp_path):
                                        "RNNBENCH_SLURM_ACCOUNT": "",
                                        "RNNBENCH_SLURM_GPU_PARTITION": "gpu"})
     assert "shows no NVIDIA GPU" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("argv, refused", [
+    (["--cores", "0"], "--cores 0: Snakemake would select no job and wait forever"),
+    (["-n", "-c0"], "--cores 0: "),
+    (["--cores", "-1"], "--cores -1: "),
+    (["--jobs", "0"], "--jobs 0: "),
+    (["--cores", "1"], None),
+    (["--cores", "all"], None),
+    (["-n"], None),
+])
+def test_no_cores_are_refused_before_snakemake_waits_for_them(argv, refused):
+    invocation = hardware.invocation(["snakemake", *argv])
+    if refused is None:
+        hardware.check_cores(invocation)
+        return
+    with pytest.raises(ValueError, match=refused):
+        hardware.check_cores(invocation)

@@ -31,6 +31,10 @@ from rnnbench.pipeline import looks  # noqa: E402
 # Snakefile is read, Snakemake has not chosen its executor: LOCAL is the one the command line or
 # profile asks for, DRY_RUN a command that runs no job (rnnbench/pipeline/hardware.py).
 INVOCATION = hardware.invocation(sys.argv)
+try:
+    hardware.check_cores(INVOCATION)
+except ValueError as error:
+    refuse(str(error))
 LOCAL = INVOCATION.executor in hardware.LOCAL_EXECUTORS
 DRY_RUN = workflow.output_settings.dryrun or not INVOCATION.executes
 # Measuring jobs never run side by side on this machine (rules train_*, peak: measuring=1),
@@ -46,6 +50,7 @@ try:
         workflow.basedir,
         NOTES,
         CONFIG_YAML,
+        dict(workflow.config_settings.config or {}),  # --config's keys, which win over files
     )
     hardware.check_device(config["device"], LOCAL)
     check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)

@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
 
     Returns:
         The exit status, which the console script exits with. 1 when the chosen subcommand's
-        module needs a package this Python lacks (the message goes to standard error).
+        module needs a package this Python lacks (the message goes to standard error); 130
+        after Ctrl-C, and 143 after a SIGTERM that the command turned into an interrupt
+        (jobs.interrupt.sigterm_as_interrupt), each with one line and no traceback.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -92,4 +94,10 @@ def main(argv: list[str] | None = None) -> int:
               ".venv/bin/rnnbench)", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
-    return args._handler(args)
+    try:
+        return args._handler(args)
+    except KeyboardInterrupt as stop:  # the command's with and finally blocks have run
+        terminated = str(stop) == "SIGTERM"  # (jobs.interrupt.TERMINATED: stdlib only here)
+        print(f"rnnbench {args.command}: {'terminated' if terminated else 'interrupted'}",
+              file=sys.stderr)
+        return 143 if terminated else 130

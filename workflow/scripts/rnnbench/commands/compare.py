@@ -44,7 +44,7 @@ from rnnbench.results.sides import read_side
 from rnnbench.stats.summary import summarize
 from rnnbench.stats.tables import cell_labels, verdict
 from rnnbench.grid.layout import REPO
-from rnnbench.pipeline.arguments import existing_file, output_folder
+from rnnbench.pipeline.arguments import existing_file, given_path, output_folder
 
 SIDE_METRICS = {"setup_s": "setup", "median_step_s": "step"}
 """What each side's static / dynamic ratio and the two sides' ratio are given for."""
@@ -238,9 +238,9 @@ def compare_chart(table: pd.DataFrame):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench compare``'s arguments to ``parser``."""
-    parser.add_argument("a", help="side A: a runs folder (e.g. results/runs) or a "
+    parser.add_argument("a", type=given_path, help="side A: a runs folder (e.g. results/runs) or a "
                                   "measurements.csv")
-    parser.add_argument("b", help="side B: the same")
+    parser.add_argument("b", type=given_path, help="side B: the same")
     parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
                         help="the sides' names in the tables (default: A B)")
     parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",

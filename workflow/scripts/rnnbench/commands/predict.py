@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.arguments import given_path
 
 MAP = REPO / "docs" / "figures" / "map"
 DRAWS = 20000
@@ -37,7 +38,7 @@ cell_id and impl)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench predict``'s arguments to ``parser``."""
-    parser.add_argument("--results", type=Path, default=MAP,
+    parser.add_argument("--results", type=given_path, default=MAP,
                         help="a results folder, a measurements.csv or a folder of result "
                              "JSONs (rnnbench jax's OUT/runs) to fit the model to (default: "
                              "the reference map, %(default)s)")

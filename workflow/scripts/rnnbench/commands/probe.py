@@ -21,8 +21,10 @@ from rnnbench.measure import metadata
 from rnnbench.measure.model import import_tf
 from rnnbench.measure.probe import probe
 from rnnbench.results.load import environment
-from rnnbench.pipeline.arguments import output_file, positive_int
+from rnnbench.pipeline.arguments import at_least, output_record
 
+MAX_THREADS = 1024
+"""The most threads --threads takes, as the config's intra_op_parallelism_threads."""
 SCHEMA_VERSION = 1
 """The probe record's layout (its keys: kind, schema_version, environment, meta, the
 probe's own)."""
@@ -30,9 +32,12 @@ probe's own)."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench probe``'s arguments to ``parser``."""
-    parser.add_argument("--out", type=output_file, default=Path("results/probe.json"),
-                        help="where the record goes (default: results/probe.json)")
-    parser.add_argument("--threads", type=positive_int, default=1,
+    parser.add_argument("--out", type=output_record("probe"), default=Path("results/probe.json"),
+                        help="where the record goes (default: results/probe.json); an existing "
+                             "file is replaced only where it is an earlier probe record")
+    parser.add_argument("--threads", default=1,
+                        type=at_least(1, maximum=MAX_THREADS, over=" (as the config's "
+                                      "intra_op_parallelism_threads)"),
                         help="the Session's intra- and inter-op threads (default 1, as the "
                              "training jobs)")
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rnnbench.grid.configcheck import margin_of
+from rnnbench.grid.configcheck import check_files, margin_of
 from rnnbench.grid.configfiles import load_claims, own_claims, read_config
 from rnnbench.stats.formats import interval_text
 from rnnbench.stats.pooling import drift_share, run_standard_error
@@ -41,6 +41,7 @@ from rnnbench.results.load import read_table
 from rnnbench.stats.tables import claim_table
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.arguments import existing_file, output_folder, positive_int
+from rnnbench.pipeline.failures import refusal_line
 
 SETUP_AND_MEMORY = ("graph_construction_s", "setup_s", "first_100_steps_s", "peak_rss_mb")
 """Claim quantities whose verdicts must agree in every cell."""
@@ -162,7 +163,7 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
 
     Raises:
         RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
-            its log file).
+            its log file, and the log's line refusing the config where it has one).
     """
     configs = {"config.yaml": (REPO / "config.yaml").read_bytes(),
                "grid.yaml": configfile.read_bytes()}
@@ -184,7 +185,9 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
                                "--configfile", str(folder / "grid.yaml")],
                               stdout=handle, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
-        raise RuntimeError(f"the run in {folder} failed: see {log}")
+        refused = refusal_line(log.read_text(errors="replace").splitlines())
+        raise RuntimeError(f"the run in {folder} failed: {refused} (see {log})" if refused
+                           else f"the run in {folder} failed: see {log}")
     wall_s = time.perf_counter() - start
     (folder / "wall_s").write_text(f"{wall_s:.1f}\n")
     return wall_s
@@ -244,8 +247,10 @@ def main(args: argparse.Namespace) -> int:
     """
     try:
         claims, margin = claims_of(args.configfile)
+        check_files([REPO / "config.yaml", args.configfile])  # as each run's Snakefile will
     except ValueError as error:
-        print(f"reproduce: {error}", file=sys.stderr)
+        print(f"reproduce: {error}" if str(error).startswith("--configfile")
+              else f"reproduce: config: {error}", file=sys.stderr)
         return 2
     tables, wall = [], []
     for run in ("run1", "run2"):

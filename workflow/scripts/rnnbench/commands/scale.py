@@ -35,8 +35,13 @@ from rnnbench.grid.cells import cell_id
 from rnnbench.grid.axes import DEFAULT_TF_VERSION
 from rnnbench.measure.record import SCHEMA_VERSION
 from rnnbench.grid.layout import REPO
-from rnnbench.pipeline.arguments import at_least, count, positive_int
+from rnnbench.jobs.interrupt import sigterm_as_interrupt
+from rnnbench.pipeline.arguments import at_least, positive_int
 
+MAX_RESULTS = 10**6
+"""The most synthetic results --results takes (each file about 4 kB in a temporary folder)."""
+MAX_CELLS = 10**5
+"""The most cells --cells takes (12 training jobs a cell in the dry run at 6 repeats)."""
 SYNTHETIC_PROTOCOL = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40,
                       "max_warmup_steps": 500, "hook_every": 100, "device": "cpu", "seed": 0,
                       "log_every": 100, "grappler_alone": False}
@@ -293,12 +298,15 @@ def scaling_lines(sizes: tuple[int, int], times: tuple[dict[str, float], dict[st
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench scale``'s arguments to ``parser``."""
-    parser.add_argument("--results", type=at_least(120, " (ten cells: a tenth is one cell of "
-                                                        "6 static and 6 dynamic runs)"),
+    parser.add_argument("--results", type=at_least(
+                            120, " (ten cells: a tenth is one cell of 6 static and 6 dynamic "
+                            "runs)", MAX_RESULTS, " (each a file of about 4 kB in a temporary "
+                            "folder)"),
                         default=100_000,
                         help="synthetic results to aggregate; a tenth of them is timed too "
                              "(default: %(default)s)")
-    parser.add_argument("--cells", type=count, default=1000,
+    parser.add_argument("--cells", type=at_least(0, maximum=MAX_CELLS, over=" (a dry run of "
+                                                 "12 training jobs a cell)"), default=1000,
                         help="the dry run's cells (0: no dry run; default: %(default)s)")
     parser.add_argument("--repeats", type=positive_int, default=6,
                         help="the dry run's repeats (2 x repeats training jobs a cell)")
@@ -314,8 +322,11 @@ def main(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status, 0.
+
+    Raises:
+        KeyboardInterrupt: on Ctrl-C or SIGTERM, once the temporary folder is removed.
     """
-    with tempfile.TemporaryDirectory() as tmp:
+    with sigterm_as_interrupt(), tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "runs").mkdir()
         paths = write_synthetic(folder / "runs", args.results)

@@ -387,7 +387,7 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
 
 def check_config_files(files: list[str | Path], config: dict, available_mb: int | None,
                        repo: str | Path | None = None, notes: list[str] | None = None,
-                       shipped: str | Path = "config.yaml") -> dict:
+                       shipped: str | Path = "config.yaml", overrides: dict | None = None) -> dict:
     """Check the config files and the merged ``config``, and that the largest job fits in memory.
 
     Args:
@@ -401,6 +401,7 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
             the repository of this module).
         notes: gets what the checks changed that the user should know (own_claims).
         shipped: the config.yaml the Snakefile read as the grid's base (own_claims).
+        overrides: the keys given with Snakemake's --config (own_claims keeps them).
 
     Returns:
         cells.cells(config): {cell_id: cell}.
@@ -412,7 +413,7 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 
     for path in files:
         check_config_file(path)
-    note = own_claims(files, config, shipped)
+    note = own_claims(files, config, shipped, overrides)
     if note and notes is not None:
         notes.append(note)
     origins = load_claims(config, repo or REPO)

@@ -112,17 +112,19 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
 
 
 def own_claims(files: list[str | Path], config: dict,
-               shipped: str | Path = "config.yaml") -> str | None:
+               shipped: str | Path = "config.yaml", overrides: dict | None = None) -> str | None:
     """Make a config of one's own judge its own claims, dropping the shipped config's.
 
-    When config files other than ``shipped`` are given and none of them sets ``claims`` or
-    ``claims_from``, the shipped config's are dropped from ``config`` (in place). When they set
-    one, the other is not inherited either.
+    When config files other than ``shipped`` are given and neither they nor ``overrides`` set
+    ``claims`` or ``claims_from``, the shipped config's are dropped from ``config`` (in place).
+    When they set one, the other is not inherited either. A key set in ``overrides`` (Snakemake's
+    --config) is kept as given.
 
     Args:
         files: the config files given.
         config: the merged config, changed in place.
         shipped: config.yaml in the working directory, read by the Snakefile's configfile:.
+        overrides: the keys given on the command line (--config), which win over every file.
 
     Returns:
         A sentence when no claim is left, or None.
@@ -136,6 +138,7 @@ def own_claims(files: list[str | Path], config: dict,
     for path in own:
         text = yaml.safe_load(path.read_text()) or {}
         named |= {"claims", "claims_from"} & set(text if isinstance(text, dict) else {})
+    named |= {"claims", "claims_from"} & set(overrides or {})
     for key in {"claims", "claims_from"} - named:  # not inherited from the shipped config
         config[key] = []
     if named:

@@ -9,6 +9,7 @@ rules: docs/running.md, How a measuring job is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 OWNER = "rnnbench-lock-owner.json"
 """The lock owner record, in Snakemake's folder (``.snakemake/``)."""
@@ -148,6 +149,31 @@ def end_at_once_on_ctrl_c() -> None:
     (13 to 53 s late, measured): docs/running.md, How a measuring job is bounded.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+TERMINATED = "SIGTERM"
+"""The text of the KeyboardInterrupt that sigterm_as_interrupt raises."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Make SIGTERM (``kill``, ``timeout``) unwind this process as Ctrl-C does, while inside.
+
+    By default SIGTERM ends Python at once, and no ``finally`` or ``with`` block runs: a
+    temporary folder is left behind. Inside, it raises KeyboardInterrupt(TERMINATED) instead,
+    so that they run; the previous handler is restored on leaving.
+
+    Yields:
+        None.
+    """
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(TERMINATED)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def owner_record(pid: int | None = None) -> dict:

@@ -117,6 +117,21 @@ def error_line(lines: list[str]) -> str:
     return last if errors else f"{STOPPED_FROM_OUTSIDE}{last}"
 
 
+def refusal_line(lines: list[str]) -> str | None:
+    """Find the line a Snakefile refusal printed before any job, in a run's log.
+
+    Args:
+        lines: the log's lines.
+
+    Returns:
+        The log's last line, stripped, where it starts with ``config:``: the workflow's
+        one-line refusal of a config key, file or setting, after which the run stops (notes
+        and warnings of that form come before its jobs). None otherwise.
+    """
+    last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return last if last.startswith("config: ") else None
+
+
 def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,
                   shared: dict[tuple[str, str], str] | None = None,
                   blocked: dict[str, str] | None = None) -> pd.DataFrame:

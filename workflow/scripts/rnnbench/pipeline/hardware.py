@@ -65,11 +65,15 @@ class Invocation(NamedTuple):
             options.
         report: --report, as Snakemake parsed it.
         set_resources: --set-resources, {rule: {resource: value}}.
+        cores: --cores as Snakemake parsed it (``all``: this machine's); None where not given.
+        jobs: --jobs, likewise.
     """
     executor: str
     executes: bool
     report: bool = False
     set_resources: dict = {}
+    cores: int | None = None
+    jobs: int | None = None
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
@@ -110,7 +114,23 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
     overrides = {rule: {name: value.raw if value.is_evaluable() else value.value
                         for name, value in given.items()}
                  for rule, given in (getattr(args, "set_resources", None) or {}).items()}
-    return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides)
+    return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides,
+                      getattr(args, "cores", None), getattr(args, "jobs", None))
+
+
+def check_cores(invocation: Invocation) -> None:
+    """Refuse --cores or --jobs below 1, with which Snakemake selects no job and waits forever.
+
+    Args:
+        invocation: the command line (invocation).
+
+    Raises:
+        ValueError: naming the option and its value, and what to give instead.
+    """
+    for option, value in (("--cores", invocation.cores), ("--jobs", invocation.jobs)):
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"{option} {value}: Snakemake would select no job and wait "
+                             f"forever: give {option} 1 or more (or all)")
 
 
 def check_device(device: str, local: bool, gpus: list[str] | None = None) -> None:

@@ -9,9 +9,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from rnnbench.grid.layout import RESULT_GLOB, parse_result_path
+from rnnbench.grid.layout import PARTIAL, RESULT_GLOB, STALE, parse_result_path
 from rnnbench.results.load import (LATE_COLUMNS, load_results, read_table, share_runs,
                                    shared_in)
+
+SET_ASIDE = (Path(STALE).name, Path(PARTIAL).name)
+"""The folders under a results folder whose files the workflow set aside (not read as runs)."""
+
+
+def result_files(folder: Path) -> list[Path]:
+    """List the training result files under ``folder``, without those set aside.
+
+    Args:
+        folder: a runs folder, or a results folder that holds one.
+
+    Returns:
+        The sorted paths of ``<cell>/<impl>/repeat<N>.json`` under ``folder`` (rule peak's files
+        left out), but none under a ``stale/`` or ``partial/`` folder below ``folder``: there
+        the workflow sets aside results it measures again.
+    """
+    return sorted(path for path in folder.rglob(RESULT_GLOB) if parse_result_path(path)
+                  and not set(path.relative_to(folder).parts[:-1]) & set(SET_ASIDE))
 
 
 def read_side(source: str | Path) -> pd.DataFrame:
@@ -20,7 +38,8 @@ def read_side(source: str | Path) -> pd.DataFrame:
     Args:
         source: a measurements.csv, or a folder. From a folder, every training result JSON
             under it is read (``<cell>/<impl>/repeat<N>.json``; rule peak's files are left
-            out), with the runs a cell takes from another (load.shared_in).
+            out; none under its stale/ or partial/ folders: result_files), with the runs a
+            cell takes from another (load.shared_in).
 
     Returns:
         The runs, one row each.
@@ -47,7 +66,7 @@ def read_side(source: str | Path) -> pd.DataFrame:
                              f"{', '.join(missing)}): give the runs folder (results/runs), or "
                              "let the workflow rebuild the table (snakemake --cores 1)")
         return table
-    paths = sorted(p for p in source.rglob(RESULT_GLOB) if parse_result_path(p))
+    paths = result_files(source)
     if not paths:
         raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
     runs = load_results(paths)

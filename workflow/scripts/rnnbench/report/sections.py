@@ -371,12 +371,20 @@ def probe_lines(peaks: list[dict]) -> list[str]:
 
     Returns:
         A line per probe, naming its TensorFlow and threads where there are several; none
-        without a probe (older records, a GPU).
+        without a probe (older records, a GPU). A unit cost whose slope came out at or below
+        zero (a busy machine) is said to be not resolved.
     """
     probes = [peak for peak in peaks if peak.get("probe")]
     lines = []
     for peak in probes:
-        costs, us = peak["probe"]["unit_costs"], lambda key: f"{1e6 * costs[key]:.3g} µs"
+        costs = peak["probe"]["unit_costs"]
+
+        def us(key: str) -> str:
+            # a slope at or below 0: the run at the larger size was not the slower (a busy
+            # machine during the probe), so the cost is not resolved
+            value = costs[key]
+            return f"{1e6 * value:.3g} µs" if value > 0 else "not resolved (slope <= 0)"
+
         rates = [row["forward_flop_per_s"] / 1e9 for row in peak["probe"]["matmul"]]
         where = (f" (TensorFlow {peak['tf_version']}, "
                  f"{peak['metadata']['intra_op_parallelism_threads']} intra-op threads)"

@@ -187,3 +187,21 @@ def test_claims_from_given_with_config_is_kept_over_a_config_file(tmp_path, monk
     with pytest.raises(ValueError, match="claims_from: 'more.yaml' is not a list of files"):
         configcheck.check_config_files([tmp_path / "mine.yaml"], config, None, REPO,
                                        overrides={"claims_from": "more.yaml"})
+
+
+def test_a_working_directory_without_config_yaml_is_told_where_the_grid_comes_from(tmp_path):
+    """Snakemake's --directory elsewhere: the grid is the workflow's config.yaml under the
+    --configfile, and the notes say so, in the order the files apply; none with a config.yaml
+    in the working directory."""
+    from conftest import REPO
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump(TINY))
+    shipped = str(REPO / "config.yaml")
+    config, notes = {**yaml.safe_load((REPO / "config.yaml").read_text()), **TINY}, []
+    configcheck.check_config_files([shipped, mine], config, None, REPO, notes, shipped)
+    assert notes == [f"this working directory has no config.yaml: the grid is read from "
+                     f"{shipped}, then {mine} (each later file's keys win)"]
+    config, notes = {**yaml.safe_load((REPO / "config.yaml").read_text()), **TINY}, []
+    configcheck.check_config_files([mine], config, None, REPO, notes, "config.yaml")
+    assert not any("working directory" in note for note in notes)

@@ -55,13 +55,6 @@ except ValueError as error:
     refuse(f"config: {error}")
 for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
-if workflow.is_main_process and Path(CONFIG_YAML).is_absolute():
-    READ_FROM = [CONFIG_YAML, *(str(f) for f in workflow.configfiles if str(f) != CONFIG_YAML)]
-    print(
-        "config: this working directory has no config.yaml: the grid is read from "
-        f"{', then '.join(READ_FROM)} (each later file's keys win)",
-        file=sys.stderr,
-    )
 # the TensorFlow versions the grid's cells run at (no image, peak or check for another)
 TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=images.tf_version_key)
 

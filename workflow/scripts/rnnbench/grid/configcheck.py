@@ -25,7 +25,7 @@ from rnnbench.grid.axes import (ABLATION_DEFAULTS, CELL_AXES, IMPLEMENTATIONS, M
 from rnnbench.grid.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons, same_cells
 from rnnbench.grid.claimspec import check_claim
 from rnnbench.grid.configfiles import (base_config, check_config_file, claim_origin, load_claims,
-                                  own_claims)
+                                  own_claims, source_note)
 from rnnbench.grid.layout import CONFIG_SCHEMA, REPO
 
 # Keys that earlier versions took, and what replaces them (validate_config names them).
@@ -399,7 +399,8 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
             cluster, whose nodes are sized by each job's mem_mb request).
         repo: where ``claims_from`` files are looked for after the working directory (default:
             the repository of this module).
-        notes: gets what the checks changed that the user should know (own_claims).
+        notes: gets what the checks changed that the user should know (own_claims), and where
+            the grid is read from when the working directory has no config.yaml (source_note).
         shipped: the config.yaml the Snakefile read as the grid's base (own_claims).
         overrides: the keys given with Snakemake's --config (own_claims keeps them).
 
@@ -413,9 +414,9 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 
     for path in files:
         check_config_file(path)
-    note = own_claims(files, config, shipped, overrides)
-    if note and notes is not None:
-        notes.append(note)
+    for note in (source_note(shipped, files), own_claims(files, config, shipped, overrides)):
+        if note and notes is not None:
+            notes.append(note)
     origins = load_claims(config, repo or REPO)
     try:
         validate_config(config)

@@ -69,6 +69,23 @@ def base_config(repo: str | Path) -> str:
     return "config.yaml" if Path("config.yaml").exists() else str(Path(repo) / "config.yaml")
 
 
+
+def source_note(shipped: str | Path, files: list[str | Path]) -> str | None:
+    """Say where the grid is read from when the working directory has no config.yaml.
+
+    Args:
+        shipped: the base config file (base_config): absolute where it is the workflow's own.
+        files: the config files Snakemake read (the base among them).
+
+    Returns:
+        The note (its files in the order their keys apply), or None with a config.yaml here.
+    """
+    if not Path(shipped).is_absolute():
+        return None
+    read_from = [str(shipped), *(str(f) for f in files if str(f) != str(shipped))]
+    return (f"this working directory has no config.yaml: the grid is read from "
+            f"{', then '.join(read_from)} (each later file's keys win)")
+
 def check_config_file(path: str | Path, keys: bool = True) -> None:
     """Refuse what YAML reads silently otherwise in a config file.
 

@@ -323,6 +323,20 @@ def test_check_notes_a_gpu_config_that_a_local_run_here_refuses(tmp_path, monkey
     assert cli.main(["check", str(path)]) == 0 and "refuses" not in capsys.readouterr().err
 
 
+def test_check_notes_a_tf_version_that_a_bare_run_here_refuses(tmp_path, capsys):
+    """tf_version 2.12 without containers: the workflow refuses a bare run (the venv holds
+    2.21) and takes a run in the images; rnnbench check said nothing of it."""
+    from rnnbench import cli
+
+    path = tmp_path / "old.yaml"
+    path.write_text('tf_version: ["2.12"]\n')
+    assert cli.main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "a bare run here refuses it: tf_version ['2.12']: without containers" in err
+    path.write_text('tf_version: ["2.21"]\n')
+    assert cli.main(["check", str(path)]) == 0 and "refuses" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("text, fragment", [
     ("", "holds no keys (it is empty, or comments only)"),
     ("# steps: 5\n", "holds no keys (it is empty, or comments only)"),

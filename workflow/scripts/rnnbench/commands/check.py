@@ -15,6 +15,8 @@ import argparse
 import sys
 
 from rnnbench.grid.configcheck import check_files
+from rnnbench.grid.layout import REPO
+from rnnbench.pipeline.container import FLAVOR_OF_DEVICE, deployment_images
 from rnnbench.pipeline.hardware import check_device
 
 
@@ -33,11 +35,12 @@ def main(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status: 0, or 1 with the error printed. A config that a local run here
-        would refuse but a cluster run may take (device: gpu on a machine without a GPU)
-        gets a note on standard error, and status 0.
+        would refuse but a cluster run may take (device: gpu on a machine without a GPU), or
+        a bare run would refuse but a run in the images may take (a tf_version other than the
+        venv's), gets a note on standard error, and status 0.
     """
     try:
-        config, _, line = check_files(args.configs)
+        config, cells, line = check_files(args.configs)
     except ValueError as error:
         print(f"config: {error}", file=sys.stderr)
         return 1
@@ -45,5 +48,10 @@ def main(args: argparse.Namespace) -> int:
         check_device(config["device"], local=True)
     except ValueError as error:
         print(f"config: a local run here refuses it: {error}", file=sys.stderr)
+    try:
+        deployment_images(set(), REPO, FLAVOR_OF_DEVICE[config["device"]], config["device"],
+                          sorted({cell["tf_version"] for cell in cells.values()}), {})
+    except ValueError as error:
+        print(f"config: a bare run here refuses it: {error}", file=sys.stderr)
     print(line)
     return 0

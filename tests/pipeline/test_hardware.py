@@ -105,3 +105,15 @@ def test_no_cores_are_refused_before_snakemake_waits_for_them(argv, refused):
         return
     with pytest.raises(ValueError, match=refused):
         hardware.check_cores(invocation)
+
+
+def test_a_key_given_twice_to_config_is_refused_naming_both_values():
+    """Snakemake merges ``--config steps=3 steps=4`` without a word (the last wins); a key
+    given twice in a config file is refused, and so is this."""
+    twice = hardware.invocation(["snakemake", "--cores", "1", "--config", "steps=3",
+                                 "repeats=2", "steps=4"])
+    assert twice.config == ("steps=3", "repeats=2", "steps=4")
+    with pytest.raises(ValueError, match=r"--config: steps given twice \(steps=3 and steps=4\)"):
+        hardware.check_config_keys(twice)
+    hardware.check_config_keys(hardware.invocation(["snakemake", "--cores", "1", "--config",
+                                                    "steps=3", "repeats=2"]))

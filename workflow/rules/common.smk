@@ -40,6 +40,7 @@ if LOCAL:
 NOTES = []
 try:
     hardware.check_cores(INVOCATION)
+    hardware.check_config_keys(INVOCATION)
     CELLS = check_config_files(
         workflow.configfiles,
         config,

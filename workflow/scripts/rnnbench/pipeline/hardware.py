@@ -67,6 +67,7 @@ class Invocation(NamedTuple):
         set_resources: --set-resources, {rule: {resource: value}}.
         cores: --cores as Snakemake parsed it (``all``: this machine's); None where not given.
         jobs: --jobs, likewise.
+        config: --config's ``key=value`` texts, in order.
     """
     executor: str
     executes: bool
@@ -74,6 +75,7 @@ class Invocation(NamedTuple):
     set_resources: dict = {}
     cores: int | None = None
     jobs: int | None = None
+    config: tuple = ()
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
@@ -115,7 +117,8 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
                         for name, value in given.items()}
                  for rule, given in (getattr(args, "set_resources", None) or {}).items()}
     return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides,
-                      getattr(args, "cores", None), getattr(args, "jobs", None))
+                      getattr(args, "cores", None), getattr(args, "jobs", None),
+                      tuple(getattr(args, "config", None) or ()))
 
 
 def check_cores(invocation: Invocation) -> None:
@@ -131,6 +134,25 @@ def check_cores(invocation: Invocation) -> None:
         if isinstance(value, int) and value < 1:
             raise ValueError(f"{option} {value}: Snakemake would select no job and wait "
                              f"forever: give {option} 1 or more (or all)")
+
+
+def check_config_keys(invocation: Invocation) -> None:
+    """Refuse a key given twice to --config, which Snakemake merges without a word.
+
+    Args:
+        invocation: the command line (invocation).
+
+    Raises:
+        ValueError: naming the key and both values (a key given twice in a config file is
+            refused the same way).
+    """
+    given: dict[str, str] = {}
+    for text in invocation.config:
+        key, _, value = str(text).partition("=")
+        if key in given:
+            raise ValueError(f"--config: {key} given twice ({key}={given[key]} and "
+                             f"{key}={value}): give it once")
+        given[key] = value
 
 
 def check_device(device: str, local: bool, gpus: list[str] | None = None) -> None:

@@ -332,7 +332,8 @@ def test_check_notes_a_tf_version_that_a_bare_run_here_refuses(tmp_path, capsys)
     path.write_text('tf_version: ["2.12"]\n')
     assert cli.main(["check", str(path)]) == 0
     err = capsys.readouterr().err
-    assert "a bare run here refuses it: tf_version ['2.12']: without containers" in err
+    # (without containers; on a Python without 2.12's images, that it has none)
+    assert "a bare run here refuses it: tf_version ['2.12']: " in err
     path.write_text('tf_version: ["2.21"]\n')
     assert cli.main(["check", str(path)]) == 0 and "refuses" not in capsys.readouterr().err
 

@@ -221,18 +221,20 @@ def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
     calls = []
     monkeypatch.setattr(housekeeping.estimate, "run_line",
                         lambda *args: calls.append(args) or "time: about 1 min")
+    # each job's modelled seconds, worked out once for the plan and the line
+    monkeypatch.setattr(housekeeping.estimate, "scaled_job_seconds",
+                        lambda cells, jobs, *rest: ({job: 60.0 for job in jobs}, 1.0, 0))
     write(RESULT, "{}")
     write("results/data/d1.npz")
     jobs = [("c1", "static", RESULT), ("c1", "dynamic", "results/runs/p/c1/dynamic/repeat1.json")]
     others = {"dataset": ["results/data/d1.npz", "results/data/d2.npz"], "peak": ["peak.json"]}
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) == "time: about 1 min"
-    cells, pending, config, counts, measurements, _, more, _ = calls[0]
+    cells, pending, config, counts, measurements, _, more, _, scaled = calls[0]
     assert more == []  # no second look asked for
+    assert scaled == ({("c1", "dynamic"): 60.0}, 1.0, 0)  # handed on, not read again
     assert pending == [("c1", "dynamic")] and measurements == layout.MEASUREMENTS
     assert counts == {"dataset": 1, "peak": 1, "aggregate": 1, "findings": 1, "chart": 3}
     # a run (not a dry run) writes its plan, which another run's estimate reads
-    monkeypatch.setattr(housekeeping.estimate, "scaled_job_seconds",
-                        lambda cells, jobs, *rest: ({job: 60.0 for job in jobs}, 1.0, 0))
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, plan=".snakemake")
     plan = json.loads(Path(".snakemake", housekeeping.estimate.PLAN).read_text())
     assert list(plan["jobs"]) == [jobs[1][2]] and plan["snakemake_pid"] == os.getpid()

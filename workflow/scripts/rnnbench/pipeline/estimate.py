@@ -202,7 +202,8 @@ def say(seconds: float, jobs: int, factor: float, measured: int,
 
 def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dict,
              others: dict[str, int], measurements: str, hostname: str,
-             more: list[tuple[str, str]] = (), holder: dict | None = None) -> str | None:
+             more: list[tuple[str, str]] = (), holder: dict | None = None,
+             scaled: tuple | None = None) -> str | None:
     """Write what a run (or a dry run) prints before any job (say).
 
     Args:
@@ -216,14 +217,16 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
         more: (cell_id, impl) of the jobs a second look may add, stated as a cap.
         holder: exclusive.lock_holder's record where another process holds the measuring
             lock now: the line then says who (lock_words); None otherwise.
+        scaled: scaled_job_seconds' answer for ``pending`` and ``more``, where the caller
+            has it already; None works it out here.
 
     Returns:
         The line; None when nothing is to run.
     """
     if not pending and not any(others.values()):
         return None
-    per_job, factor, measured = scaled_job_seconds(cells, {*pending, *more}, config,
-                                                   measurements, hostname)
+    per_job, factor, measured = scaled or scaled_job_seconds(
+        cells, {*pending, *more}, config, measurements, hostname)
     training = sum(per_job[job] for job in pending)
     seconds = training + other_seconds(others)
     line = say(seconds, len(pending), factor, measured,

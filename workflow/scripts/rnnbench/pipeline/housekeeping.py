@@ -346,16 +346,19 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
         return None
     counts = {kind: sum(not Path(path).exists() for path in paths)
               for kind, paths in others.items()}
+    # each job's modelled seconds, scaled by this machine's measurements: read once, for the
+    # plan another run reads and for the line
+    scaled = estimate.scaled_job_seconds(cells, {*pending, *more}, config,
+                                         tables["measurements"], socket.gethostname())
     if plan is not None:
-        seconds, _, _ = estimate.scaled_job_seconds(cells, {*pending, *more}, config,
-                                                    tables["measurements"], socket.gethostname())
+        seconds = scaled[0]
         estimate.write_plan(plan, {result: seconds[(cell, impl)] for cell, impl, result in todo},
                             (sum(seconds[job] for job in more), len(more)), os.getpid(),
                             time.time())
     return estimate.run_line(cells, pending, config,
                              {**counts, "aggregate": 1, "findings": 1, "chart": charts},
                              tables["measurements"], socket.gethostname(), more,
-                             exclusive.lock_holder())
+                             exclusive.lock_holder(), scaled)
 
 
 def overlap_line(measurements: str = MEASUREMENTS) -> str | None:

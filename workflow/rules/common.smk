@@ -104,7 +104,7 @@ TRAIN_BENCHMARKS = layout.result_pattern(BENCHMARKS, ".tsv")
 TOTAL_STEPS = 1 + config["max_warmup_steps"] + config["steps"]
 # The charts of this grid (rnnbench/grid/plan.py): every grid's, and one per thing it varies.
 PLOTS = plots(CELLS.values(), TF_VERSIONS, config["api"])
-CHART_FILES = expand(layout.chart_path("{chart}", "{ext}"), chart=PLOTS, ext=layout.CHART_FORMATS)
+CHART_FILES = layout.chart_files(PLOTS)
 # the outputs and logs of the peak jobs, one per intra-op thread count and TensorFlow version
 PEAKS, PEAK_LOGS = (
     [
@@ -215,8 +215,7 @@ def targets():
     if BLOCKED:
         return [result for result in result_paths() if result not in BLOCKED]
     drawn = [chart for chart in PLOTS if chart not in UNDRAWN]
-    charts = expand(layout.chart_path("{chart}", "{ext}"), chart=drawn, ext=layout.CHART_FORMATS)
-    return [*layout.TABLES.values(), *charts]
+    return [*layout.TABLES.values(), *layout.chart_files(drawn)]
 
 
 def of_wildcards(function):

@@ -169,6 +169,11 @@ def chart_path(chart: str, ext: str = "svg") -> str:
     return f"{PLOTS}/{chart}.{ext}"
 
 
+def chart_files(charts) -> list[str]:
+    """Every file of each of ``charts`` (chart names), in CHART_FORMATS, chart by chart."""
+    return [chart_path(chart, ext) for chart in charts for ext in CHART_FORMATS]
+
+
 def rule_log(rule: str, name: str | None = None) -> str:
     """Return the log of rule ``rule``.
 

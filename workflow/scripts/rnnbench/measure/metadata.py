@@ -230,8 +230,8 @@ def noise_probe() -> dict[str, Any]:
     except OSError:
         stat = []
     cpufreq = Path("/sys/devices/system/cpu/cpu0/cpufreq")
-    governor = _read(cpufreq / "scaling_governor")
-    khz = _read(cpufreq / "scaling_cur_freq")
+    governor = process.read_stripped(cpufreq / "scaling_governor")
+    khz = process.read_stripped(cpufreq / "scaling_cur_freq")
     mhz = float(khz) / 1000 if khz and khz.isdigit() else _cpuinfo_mhz()
     return {"load_average": load, "ticks": stat_ticks(stat, {"cpu"}), "cpu_governor": governor,
             "cpu_mhz": mhz, "own_cpus": own_cpu_ticks(stat), "speed": process.speed_check(),
@@ -325,13 +325,6 @@ def noise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         "speed_after": after.get("speed"),
         "placement": after.get("placement"),
     }
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip() or None
-    except OSError:
-        return None
 
 
 def _cpuinfo_mhz() -> float | None:

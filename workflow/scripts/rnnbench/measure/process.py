@@ -71,11 +71,11 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
     """
     cpus, migrations = set(), 0
     for task in sorted((proc / "task").glob("*")):
-        stat = _read(task / "stat")
+        stat = read_stripped(task / "stat")
         if stat:
             fields = stat.rsplit(")", 1)[1].split()
             cpus.add(int(fields[36]))  # field 39 counts from pid (1) and comm (2)
-        sched = _read(task / "sched")
+        sched = read_stripped(task / "sched")
         moves = next((line.split(":")[1] for line in (sched or "").splitlines()
                       if line.startswith("se.nr_migrations")), None)
         migrations = None if moves is None or migrations is None else migrations + int(moves)
@@ -96,14 +96,15 @@ def aslr(proc: Path = Path("/proc/self")) -> bool | None:
         False where ``setarch -R`` turned it off (personality(2)'s ADDR_NO_RANDOMIZE) or
         kernel.randomize_va_space is 0; None where either cannot be read.
     """
-    personality = _read(proc / "personality")
-    randomize = _read(proc.parent / "sys" / "kernel" / "randomize_va_space")
+    personality = read_stripped(proc / "personality")
+    randomize = read_stripped(proc.parent / "sys" / "kernel" / "randomize_va_space")
     if personality is None or randomize is None:
         return None
     return not int(personality, 16) & NO_RANDOMIZE and randomize != "0"
 
 
-def _read(path: Path) -> str | None:
+def read_stripped(path: Path) -> str | None:
+    """Return a small text file's content, stripped; None where empty or unreadable."""
     try:
         return path.read_text().strip() or None
     except OSError:

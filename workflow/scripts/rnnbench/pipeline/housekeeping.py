@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from rnnbench.grid.layout import (
-    CHART_FORMATS,
     DRY_RUN_STEP,
     FINDINGS_SETTINGS,
     MEASUREMENTS,
@@ -39,7 +38,7 @@ from rnnbench.grid.layout import (
     PLOTS,
     STALE,
     TABLES,
-    chart_path,
+    chart_files,
 )
 from rnnbench.jobs import exclusive
 from rnnbench.pipeline import estimate
@@ -410,7 +409,7 @@ def after_success(results: list[str], dropped_charts: Iterable[str],
     if all(Path(result).exists() for result in results):
         shutil.rmtree(partial, ignore_errors=True)
     removed = []
-    for path in (Path(chart_path(chart, ext)) for chart in dropped_charts for ext in CHART_FORMATS):
+    for path in map(Path, chart_files(dropped_charts)):
         try:
             path.unlink()
         except FileNotFoundError:

@@ -15,7 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
-from rnnbench.grid.layout import (CHART_FORMATS, FINDINGS, MEASUREMENTS, PARTIAL, chart_path,
+from rnnbench.grid.layout import (FINDINGS, MEASUREMENTS, PARTIAL, chart_files, chart_path,
                                   dataset_path, rule_log)
 from rnnbench.results.load import load_results, share_runs
 from rnnbench.stats.summary import summarize
@@ -298,7 +298,7 @@ def missing_charts(charts: list[str]) -> dict[str, str]:
     """
     missing = {}
     for chart in charts:
-        if all(Path(chart_path(chart, ext)).exists() for ext in CHART_FORMATS):
+        if all(Path(path).exists() for path in chart_files([chart])):
             continue
         log = Path(rule_log("plot", chart))
         if not log.is_file():

@@ -101,7 +101,7 @@ def test_probe_replaces_only_an_earlier_probe_record(tmp_path):
 
 
 @pytest.mark.parametrize("name, where, argv", [
-    ("probe", "record", ["probe", "--out", "{tmp}/p.json"]),
+    ("probe", "probe_record", ["probe", "--out", "{tmp}/p.json"]),
     ("reproduce", "run_once", ["reproduce", "{tmp}/out"]),
 ])
 def test_ctrl_c_ends_a_command_in_one_line(name, where, argv, capsys, monkeypatch, tmp_path):

@@ -30,6 +30,8 @@ COMMANDS = {
              "temporary folders)",
     "probe": "measure this machine's unit costs (loop iteration, cond, op, graph node, "
              "matmul) in about a minute (writes results/probe.json or --out)",
+    "counts": "count the nodes, conds and loop iterations one step of each cell type's graph "
+              "executes (writes the cost model's graph_counts.csv or --out)",
     "jax": "measure a JSON preset of JAX cells without Snakemake or TensorFlow (reads PRESET; "
            "writes OUT/runs/, OUT/data/, OUT/standalone.json)",
 }

@@ -29,6 +29,8 @@ from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.arguments import given_path
 
 MAP = REPO / "docs" / "figures" / "map"
+MACHINE_FITS = REPO / "docs" / "figures" / "probe-map" / "machine.json"
+"""The probe-unit model's coefficients, fitted to the map run beside its probe."""
 DRAWS = 20000
 NUMBERS = ("batch_size", "num_units", "input_dim", "max_len", "time_steps_per_step",
            "train_step_flop", "median_step_s", "setup_s")
@@ -43,13 +45,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "JSONs (rnnbench jax's OUT/runs) to fit the model to (default: "
                              "the reference map, %(default)s)")
     parser.add_argument("--cell", default=None, help="cell type (default: the runs' only one)")
-    parser.add_argument("--batch", type=int, required=True, help="batch_size")
-    parser.add_argument("--units", type=int, required=True, help="num_units")
+    parser.add_argument("--batch", type=int, default=None, help="batch_size (required but "
+                        "with --grid)")
+    parser.add_argument("--units", type=int, default=None, help="num_units (required but "
+                        "with --grid)")
     parser.add_argument("--input-dim", type=int, default=None,
                         help="input_dim (default: the runs' only one)")
-    parser.add_argument("--max-len", type=int, required=True, help="max_len (padded length)")
+    parser.add_argument("--max-len", type=int, default=None,
+                        help="max_len, the padded length (required but with --grid)")
     parser.add_argument("--length", type=int, default=None,
                         help="the batch's longest sequence_length (default: max_len)")
+    parser.add_argument("--probe", type=given_path, default=None,
+                        help="predict for the machine this probe measured (rnnbench probe's "
+                             "record, or a run's results/runs/.../peak_*.json), in the probe's "
+                             "units: any cell type (basic_lstm, lstm, gru) and input_dim")
+    parser.add_argument("--fits", type=given_path, default=MACHINE_FITS,
+                        help="with --probe: the probe-unit coefficients (default: %(default)s)")
+    parser.add_argument("--grid", type=given_path, default=None,
+                        help="with --probe and --out: predict every cell of this config file "
+                             "before it runs, into a CSV (--batch, --units, --max-len unused)")
+    parser.add_argument("--out", type=given_path, default=None,
+                        help="with --grid: the CSV to write (an existing file is refused)")
     parser.add_argument("--steps", type=int, default=None,
                         help="training steps you will run: which implementation is faster "
                              "in total")
@@ -407,6 +423,134 @@ def _extrapolation_words(p: dict) -> str:
             else "within the fitted range on every axis")
 
 
+def _grid_main(args: argparse.Namespace) -> int:
+    """predict --probe P --grid CONFIG --out CSV: write machine.predicted_table of CONFIG's
+    cells (0), or raise ValueError naming the option that is missing or wrong."""
+    from rnnbench.costmodel.machine import predicted_table, read_machine_fits, read_probe
+    from rnnbench.grid.configcheck import check_files
+
+    for option, value in (("--probe", args.probe), ("--grid", args.grid), ("--out", args.out)):
+        if value is None:
+            raise ValueError(f"{option}: needed with --grid and --out (all three go together)")
+    if args.out.exists():
+        raise ValueError(f"--out {args.out}: exists; predictions are written once, before "
+                         "the cells run (remove it to predict again)")
+    if not args.grid.is_file():
+        raise ValueError(f"--grid {args.grid}: no such config file")
+    config, cells, _ = check_files([args.grid])
+    table = predicted_table(read_machine_fits(args.fits), read_probe(args.probe), cells,
+                            config["repeats"])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False)
+    print(f"predicted {len(table)} cells of {args.grid} for {args.probe}: wrote {args.out}")
+    return 0
+
+
+MACHINE_MARGIN = 0.1
+"""The practical margin an expected ratio is decided at (the config's default ``margin``)."""
+
+
+def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batch: int,
+                       units: int, input_dim: int | None, max_len: int,
+                       length: int | None) -> dict:
+    """Predict a shape on a probed machine, in the probe's units (costmodel.machine).
+
+    Args:
+        fits_path: the coefficients (machine.write_machine_fits' JSON).
+        probe_path: the machine's probe (machine.read_probe).
+        cell: the cell type (None: basic_lstm).
+        batch, units, max_len: the shape.
+        input_dim: the input's width (None: 16, the map's).
+        length: the batch's longest sequence (None: max_len).
+
+    Returns:
+        ``step``, ``mean_step``, ``mean_setup`` (impl -> (estimate, low, high), seconds: one
+        run's, and the expected values'), ``ratio`` and ``mean_ratio`` ((estimate, low, high)),
+        ``decision`` (intervals.decide on the expected ratio at MACHINE_MARGIN), ``probe``,
+        ``about`` (the fits file's account of its map), and the shape as used.
+
+    Raises:
+        ValueError: naming the option, for a value below 1, a length outside 1..max_len, a
+            cell without graph counts, or an unreadable file.
+    """
+    import json
+
+    from rnnbench.costmodel.fit import shape_rows
+    from rnnbench.costmodel.machine import predict_machine, read_machine_fits, read_probe
+    from rnnbench.stats.intervals import decide
+
+    for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
+                          ("--input-dim", 1 if input_dim is None else input_dim)):
+        if value < 1:
+            raise ValueError(f"{option} {value}: must be 1 or more")
+    if length is not None and not 1 <= length <= max_len:
+        raise ValueError(f"--length {length:g}: must lie in 1..--max-len ({max_len})")
+    fits, probe = read_machine_fits(fits_path), read_probe(probe_path)
+    cell, input_dim = cell or "basic_lstm", 16 if input_dim is None else input_dim
+    length = float(max_len if length is None else length)
+    rows = shape_rows(cell, batch, units, input_dim, max_len, length)
+    one, mean = (predict_machine(fits, rows, probe, runs=runs) for runs in (1, math.inf))
+    pick = {"seconds": 0, "low": 1, "high": 2, "ratio": 0}
+    first = {key: tuple(frame.iloc[0][[c for c in frame if c in pick]])
+             for key, frame in (*one.items(), *((f"mean_{k}", v) for k, v in mean.items()))}
+    return {"step": {i: first[f"step_{i}"] for i in ("static", "dynamic")},
+            "mean_step": {i: first[f"mean_step_{i}"] for i in ("static", "dynamic")},
+            "mean_setup": {i: first[f"mean_setup_{i}"] for i in ("static", "dynamic")},
+            "ratio": first["ratio"], "mean_ratio": first["mean_ratio"],
+            "decision": decide(*first["mean_ratio"][1:], MACHINE_MARGIN), "probe": probe,
+            "about": json.loads(Path(fits_path).read_text()).get("about", {}), "cell": cell,
+            "input_dim": input_dim, "length": length}
+
+
+def machine_report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
+                   probe_path: str) -> str:
+    """Write the text predict --probe prints (machine_prediction's dict ``p``)."""
+    from rnnbench.stats.formats import decision_text
+
+    names = {"static": "static_rnn", "dynamic": "dynamic_rnn"}
+    about = p["about"]
+    lines = [f"compat_v1: a {p['cell']} of {units} units, batch {batch}, {p['input_dim']} "
+             f"inputs, max_len {max_len}, the batch's longest sequence {p['length']:g} steps",
+             f"on the machine {probe_path} probed ({p['probe'].get('environment') or 'unnamed'}):"
+             " its unit costs times this graph's counts, with coefficients fitted to the map "
+             f"on {about.get('environment', 'the map machine')} ({about.get('runs', '?')} runs)",
+             ""]
+    def cell_text(v, scale, digits=".3g"):
+        return f"{v[0] * scale:{digits}} [{v[1] * scale:{digits}}, {v[2] * scale:{digits}}]"
+    table = pd.DataFrame({"": [names[i] for i in ("static", "dynamic")],
+                          "step (ms), expected [95 %]": [cell_text(p["mean_step"][i], 1e3)
+                                                         for i in ("static", "dynamic")],
+                          "step (ms), one run [95 %]": [cell_text(p["step"][i], 1e3)
+                                                        for i in ("static", "dynamic")],
+                          "setup (s), expected [95 %]": [cell_text(p["mean_setup"][i], 1)
+                                                         for i in ("static", "dynamic")]})
+    ratio, mean = p["ratio"], p["mean_ratio"]
+    lines += [table.to_markdown(index=False), "",
+              f"step ratio static_rnn / dynamic_rnn: {mean[0]:.2f} [{mean[1]:.2f}, "
+              f"{mean[2]:.2f}] expected (95 %), {ratio[1]:.2f} to {ratio[2]:.2f} for one run "
+              f"of each: {decision_text(p['decision'], MACHINE_MARGIN)}"]
+    lines.append(_choice_words(p, steps))
+    lines.append("peak memory: not in the probe's units (without --probe, the map's law)")
+    return "\n".join(lines)
+
+
+def _choice_words(p: dict, steps: int | None) -> str:
+    """The break-even (breakeven on the expected times) and, for ``steps``, the choice."""
+    point, low, high = breakeven(p["mean_setup"], p["mean_step"])
+    words = ("break-even: never at the expected times" if math.isinf(point) else
+             f"break-even: static_rnn's total falls below dynamic_rnn's after "
+             f"{math.ceil(point):,} steps")
+    words += f" (95 % {low:,.0f} to " + ("never" if math.isinf(high) else f"{high:,.0f}") + ")"
+    if steps is None:
+        return words
+    total = {i: p["mean_setup"][i][0] + steps * p["mean_step"][i][0]
+             for i in ("static", "dynamic")}
+    best = min(total, key=total.get)
+    sure = "" if high <= steps or low > steps else " (the break-even's interval holds it)"
+    return (f"{words}\nfor {steps:,} steps: {best}_rnn (static_rnn {total['static']:,.1f} s, "
+            f"dynamic_rnn {total['dynamic']:,.1f} s){sure}")
+
+
 def main(args: argparse.Namespace) -> int:
     """Run ``rnnbench predict``: print the prediction.
 
@@ -417,6 +561,19 @@ def main(args: argparse.Namespace) -> int:
         The exit status: 0, or 2 with the error on standard error.
     """
     try:
+        if args.grid is not None or args.out is not None:
+            return _grid_main(args)
+        missing = [option for option, value in (("--batch", args.batch), ("--units", args.units),
+                                                ("--max-len", args.max_len)) if value is None]
+        if missing:
+            raise ValueError(f"{', '.join(missing)}: required (or --probe P --grid CONFIG "
+                             "--out CSV)")
+        if args.probe is not None:
+            p = machine_prediction(args.fits, args.probe, args.cell, args.batch, args.units,
+                                   args.input_dim, args.max_len, args.length)
+            print(machine_report(p, args.batch, args.units, args.max_len, args.steps,
+                                 str(args.probe)))
+            return 0
         runs = _runs(args.results)
         p = prediction(runs, args.cell, args.batch, args.units, args.input_dim, args.max_len,
                        args.length, args.steps)

@@ -17,17 +17,11 @@ import json
 from pathlib import Path
 import numpy as np
 
-from rnnbench.measure import metadata
-from rnnbench.measure.model import import_tf
-from rnnbench.measure.probe import probe
-from rnnbench.results.load import environment
+from rnnbench.costmodel.machine import probe_record
 from rnnbench.pipeline.arguments import at_least, output_record
 
 MAX_THREADS = 1024
 """The most threads --threads takes, as the config's intra_op_parallelism_threads."""
-SCHEMA_VERSION = 1
-"""The probe record's layout (its keys: kind, schema_version, environment, meta, the
-probe's own)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,23 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "training jobs)")
 
 
-def record(threads: int) -> dict:
-    """Measure and return the probe's record.
-
-    Args:
-        threads: the Session's intra- and inter-op threads.
-
-    Returns:
-        Keys kind, schema_version, environment (load.environment), meta (this machine's
-        metadata), and the probe's own: its unit costs, the matmul rates, probe_s.
-    """
-    tf = import_tf()
-    measured = probe(tf, threads, threads)
-    meta = {**metadata.collect(metadata.tensorflow_info(tf, "cpu")), "image_sha256": None}
-    return {"kind": "probe", "schema_version": SCHEMA_VERSION,
-            "environment": environment(meta), "meta": meta, **measured}
-
-
 def main(args: argparse.Namespace) -> int:
     """Run ``rnnbench probe``: write the record to ``args.out`` and print the unit costs.
 
@@ -68,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
-    result = record(args.threads)
+    result = probe_record(args.threads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for name, value in result["unit_costs"].items():

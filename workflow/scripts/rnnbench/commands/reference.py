@@ -33,7 +33,7 @@ import pandas as pd
 from rnnbench.grid.configfiles import read_config
 from rnnbench.grid.layout import IMPLEMENTATIONS, REPO
 from rnnbench.pipeline.files import all_or_nothing
-from rnnbench.report import modelpages as modeldocs
+from rnnbench.report import machinepage, modelpages as modeldocs
 from rnnbench.report.readme import REFERENCE_RUNS, WITH_RUNS, expected_answer, readme_answer
 from rnnbench.results.load import read_table
 from rnnbench.pipeline.arguments import count, existing_folder, positive_int
@@ -176,12 +176,44 @@ def _write(which: str, folders: list[Path], runs: pd.DataFrame, page: str | None
              for key in ("device_name", "cpus", "tensorflow_version",
                          "intra_op_parallelism_threads", "python_version", "hostname")}
     (figures / "run.json").write_text(json.dumps({**run, "where": where}, indent=1) + "\n")
+    if which == "probe-map":
+        _write_probe_map(figures, results, runs)
     if which == "map":
         presets = REPO / "docs" / "presets.md"
         presets.write_text(modeldocs.replace_block(presets.read_text(), modeldocs.block(
             modeldocs.map_fit(), REPO, where["device_name"])))
     readme = (REPO / "README.md").read_text()
     (REPO / "README.md").write_text(readme.replace(readme_answer(readme), expected_answer()))
+
+
+def _predict_probe_heldout(figures: Path, config: Path) -> None:
+    """Probe this machine and predict the held-out cells of ``config`` from the probe-map's
+    coefficients, before any of them runs: figures/probe.json and figures/predicted.csv."""
+    from rnnbench.costmodel.machine import (predicted_table, probe_record, read_machine_fits,
+                                            read_probe)
+    from rnnbench.grid.configcheck import check_files
+
+    figures.mkdir(parents=True, exist_ok=True)
+    (figures / "probe.json").write_text(json.dumps(probe_record(1), indent=1) + "\n")
+    fits = read_machine_fits(REPO / REFERENCE_RUNS["probe-map"][1] / "machine.json")
+    config_values, cells, _ = check_files([config])
+    predicted_table(fits, read_probe(figures / "probe.json"), cells,
+                    config_values["repeats"]).to_csv(figures / "predicted.csv", index=False)
+
+
+def _write_probe_map(figures: Path, results: Path, runs: pd.DataFrame) -> None:
+    """The probe-map's own files: the run's probe (probe.json), the coefficients fitted to its
+    runs (machine.json, which predict --probe reads) and MODEL.md."""
+    from rnnbench.costmodel.machine import fit_machine, write_machine_fits
+
+    probe, path = machinepage.peak_probe(results)
+    shutil.copy(path, figures / "probe.json")
+    fits = fit_machine(runs, probe)
+    kept = {impl: fit.n for impl, fit in fits["step"].items()}
+    write_machine_fits(fits, figures / "machine.json", {"about": {
+        "environment": sorted(set(runs["environment"]))[0], "runs": sum(kept.values()),
+        "probe": "probe.json"}})
+    (figures / "MODEL.md").write_text(machinepage.model_page(runs, probe, fits))
 
 
 def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[dict]]:
@@ -228,6 +260,8 @@ def main(args: argparse.Namespace) -> int:
     if args.which == "heldout" and not (figures / "predicted.csv").exists():
         figures.mkdir(parents=True, exist_ok=True)  # the predictions, before any run
         modeldocs.write_predictions(figures / "predicted.csv")
+    if args.which == "probe-heldout" and not (figures / "predicted.csv").exists():
+        _predict_probe_heldout(figures, REPO / config)
     before = json.loads((figures / "run.json").read_text()) if (
         figures / "run.json").exists() else {}
     if args.no_run:
@@ -242,7 +276,11 @@ def main(args: argparse.Namespace) -> int:
         tables = [check_results(results, REPO / config) for results in folders]
         _same_environment(tables, folders)
         runs = tables[-1]
-        validation = modeldocs.validation_page(runs) if args.which == "heldout" else None
+        validation = (modeldocs.validation_page(runs) if args.which == "heldout" else
+                      machinepage.validation_page(
+                          read_table(figures / "predicted.csv"), runs, json.loads(
+                              (figures / "probe.json").read_text())["environment"])
+                      if args.which == "probe-heldout" else None)
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
             _write(args.which, folders, runs, validation, {
                 "config": config, "workflow_s": job_s and round(job_s, 1),

@@ -307,16 +307,32 @@ def fit_impl(runs: pd.DataFrame, impl: str, terms: list[str] | None = None) -> F
     if len(y) < len(terms) + 2:
         raise ValueError(f"costmodel: {len(y)} {impl} runs for {len(terms)} terms: need "
                          f"{len(terms) + 2}")
-    X = columns[terms].to_numpy(dtype=float)
+    ranges = {axis: (float(mine[axis].min()), float(mine[axis].max())) for axis in RANGE_AXES}
+    return Fit(impl=impl, terms=terms, n=len(y), cells=int(mine["cell_id"].nunique()),
+               ranges=ranges, richer_p=richer_p, center=center,
+               **weighted_fit(columns[terms].to_numpy(dtype=float), y, cells))
+
+
+def weighted_fit(X: np.ndarray, y: np.ndarray, cells: np.ndarray) -> dict:
+    """Fit ``y`` ~ ``X`` for a constant coefficient of variation (IRLS), with its statistics.
+
+    The method: docs/cost-model.md, The fit.
+
+    Args:
+        X: the design [runs, terms].
+        y: the measured seconds [runs].
+        cells: each run's cell id [runs], for the lack-of-fit test's pure error.
+
+    Returns:
+        ``beta`` [terms], ``cov`` [terms, terms] (sigma^2 (X'WX)^-1), ``sigma`` (one run's
+        relative spread), ``df`` (runs - terms) and ``lack_of_fit_p`` (NaN without repeats).
+    """
     beta, weights = _wls(X, y)
     sse, df = _ols_stats(X, y, weights)
     sigma2 = sse / df
     cov = sigma2 * np.linalg.inv(X.T @ (X * weights[:, None]))
-    ranges = {axis: (float(mine[axis].min()), float(mine[axis].max())) for axis in RANGE_AXES}
-    return Fit(impl=impl, terms=terms, beta=beta, cov=cov, sigma=math.sqrt(sigma2), df=df,
-               n=len(y), cells=int(mine["cell_id"].nunique()), ranges=ranges,
-               richer_p=richer_p, center=center,
-               lack_of_fit_p=_lack_of_fit_p(X, y, weights, mine["cell_id"].to_numpy()))
+    return {"beta": beta, "cov": cov, "sigma": math.sqrt(sigma2), "df": df,
+            "lack_of_fit_p": _lack_of_fit_p(X, y, weights, cells)}
 
 
 def model_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -29,10 +29,12 @@ FIGURES = REPO / "docs" / "figures"
 REFERENCE_RUNS = {"main": ("config.yaml", "docs/figures"),
                   "apis": ("presets/reference-apis.yaml", "docs/figures/apis"),
                   "sweep": ("presets/reference-sweep.yaml", "docs/figures/sweep"),
-                  "map": modeldocs.MAP, "heldout": modeldocs.HELDOUT}
+                  "map": modeldocs.MAP, "heldout": modeldocs.HELDOUT,
+                  "probe-map": ("presets/reference-map.yaml", "docs/figures/probe-map"),
+                  "probe-heldout": ("presets/probe-heldout.yaml", "docs/figures/probe-heldout")}
 """Each reference run: its config and the folder its results are committed in (both
 relative to the repository)."""
-WITH_RUNS = ("map", "heldout")
+WITH_RUNS = ("map", "heldout", "probe-map", "probe-heldout")
 """The reference runs whose measurements.csv is committed too: the cost model is fitted to
 the map's runs (rnnbench predict), and the held-out runs are its check."""
 IN_ANSWER = ("apis", "sweep", "map")

@@ -1,0 +1,170 @@
+"""The cost model in the probe's units (rnnbench.costmodel.machine): its columns are the graph
+counts times the probe's unit costs, its fit recovers known coefficients with intervals that
+cover 95 %, it predicts a cell type the map never ran from that type's counts, and predict
+--probe answers for any cell with a clear error for what it cannot read."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from rnnbench.costmodel import machine
+from rnnbench.grid.flop import cell_step_flop, step_flop
+
+PROBE = {"unit_costs": {"op_pair_s": 1.0e-6, "op_pair_nodes": 2.0, "loop_op_pair_s": 0.6e-6,
+                        "while_iteration_s": 4e-6, "cond_skipped_s": 1.5e-6,
+                        "graph_construction_s_per_node": 2e-4,
+                        "session_setup_s_per_node": 2e-4},
+         "matmul": [{"batch_size": b, "num_units": u, "forward_flop_per_s": rate,
+                     "backward_flop_per_s": rate / 2}
+                    for b in (8, 32, 128) for u in (32, 128, 256)
+                    for rate in [1e9 * b * u / 256]]}
+"""A synthetic machine: matmuls faster at larger shapes, its backward pass half as fast."""
+TRUE = {"static": {"fixed_s": 1.5, "computed_s": 0.8, "skipped_s": 1.1, "matmul_s": 1.2},
+        "dynamic": {"fixed_s": 1.0, "computed_s": 1.3, "matmul_s": 0.9}}
+"""Coefficients of the synthetic runs (dynamic_rnn skips no time step)."""
+
+
+def map_runs(cell="basic_lstm", repeats=3):
+    rows = []
+    for b in (16, 64):
+        for u in (32, 128):
+            for m in (10, 20, 40):
+                for length in (3, m):
+                    for impl in ("static", "dynamic"):
+                        for r in range(repeats):
+                            rows.append({"cell_id": f"{cell}{b}-{u}-{m}-{length}",
+                                         "impl": impl, "repeat": r, "cell": cell,
+                                         "mode": "train", "api": "compat_v1", "input_dim": 16,
+                                         "batch_size": b, "num_units": u, "max_len": m,
+                                         "time_steps_per_step": float(length),
+                                         "train_step_flop": step_flop(cell, b, 16, u, length),
+                                         "busy": False})
+    return pd.DataFrame(rows)
+
+
+def simulate(runs, rng, spread=0.1):
+    columns = machine.step_columns(runs.assign(computed=runs["time_steps_per_step"]), PROBE,
+                                   machine.read_counts())
+    true = np.array([sum(row[term] * value for term, value in TRUE[impl].items())
+                     for impl, (_, row) in zip(runs["impl"], columns.iterrows())])
+    setup = machine.setup_column(runs, PROBE, machine.read_counts()) * 0.7
+    noise = np.exp(rng.normal(0, spread, (2, len(runs))))
+    return runs.assign(median_step_s=true * noise[0], setup_s=setup.to_numpy() * noise[1])
+
+
+def test_the_columns_are_the_graph_counts_times_the_unit_costs():
+    counts = machine.read_counts()
+    gru = counts.query("cell == 'gru' and impl == 'dynamic' and mode == 'train'").iloc[0]
+    row = pd.DataFrame([{"cell": "gru", "impl": "dynamic", "mode": "train", "batch_size": 32,
+                         "num_units": 128, "input_dim": 16, "max_len": 40, "computed": 10.0}])
+    columns = machine.step_columns(row, PROBE, counts).iloc[0]
+    assert columns["computed_s"] == pytest.approx(10 * (gru["loops"] * 4e-6
+                                                        + gru["loop_nodes"] * 0.3e-6))
+    assert columns["skipped_s"] == 0
+    assert columns["fixed_s"] == pytest.approx(gru["fixed_nodes"] * 0.5e-6)
+    rate = 1e9 * 32 * 128 / 256  # at a probed shape, the probe's own rate
+    flop = cell_step_flop("gru", 32, 16, 128)
+    assert columns["matmul_s"] == pytest.approx(10 * flop * (1 / rate + 2 / (rate / 2)))
+    static = machine.step_columns(row.assign(impl="static"), PROBE, counts).iloc[0]
+    s = counts.query("cell == 'gru' and impl == 'static' and mode == 'train'").iloc[0]
+    per_computed = ((s["computed_nodes"] - s["computed_conds"]) * 0.5e-6
+                    + s["computed_conds"] * 1.5e-6)
+    # the copy-through branch runs; the executor passes over the untaken cell branch
+    per_skipped = ((s["skipped_nodes"] - s["skipped_conds"]) * 0.5e-6 + s["skipped_conds"] * 1.5e-6
+                   + (s["computed_nodes"] - s["skipped_nodes"]) * 0.5e-6)
+    assert static["computed_s"] == pytest.approx(10 * per_computed)
+    assert static["skipped_s"] == pytest.approx(30 * per_skipped)
+
+
+def test_a_matmul_rate_off_the_probed_grid_is_held_at_its_edge():
+    inside = machine.matmul_seconds_per_flop(PROBE, 32, 128)
+    assert inside[0] == pytest.approx(256 / (1e9 * 32 * 128))
+    assert machine.matmul_seconds_per_flop(PROBE, 1000, 4096) == pytest.approx(
+        machine.matmul_seconds_per_flop(PROBE, 128, 256))
+    between = machine.matmul_seconds_per_flop(PROBE, 16, 128)[0]
+    assert 256 / (1e9 * 32 * 128) < between < 256 / (1e9 * 8 * 128)
+    unresolved = {**PROBE, "matmul": [{**row, "forward_flop_per_s": math.nan}
+                                      if row["batch_size"] == 8 else row
+                                      for row in PROBE["matmul"]]}
+    assert math.isfinite(machine.matmul_seconds_per_flop(unresolved, 8, 32)[0])
+
+
+@pytest.mark.slow
+def test_the_fit_recovers_the_coefficients_and_its_intervals_cover_95_percent():
+    from rnnbench.stats.intervals import t_quantile
+
+    rng = np.random.default_rng(1)
+    runs, hits, trials = map_runs(), 0, 0
+    for _ in range(150):
+        fits = machine.fit_machine(simulate(runs, rng), PROBE)
+        for impl, fit in fits["step"].items():
+            assert fit.terms == list(TRUE[impl])
+            half = t_quantile(0.95, fit.df) * np.sqrt(np.diag(fit.cov))
+            hits += int((np.abs(fit.beta - list(TRUE[impl].values())) <= half).sum())
+            trials += len(fit.terms)
+    assert 0.92 <= hits / trials <= 0.98, hits / trials
+
+
+def test_a_cell_type_the_map_never_ran_is_predicted_from_its_own_counts():
+    rng = np.random.default_rng(2)
+    fits = machine.fit_machine(simulate(map_runs(), rng, spread=0.01), PROBE)
+    gru = simulate(map_runs("gru", repeats=1), rng, spread=0.0)
+    rows = gru.assign(computed=gru["time_steps_per_step"])
+    for impl in ("static", "dynamic"):
+        mine = rows[rows["impl"] == impl]
+        predicted = machine.predict_machine(fits, mine, PROBE, runs=math.inf)
+        assert np.allclose(predicted[f"step_{impl}"]["seconds"], mine["median_step_s"],
+                           rtol=0.03)
+        assert np.allclose(predicted[f"setup_{impl}"]["seconds"], mine["setup_s"], rtol=0.03)
+
+
+def test_fits_survive_their_file_and_a_probe_is_read_from_either_record(tmp_path):
+    fits = machine.fit_machine(simulate(map_runs(), np.random.default_rng(3)), PROBE)
+    path = tmp_path / "machine.json"
+    machine.write_machine_fits(fits, path, {"about": {"environment": "synthetic"}})
+    back = machine.read_machine_fits(path)
+    assert np.array_equal(back["step"]["static"].beta, fits["step"]["static"].beta)
+    (tmp_path / "peak.json").write_text(json.dumps({"probe": PROBE, "metadata": {
+        "cpu_model": "Synthetic CPU"}}))
+    assert machine.read_probe(tmp_path / "peak.json")["environment"] == "Synthetic CPU"
+    (tmp_path / "other.json").write_text(json.dumps({"peak": {}}))
+    with pytest.raises(ValueError, match="other.json: no probe in it"):
+        machine.read_probe(tmp_path / "other.json")
+    with pytest.raises(ValueError, match="not resolved"):
+        machine.unit_costs({**PROBE, "unit_costs": {**PROBE["unit_costs"],
+                                                     "while_iteration_s": -1e-6}})
+
+
+@pytest.mark.slow
+def test_the_expected_ratio_interval_covers_a_new_cells_mean_95_percent():
+    # each cell is off the model by its own factor (10 % on the log scale), its repeats
+    # scatter 8 % about it: the expected interval must hold a new cell's mean ratio
+    rng = np.random.default_rng(4)
+    runs = map_runs(repeats=3)
+    cell_of = {c: i for i, c in enumerate(runs["cell_id"].unique())}
+    new = map_runs("gru", repeats=1).query("max_len == 20")
+    new = new.assign(computed=new["time_steps_per_step"])
+    clean = {impl: simulate(new[new["impl"] == impl], rng, spread=0.0)["median_step_s"]
+             .to_numpy() for impl in ("static", "dynamic")}
+    hits = trials = 0
+    for _ in range(150):
+        offsets = rng.normal(0, 0.1, (2, len(cell_of)))
+        noisy = simulate(runs, rng, spread=0.08)
+        own = [offsets[int(impl == "static"), cell_of[c]] for impl, c in zip(
+            noisy["impl"], noisy["cell_id"])]
+        fits = machine.fit_machine(noisy.assign(median_step_s=noisy["median_step_s"]
+                                                * np.exp(own)), PROBE)
+        shape = new[new["impl"] == "static"]
+        ratio = machine.predict_machine(fits, shape, PROBE, runs=math.inf)["ratio"]
+        truth = clean["static"] / clean["dynamic"] * np.exp(rng.normal(0, 0.1, len(shape))
+                                                           - rng.normal(0, 0.1, len(shape)))
+        hits += int(((ratio["low"].to_numpy() <= truth) & (truth <= ratio["high"].to_numpy()))
+                    .sum())
+        trials += len(shape)
+    assert 0.91 <= hits / trials <= 0.99, hits / trials

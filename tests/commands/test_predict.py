@@ -179,3 +179,49 @@ def test_predicts_memory_with_the_shapes_weights():
         assert large["laws"]["peak_rss_mb"][impl][3].endswith("+ weights")
     text = predict.report(large, 32, 1000, 20, None, "the map")
     assert "plus this shape's weights, 62.1 MiB (each weight with its gradient" in text
+
+
+MAP_PROBE = "docs/figures/probe-map/probe.json"
+
+
+@pytest.mark.slow
+def test_predict_with_a_probe_answers_for_a_cell_type_the_map_never_ran():
+    done = run_predict("--probe", MAP_PROBE, "--cell", "gru", "--input-dim", "32", "--batch",
+                       "32", "--units", "64", "--max-len", "30", "--length", "6", "--steps",
+                       "10000")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    cpu = float(out.split("PROBE_CPU_S ")[1].split()[0])
+    assert cpu < 2.0 and "TF False" in out
+    for words in ("a gru of 64 units", "32 inputs", "expected (95 %)", "for one run of each",
+                  "break-even", "for 10,000 steps", "static_rnn", "dynamic_rnn"):
+        assert words in out, words
+    assert re.search(r"expected \(95 %\), [\d.]+ to [\d.]+ for one run of each: "
+                     r"(static_rnn|dynamic_rnn) faster|undecided|no practical", out), out
+
+
+@pytest.mark.slow
+def test_predict_writes_a_grids_predictions_once(tmp_path):
+    out = tmp_path / "predicted.csv"
+    options = ["--probe", MAP_PROBE, "--grid", "presets/probe-heldout.yaml", "--out", str(out)]
+    done = run_predict(*options)
+    assert done.returncode == 0, done.stderr
+    table = read_table(out)
+    assert len(table) == 12 and (table["expected_low"] < table["ratio"]).all()
+    assert (table["ratio"] < table["expected_high"]).all()
+    again = run_predict(*options)
+    assert again.returncode == 2 and "exists" in again.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options, words", [
+    (["--probe", "nowhere.json"], "--probe nowhere.json"),
+    (["--probe", "config.yaml"], "--probe config.yaml"),
+    (["--probe", MAP_PROBE, "--cell", "peephole"], "cell 'peephole'"),
+    (["--probe", MAP_PROBE, "--input-dim", "0"], "--input-dim 0"),
+    (["--grid", "presets/probe-heldout.yaml"], "--probe"),
+])
+def test_predict_with_a_probe_refuses_what_it_cannot_read(options, words):
+    done = run_predict("--batch", "32", "--units", "64", "--max-len", "20", *options)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

@@ -476,7 +476,8 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
     import json
 
     from rnnbench.costmodel.fit import shape_rows
-    from rnnbench.costmodel.machine import predict_machine, read_machine_fits, read_probe
+    from rnnbench.costmodel.machine import (counts_of, predict_machine, read_counts,
+                                            read_machine_fits, read_probe)
     from rnnbench.stats.intervals import decide
 
     for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
@@ -485,8 +486,9 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
             raise ValueError(f"{option} {value}: must be 1 or more")
     if length is not None and not 1 <= length <= max_len:
         raise ValueError(f"--length {length:g}: must lie in 1..--max-len ({max_len})")
-    fits, probe = read_machine_fits(fits_path), read_probe(probe_path)
     cell, input_dim = cell or "basic_lstm", 16 if input_dim is None else input_dim
+    counts_of(read_counts(), cell, "static")  # a cell type without counts, named first
+    fits, probe = read_machine_fits(fits_path), read_probe(probe_path)
     length = float(max_len if length is None else length)
     rows = shape_rows(cell, batch, units, input_dim, max_len, length)
     one, mean = (predict_machine(fits, rows, probe, runs=runs) for runs in (1, math.inf))

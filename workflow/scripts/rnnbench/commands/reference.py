@@ -201,6 +201,18 @@ def _predict_probe_heldout(figures: Path, config: Path) -> None:
                     config_values["repeats"]).to_csv(figures / "predicted.csv", index=False)
 
 
+def _probe_validation(figures: Path, runs: pd.DataFrame) -> str:
+    """The probe-heldout's VALIDATION.md: its predictions (made with its probe.json) against
+    its runs, beside the probe-map's probe."""
+    from rnnbench.costmodel.machine import read_probe
+
+    probe = read_probe(figures / "probe.json")
+    the_map = read_probe(REPO / REFERENCE_RUNS["probe-map"][1] / "probe.json")
+    return machinepage.validation_page(
+        read_table(figures / "predicted.csv"), runs, probe["environment"],
+        {"the map's (its run's, rule peak)": the_map, "predicted with (before this run)": probe})
+
+
 def _write_probe_map(figures: Path, results: Path, runs: pd.DataFrame) -> None:
     """The probe-map's own files: the run's probe (probe.json), the coefficients fitted to its
     runs (machine.json, which predict --probe reads) and MODEL.md."""
@@ -277,9 +289,7 @@ def main(args: argparse.Namespace) -> int:
         _same_environment(tables, folders)
         runs = tables[-1]
         validation = (modeldocs.validation_page(runs) if args.which == "heldout" else
-                      machinepage.validation_page(
-                          read_table(figures / "predicted.csv"), runs, json.loads(
-                              (figures / "probe.json").read_text())["environment"])
+                      _probe_validation(figures, runs)
                       if args.which == "probe-heldout" else None)
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
             _write(args.which, folders, runs, validation, {

@@ -164,6 +164,28 @@ def error_words(table: pd.DataFrame) -> str:
             f"implementation's per-run interval {covered} of {runs} runs ({covered / runs:.0%})")
 
 
+def fixed_length(name: str, cell: dict) -> int:
+    """Return the one batch-longest length of a cell with fixed sequence lengths.
+
+    Args:
+        name: the cell's id, for the message.
+        cell: the cell (cells.cells' value).
+
+    Returns:
+        max_len where its sequences fill it, else its sequence_length.
+
+    Raises:
+        ValueError: naming the cell, for a sequence_length that is not a fixed length (a
+            distribution has no one batch-longest length before its data are drawn).
+    """
+    length = cell["max_len"] if cell["sequence_length"] == "max_len" else cell[
+        "sequence_length"]
+    if not isinstance(length, int):
+        raise ValueError(f"{name}: sequence_length {cell['sequence_length']!r}: only fixed "
+                         "lengths are predicted before a run")
+    return length
+
+
 def predicted_table(pair: dict[str, Fit], cells: dict[str, dict], repeats: int) -> pd.DataFrame:
     """Predict ``cells`` from the fit before any of them runs.
 
@@ -184,11 +206,7 @@ def predicted_table(pair: dict[str, Fit], cells: dict[str, dict], repeats: int) 
     """
     rows = []
     for name, cell in cells.items():
-        length = cell["max_len"] if cell["sequence_length"] == "max_len" else cell[
-            "sequence_length"]
-        if not isinstance(length, int):
-            raise ValueError(f"{name}: sequence_length {cell['sequence_length']!r}: only fixed "
-                             "lengths are predicted before a run")
+        length = fixed_length(name, cell)
         shape = shape_rows(cell["cell"], cell["batch_size"], cell["num_units"],
                            cell["input_dim"], cell["max_len"], length)
         ratio = ratio_prediction(pair, shape, runs=repeats).iloc[0]

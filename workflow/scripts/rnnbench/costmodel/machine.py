@@ -440,15 +440,12 @@ def predicted_table(fits: dict[str, dict[str, MachineFit]], probe: dict, cells: 
     Raises:
         ValueError: naming the cell, for a sequence_length that is not a fixed length.
     """
+    from rnnbench.costmodel.check import fixed_length
     from rnnbench.costmodel.fit import shape_rows
 
     rows = []
     for name, cell in cells.items():
-        length = cell["max_len"] if cell["sequence_length"] == "max_len" else cell[
-            "sequence_length"]
-        if not isinstance(length, int):
-            raise ValueError(f"{name}: sequence_length {cell['sequence_length']!r}: only fixed "
-                             "lengths are predicted before a run")
+        length = fixed_length(name, cell)
         shape = shape_rows(cell["cell"], cell["batch_size"], cell["num_units"],
                            cell["input_dim"], cell["max_len"], length, cell.get("mode", "train"))
         one, mean, by_repeats = (predict_machine(fits, shape, probe, counts, runs=n)
@@ -478,7 +475,9 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame,
 
     Returns:
         check.validation's columns, and ``<impl>_setup_error`` (the expected setup over the
-        runs' median, less 1), ``expected_decision`` (the expected ratio's interval decided)
+        runs' median, less 1), ``expected_low`` / ``expected_high`` / ``expected_covered``
+        (the expected ratio's interval, and whether it holds the measured ratio),
+        ``expected_decision`` (the expected ratio's interval decided)
         and ``measured_decision`` (the runs' own ratio interval, intervals.ratio_ci, paired by
         repeat as the summary's, decided).
 
@@ -496,8 +495,11 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame,
                  .to_numpy(dtype=float) for impl in ("static", "dynamic")}
         paired = len(steps["static"]) == len(steps["dynamic"])
         _, low, high = ratio_ci(steps["static"], steps["dynamic"], paired=paired)
+        measured = table.loc[table["cell_id"] == cell["cell_id"], "measured_ratio"].iloc[0]
         extra.append({**{f"{impl}_setup_error": cell[f"{impl}_setup_s"] / held.loc[
             held["impl"] == impl, "setup_s"].median() - 1 for impl in ("static", "dynamic")},
+            "expected_low": cell["expected_low"], "expected_high": cell["expected_high"],
+            "expected_covered": bool(cell["expected_low"] <= measured <= cell["expected_high"]),
             "expected_decision": decide(cell["expected_low"], cell["expected_high"], margin),
             "measured_decision": decide(low, high, margin)})
     return pd.concat([table, pd.DataFrame(extra, index=table.index)], axis=1)
@@ -553,3 +555,31 @@ def leave_one_out(runs: pd.DataFrame, probe: dict,
                      "expected_covered": bool(expected["low"] <= measured
                                               <= expected["high"])})
     return pd.DataFrame(rows)
+
+
+def time_step_costs(fits: dict[str, dict[str, MachineFit]], probe: dict, cell: str = "basic_lstm",
+                    counts: pd.DataFrame | None = None) -> dict[str, float]:
+    """Return each implementation's fitted seconds per computed time step besides its matmuls.
+
+    At full length (no time step skipped) static_rnn's steps win on a machine where its
+    figure is below dynamic_rnn's by more than their matmuls' difference; it is the balance
+    the README's answer is written in.
+
+    Args:
+        fits: fit_machine's fits.
+        probe: a machine's probe.
+        cell: the cell type (its graph counts).
+        counts: the graph counts table (default: read_counts()).
+
+    Returns:
+        {impl: seconds}: the computed_s column of one time step times its coefficient.
+    """
+    counts = read_counts() if counts is None else counts
+    out = {}
+    for impl in ("static", "dynamic"):
+        row = pd.DataFrame([{"cell": cell, "impl": impl, "mode": "train", "batch_size": 1,
+                             "num_units": 1, "input_dim": 1, "max_len": 1, "computed": 1.0}])
+        fit = fits["step"][impl]
+        out[impl] = float(step_columns(row, probe, counts)["computed_s"].iloc[0]
+                          * fit.beta[fit.terms.index("computed_s")])
+    return out

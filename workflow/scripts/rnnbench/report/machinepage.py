@@ -133,13 +133,24 @@ def model_page(runs: pd.DataFrame, probe: dict, fits: dict) -> str:
         "predicted: " + held_out_words(loo), "", shown(loo), ""])
 
 
-def validation_page(predicted: pd.DataFrame, runs: pd.DataFrame, predicted_on: str) -> str:
+def probes_table(probes: dict[str, dict]) -> str:
+    """The unit costs the model reads (machine.unit_costs), one column per probe, in µs."""
+    from rnnbench.costmodel.machine import unit_costs
+
+    return pd.DataFrame({name: {key: f"{value * 1e6:.3g}" for key, value in
+                                unit_costs(probe).items()} for name, probe in probes.items()}
+                        ).rename_axis("unit cost (µs)").to_markdown()
+
+
+def validation_page(predicted: pd.DataFrame, runs: pd.DataFrame, predicted_on: str,
+                    probes: dict[str, dict] | None = None) -> str:
     """Write docs/figures/probe-heldout/VALIDATION.md: predictions against the held-out runs.
 
     Args:
         predicted: machine.predicted_table's table, committed before the runs.
         runs: the held-out run's measurements.csv rows.
         predicted_on: the probe's machine the predictions were made for, in words.
+        probes: the map's probe and the one predicted with, by name, to set side by side.
 
     Returns:
         The page's Markdown text: the errors in sentences (all cells, then per cell type) and
@@ -164,4 +175,66 @@ def validation_page(predicted: pd.DataFrame, runs: pd.DataFrame, predicted_on: s
               f", the same way in {int((decided['expected_decision'] == decided['measured_decision']).sum())}."]
     for kind, mine in table.groupby(table["cell_id"].map(cell_types)):
         lines += ["", f"{kind}: " + held_out_words(mine)]
+    if probes:
+        lines += ["", "The unit costs of the probes (an absolute step moves with them; the "
+                  "ratio far less):", "", probes_table(probes)]
     return "\n".join(lines + ["", shown(table), ""])
+
+
+def machine_paragraph(repo) -> str | None:
+    """The README's paragraph in the machine's terms, from docs/figures/probe-map/ (and the
+    held-out check where it is committed); None where the probe-map is not committed.
+
+    Args:
+        repo: the repository root.
+
+    Returns:
+        What decides static against dynamic at full length, in the probe's unit costs and the
+        graph's counts; this machine's figures; how a reader finds theirs.
+    """
+    import json
+
+    from rnnbench.costmodel.machine import (counts_of, read_counts, read_machine_fits,
+                                            read_probe, time_step_costs, unit_costs)
+
+    folder = repo / "docs" / "figures" / "probe-map"
+    if not (folder / "machine.json").exists():
+        return None
+    fits, probe = read_machine_fits(folder / "machine.json"), read_probe(folder / "probe.json")
+    unit, counts = unit_costs(probe), read_counts()
+    static, dynamic = (counts_of(counts, "basic_lstm", impl) for impl in ("static", "dynamic"))
+    cost = time_step_costs(fits, probe)
+    a = {impl: fit.beta[fit.terms.index("computed_s")] for impl, fit in fits["step"].items()}
+    m = {impl: fit.beta[fit.terms.index("matmul_s")] for impl, fit in fits["step"].items()}
+    machine = json.loads((folder / "run.json").read_text())["where"]["device_name"]
+    words = (
+        f"In the machine's terms ([the model in the probe's units](docs/figures/probe-map/"
+        f"MODEL.md), fitted on {machine}): at full length, static's steps win where its "
+        "overhead per time step falls below dynamic's. "
+        f"static_rnn runs {static['computed_nodes']:.0f} unrolled ops and "
+        f"{static['computed_conds']:.0f} conds per time step, at {a['static']:.2f} times the "
+        "probe's unit costs. "
+        f"dynamic_rnn runs {dynamic['loops']:.0f} loop iterations and "
+        f"{dynamic['loop_nodes']:.0f} ops inside the loops, at {a['dynamic']:.2f} times. "
+        f"Their matmuls cost {m['static']:.2f} and {m['dynamic']:.2f} times the probe's rate. "
+        f"There an op took {unit['op_s'] * 1e6:.2f} µs unrolled and "
+        f"{unit['loop_op_s'] * 1e6:.2f} µs in a loop, an iteration "
+        f"{unit['iteration_s'] * 1e6:.1f} µs, a cond {unit['cond_s'] * 1e6:.1f} µs: "
+        f"{cost['static'] * 1e6:.0f} against {cost['dynamic'] * 1e6:.0f} µs per time step.")
+    heldout = repo / "docs" / "figures" / "probe-heldout"
+    if (heldout / "measurements.csv").exists():
+        from rnnbench.costmodel.machine import validation
+
+        table = validation(pd.read_csv(heldout / "predicted.csv"),
+                           pd.read_csv(heldout / "measurements.csv"))
+        steps = pd.concat([table["static_error"], table["dynamic_error"]]).median()
+        words += (f" Predicted before they ran, {len(table)} cells it never saw (GRU, LSTM, 32 "
+                  "inputs; [validation](docs/figures/probe-heldout/VALIDATION.md)) came within "
+                  f"{table['ratio_error'].abs().median():.0%} on the ratio at the median. "
+                  f"Their steps came out {abs(steps):.0%} too "
+                  f"{'short' if steps < 0 else 'long'} at the median: a probe's unit costs "
+                  "move between probes minutes apart.")
+    return words + (" Where your machine stands: `.venv/bin/rnnbench probe --out probe.json` "
+                    "(under a minute), then `.venv/bin/rnnbench predict --probe probe.json "
+                    "--cell gru --batch 64 --units 256 --max-len 100 --length 40 --steps 10000` "
+                    "for any cell type.")

@@ -17,7 +17,7 @@ from rnnbench.grid.configcheck import margin_of
 from rnnbench.grid.configfiles import read_config
 from rnnbench.grid.layout import REPO
 from rnnbench.grid.vocabulary import API_WORDS
-from rnnbench.report import modelpages as modeldocs
+from rnnbench.report import machinepage, modelpages as modeldocs
 from rnnbench.results.load import read_table
 from rnnbench.stats.formats import (breakeven_text, catch_up_text, column_interval,
                                     margin_text, shape_words)
@@ -233,7 +233,8 @@ def _listed(words: list[str]) -> str:
 def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict],
            margin: float, main_job_s: float, tests_s: float | None = None, apis: pd.DataFrame | None = None,
            sweep: pd.DataFrame | None = None, machines: dict[str, str] | None = None,
-           map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None) -> str:
+           map: pd.DataFrame | None = None, validated: pd.DataFrame | None = None,
+           in_machine_terms: str | None = None) -> str:
     """Write the README's answer, in short sentences, from the reference run's tables.
 
     In order: the choice as a recommendation; the machine and the shape in words; static /
@@ -257,6 +258,7 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             differ from ``measurements``'.
         map: the map reference run's measurements (the cost model's runs), or None.
         validated: costmodel.check.validation of the held-out run, or None.
+        in_machine_terms: machinepage.machine_paragraph's words, or None.
 
     Returns:
         The block, ANSWER_BEGIN and ANSWER_END included.
@@ -299,7 +301,8 @@ def answer(summary: pd.DataFrame, measurements: pd.DataFrame, claims: list[dict]
             + "\nFor your own shape, write it in a config and run it ([your own model]"
             "(docs/config.md#your-own-model)).")
     if map is not None:
-        paragraphs.append(modeldocs.map_paragraph(map, validated, where(machines.get("map"))))
+        paragraphs.append(modeldocs.map_paragraph(map, validated, where(machines.get("map")))
+                          + (f" {in_machine_terms}" if in_machine_terms else ""))
     return (ANSWER_BEGIN + "\n" + "\n\n".join(paragraphs) + "\n\n"
             "```sh\n"
             f"./install.sh && .venv/bin/snakemake --cores 1    # the main job: "
@@ -392,5 +395,5 @@ def expected_answer(repo: Path = REPO) -> str:
     return answer(read_table(pooled if pooled.exists() else figures / "summary.csv"),
                   pd.DataFrame([run["where"]]),
                   config["claims"], margin_of(config), run["workflow_s"], run.get("tests_s"),
-                  **others,
-                  machines=machines)
+                  **others, machines=machines,
+                  in_machine_terms=machinepage.machine_paragraph(repo))

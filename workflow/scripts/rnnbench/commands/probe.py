@@ -49,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for name, value in result["unit_costs"].items():
-        unit = "" if name.endswith(("_nodes", "bytes_per_node")) else " µs"
+        unit = "" if name.endswith(("_nodes", "bytes_per_node", "_spread")) else " µs"
         shown = value * 1e6 if unit else value
         print(f"{name:32} {shown:10.3g}{unit}")
     best = np.nanmax([row["forward_flop_per_s"] for row in result["matmul"]])

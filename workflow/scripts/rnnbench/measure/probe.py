@@ -202,16 +202,22 @@ def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
 
 
 TRIES = 3
-"""Times a group of unit costs is measured at most while one of its slopes is not above 0."""
+"""Times each group of unit costs is measured; each cost is the median of its positive
+measurements (probes of one VM minutes apart once differed 2x in a cond's cost)."""
 
 
 def _resolved(measure: Callable[[], dict[str, float]]) -> dict[str, float]:
-    """``measure()`` again, up to TRIES times, while a slope of it is at or below 0 (the
-    larger graph was not the slower: a busy machine); its last measurement."""
-    for _ in range(TRIES):
-        costs = measure()
-        if all(value > 0 for key, value in costs.items() if key != "bytes_per_node"):
-            break
+    """``measure()`` TRIES times; each cost the median of its measurements above 0 (the
+    larger graph slower: not a busy moment's artefact), and ``<cost>_spread``, their max over
+    min. A cost never above 0 keeps its last measurement (not resolved)."""
+    tries = [measure() for _ in range(TRIES)]
+    costs: dict[str, float] = {}
+    for key in tries[0]:
+        values = [t[key] for t in tries]
+        positive = [v for v in values if v > 0]
+        costs[key] = float(np.median(positive)) if positive else values[-1]
+        if key != "bytes_per_node" and not key.endswith("_nodes") and len(positive) > 1:
+            costs[f"{key}_spread"] = max(positive) / min(positive)
     return costs
 
 
@@ -225,9 +231,9 @@ def probe(tf: ModuleType, intra_op: int = 1, inter_op: int = 1) -> dict[str, Any
 
     Returns:
         ``unit_costs`` (seconds, bytes: loop_costs and chain_costs of an op pair and of a
-        skipped cond; each group measured again, up to TRIES times, while a slope of it is at
-        or below 0), ``matmul`` (matmul_rates), ``threads``, and ``probe_s``, the probe's own
-        wall seconds.
+        skipped cond; each group measured TRIES times, each cost the median of those above 0,
+        with ``<cost>_spread``, the largest over the smallest), ``matmul`` (matmul_rates),
+        ``threads``, and ``probe_s``, the probe's own wall seconds.
     """
     start = time.perf_counter()
     config = session_config(tf, "cpu", intra_op, inter_op)

@@ -168,3 +168,21 @@ def test_the_expected_ratio_interval_covers_a_new_cells_mean_95_percent():
                     .sum())
         trials += len(shape)
     assert 0.91 <= hits / trials <= 0.99, hits / trials
+
+
+def test_the_probes_account_for_drift_the_machine_made_and_not_for_drift_it_did_not():
+    rng = np.random.default_rng(5)
+    fits = machine.fit_machine(simulate(map_runs(), rng, spread=0.02), PROBE)
+    before = simulate(map_runs(), rng, spread=0.0).assign(api="compat_v1")
+    slower = {**PROBE, "unit_costs": {**PROBE["unit_costs"], "op_pair_s": 2e-6,
+                                      "loop_op_pair_s": 1.2e-6}}
+    after = before.assign(median_step_s=simulate(map_runs(), rng, spread=0.03)[
+        "median_step_s"])  # the same machine: the runs moved by their noise alone
+    table = machine.probe_explained(fits, (before, after), (PROBE, slower))
+    assert set(table["impl"]) == {"static", "dynamic"} and (table["predicted"] > 1.02).all()
+    assert machine.explained_share(table) < 0  # predicted changes the runs did not make
+    moved = before.assign(median_step_s=before["median_step_s"] * np.repeat(
+        table.set_index(["cell_id", "impl"]).loc[list(zip(before["cell_id"], before["impl"])),
+                                                 "predicted"].to_numpy(), 1))
+    table = machine.probe_explained(fits, (before, moved), (PROBE, slower))
+    assert machine.explained_share(table) > 0.95

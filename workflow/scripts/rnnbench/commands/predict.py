@@ -25,12 +25,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rnnbench.costmodel.machine import MAP_FITS
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.arguments import given_path
 
 MAP = REPO / "docs" / "figures" / "map"
-MACHINE_FITS = REPO / "docs" / "figures" / "probe-map" / "machine.json"
-"""The probe-unit model's coefficients, fitted to the map run beside its probe."""
 DRAWS = 20000
 NUMBERS = ("batch_size", "num_units", "input_dim", "max_len", "time_steps_per_step",
            "train_step_flop", "median_step_s", "setup_s")
@@ -59,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="predict for the machine this probe measured (rnnbench probe's "
                              "record, or a run's results/runs/.../peak_*.json), in the probe's "
                              "units: any cell type (basic_lstm, lstm, gru) and input_dim")
-    parser.add_argument("--fits", type=given_path, default=MACHINE_FITS,
+    parser.add_argument("--fits", type=given_path, default=MAP_FITS,
                         help="with --probe: the probe-unit coefficients (default: %(default)s)")
     parser.add_argument("--grid", type=given_path, default=None,
                         help="with --probe and --out: predict every cell of this config file "

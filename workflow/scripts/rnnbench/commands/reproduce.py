@@ -42,6 +42,7 @@ from rnnbench.stats.tables import claim_table
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.arguments import existing_file, output_folder, positive_int
 from rnnbench.pipeline.failures import refusal_line
+from rnnbench.report import machinepage
 
 SETUP_AND_MEMORY = ("graph_construction_s", "setup_s", "first_100_steps_s", "peak_rss_mb")
 """Claim quantities whose verdicts must agree in every cell."""
@@ -263,7 +264,10 @@ def main(args: argparse.Namespace) -> int:
         tables.append(claim_table(read_table(folder / "results" / "summary.csv"), claims,
                                   margin))
     table = compare(*tables)
-    text = report(table, wall)
+    text = report(table, wall) + "\n" + machinepage.drift_words(
+        tuple(read_table(args.outdir / run / "results" / "measurements.csv")
+              for run in ("run1", "run2")),
+        tuple(args.outdir / run / "results" for run in ("run1", "run2"))) + "\n"
     (args.outdir / "reproducibility.md").write_text(text)
     table.to_csv(args.outdir / "reproducibility.csv", index=False)
     print(text)

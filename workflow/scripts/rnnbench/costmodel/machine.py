@@ -24,7 +24,11 @@ import pandas as pd
 
 from rnnbench.costmodel.fit import CONFIDENCE, weighted_fit
 from rnnbench.grid.flop import FORWARD_PASSES, cell_step_flop
+from rnnbench.grid.layout import REPO
 
+MAP_FITS = REPO / "docs" / "figures" / "probe-map" / "machine.json"
+"""The committed coefficients, fitted to the map run beside its probe (rnnbench reference
+--run probe-map)."""
 COUNTS = Path(__file__).with_name("graph_counts.csv")
 """The committed counts table (rnnbench counts writes it; tests/measure/test_graphcounts.py
 holds it to TensorFlow)."""
@@ -583,3 +587,50 @@ def time_step_costs(fits: dict[str, dict[str, MachineFit]], probe: dict, cell: s
         out[impl] = float(step_columns(row, probe, counts)["computed_s"].iloc[0]
                           * fit.beta[fit.terms.index("computed_s")])
     return out
+
+
+def probe_explained(fits: dict[str, dict[str, MachineFit]], runs: tuple[pd.DataFrame, ...],
+                    probes: tuple[dict, ...], counts: pd.DataFrame | None = None
+                    ) -> pd.DataFrame:
+    """Compare the drift of each cell's step between two runs with what their probes predict.
+
+    Args:
+        fits: fit_machine's fits (the coefficients are the map's; only their ratio between
+            the two probes matters).
+        runs: the two runs' measurements.csv rows.
+        probes: each run's probe (rule peak's), in the same order.
+        counts: the graph counts table (default: read_counts()).
+
+    Returns:
+        One row per (cell_id, impl) of compat_v1 cells with counts in both runs: ``measured``
+        (the second run's geometric mean step over the first's) and ``predicted`` (the
+        model's step with the second probe over with the first).
+    """
+    from rnnbench.costmodel.check import geometric_means
+    from rnnbench.costmodel.fit import model_rows
+
+    counts = read_counts() if counts is None else counts
+    known = set(counts["cell"])
+    first, second = (r[(r["api"] == "compat_v1") & r["cell"].isin(known)] for r in runs)
+    rows = []
+    for cell_id in sorted(set(first["cell_id"]) & set(second["cell_id"])):
+        means = [geometric_means(r[r["cell_id"] == cell_id]) for r in (first, second)]
+        shape = model_rows(first[first["cell_id"] == cell_id]).groupby("impl").head(1)
+        for row in shape.itertuples():
+            one = shape[shape["impl"] == row.impl]
+            step = [fits["step"][row.impl].predict(step_columns(one, p, counts))["seconds"]
+                    .iloc[0] for p in probes]
+            rows.append({"cell_id": cell_id, "impl": row.impl,
+                         "measured": means[1][row.impl] / means[0][row.impl],
+                         "predicted": step[1] / step[0]})
+    return pd.DataFrame(rows)
+
+
+def explained_share(table: pd.DataFrame) -> float:
+    """Return the share of the runs' drift (the sum of squared log changes) that the probes'
+    predicted changes account for: 1 - sum(log(measured / predicted)^2) / sum(log(measured)^2)
+    (below 0: the probes predict changes the runs did not make); NaN without drift."""
+    logs = np.log(table["measured"].to_numpy(float))
+    missed = np.log(table["measured"].to_numpy(float) / table["predicted"].to_numpy(float))
+    total = float((logs ** 2).sum())
+    return 1 - float((missed ** 2).sum()) / total if total > 0 else math.nan

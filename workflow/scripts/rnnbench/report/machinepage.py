@@ -97,7 +97,7 @@ def peak_probe(results) -> tuple[dict, str]:
     probes = [(read_probe(path), str(path)) for path in found
               if __import__("json").loads(path.read_text()).get("probe")]
     if len(probes) != 1:
-        raise ValueError(f"--results {results}: {len(probes)} probes (rule peak's "
+        raise ValueError(f"{results}: {len(probes)} probes (rule peak's "
                          "runs/*/peak_*.json on a CPU), need exactly 1")
     return probes[0]
 
@@ -238,3 +238,37 @@ def machine_paragraph(repo) -> str | None:
                     "(under a minute), then `.venv/bin/rnnbench predict --probe probe.json "
                     "--cell gru --batch 64 --units 256 --max-len 100 --length 40 --steps 10000` "
                     "for any cell type.")
+
+
+def drift_words(runs: tuple[pd.DataFrame, pd.DataFrame], results: tuple) -> str:
+    """Say how much of the drift between two runs their probes account for.
+
+    Args:
+        runs: the two runs' measurements.csv rows.
+        results: the two runs' results folders (Path), where rule peak's probes are.
+
+    Returns:
+        One or two sentences: how far the steps moved (dynamic_rnn's median change), how far
+        the probes say the machine moved, and the share of the drift they account for
+        (machine.explained_share, over both implementations' cells); or why it is not said
+        (a run without a probe, no committed coefficients, no compat_v1 cell with counts).
+    """
+    from rnnbench.costmodel.machine import (MAP_FITS, explained_share, probe_explained,
+                                            read_machine_fits)
+
+    try:
+        probes = tuple(peak_probe(folder)[0] for folder in results)
+        table = probe_explained(read_machine_fits(MAP_FITS), runs, probes)
+    except ValueError as error:
+        return f"The probes do not say how much of the drift they explain: {error}."
+    if table.empty:
+        return "The probes say nothing of the drift: no compat_v1 cell with graph counts."
+    dynamic, share = table[table["impl"] == "dynamic"], explained_share(table)
+    if share != share:
+        return "The runs' steps did not move between them: no drift to explain."
+    return (f"Between the runs dynamic_rnn's steps moved {dynamic['measured'].median() - 1:+.0%}"
+            f" (the median over {len(dynamic)} cells); the probes, through the model in the "
+            f"probe's units, predicted {dynamic['predicted'].median() - 1:+.0%}. Over both "
+            f"implementations they account for {share:.0%} of the drift "
+            "(1 - the squared log changes they miss over those the runs made; below 0: they "
+            "predicted changes the runs did not make).")

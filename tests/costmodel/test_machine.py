@@ -5,6 +5,7 @@ cover 95 %, it predicts a cell type the map never ran from that type's counts, a
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -186,3 +187,57 @@ def test_the_probes_account_for_drift_the_machine_made_and_not_for_drift_it_did_
                                                  "predicted"].to_numpy(), 1))
     table = machine.probe_explained(fits, (before, moved), (PROBE, slower))
     assert machine.explained_share(table) > 0.95
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"unit_costs": {"op_pair_s": 1e-6}}, "unit cost op_pair_nodes None"),
+    ({"unit_costs": {**PROBE["unit_costs"], "cond_skipped_s": "fast"}}, "cond_skipped_s 'fast'"),
+    ({"unit_costs": {**PROBE["unit_costs"], "op_pair_s": True}}, "op_pair_s True"),
+    ({"unit_costs": {**PROBE["unit_costs"], "op_pair_s": math.inf}}, "op_pair_s inf"),
+    ({"unit_costs": {**PROBE["unit_costs"], "op_pair_nodes": 0}}, "op_pair_nodes 0: below 1"),
+    ({"unit_costs": None}, "unit_costs None"),
+    ({"matmul": []}, "matmul holds no rows"),
+    ({"matmul": PROBE["matmul"] + PROBE["matmul"][:1]}, "not a grid"),
+    ({"matmul": PROBE["matmul"][1:]}, "not a grid"),
+    ({"matmul": [{**r, "batch_size": 0} for r in PROBE["matmul"]]}, "batch_size 0"),
+    ({"matmul": [{**r, "forward_flop_per_s": 0.0} for r in PROBE["matmul"]]},
+     "forward_flop_per_s: no positive"),
+    ({"matmul": [{**r, "backward_flop_per_s": math.inf} if r["batch_size"] == 8 else r
+                 for r in PROBE["matmul"]]},
+     "backward_flop_per_s: a rate infinite"),
+])
+def test_a_probe_the_model_cannot_read_is_refused_naming_the_field(change, words, tmp_path):
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({**PROBE, **change}))
+    with pytest.raises(ValueError, match=f"--probe {path}: .*{re.escape(words)}"):
+        machine.read_probe(path)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda f: f["step"].pop("dynamic"), "not the machine model's fits"),
+    (lambda f: f.pop("setup"), "not the machine model's fits"),
+    (lambda f: f["step"]["static"].update(terms=["bogus_s"], beta=[1.0], cov=[[1.0]]),
+     "terms ['bogus_s']"),
+    (lambda f: f["step"]["static"].update(beta=[1.0]), "do not match"),
+    (lambda f: f["step"]["dynamic"].update(sigma=-1.0), "not a finite number"),
+    (lambda f: f["setup"]["static"].update(beta=[math.nan]), "not a finite number"),
+])
+def test_fits_the_model_cannot_use_are_refused_naming_the_fit(edit, words, tmp_path):
+    fits = machine.fit_machine(simulate(map_runs(), np.random.default_rng(6)), PROBE)
+    path = tmp_path / "machine.json"
+    machine.write_machine_fits(fits, path, {})
+    record = json.loads(path.read_text())
+    edit(record["fits"])
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=re.escape(words)):
+        machine.read_machine_fits(path)
+
+
+def test_a_grid_cell_the_model_does_not_describe_is_refused_by_name():
+    for cell, words in (({"api": "keras"}, "api keras"),
+                        ({"intra_op_parallelism_threads": 2}, "intra_op_parallelism_threads 2"),
+                        ({"loop_bound": "max_len"}, "loop_bound 'max_len'"),
+                        ({"tf_version": "2.12"}, "tf_version 2.12")):
+        with pytest.raises(ValueError, match=re.escape(f"c1: {words}")):
+            machine.check_modelled("c1", {"cell": "gru", **cell})
+    machine.check_modelled("c1", {"cell": "gru", "mode": "inference"})

@@ -11,7 +11,6 @@ or 2 with a one-line message for bad arguments.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,13 +18,33 @@ import pandas as pd
 from rnnbench.costmodel.machine import COUNTS
 from rnnbench.measure.graphcounts import COLUMNS, count_table
 from rnnbench.measure.model import import_tf
-from rnnbench.pipeline.arguments import given_path
+from rnnbench.pipeline.arguments import output_file
+
+
+def counts_file(text: str) -> Path:
+    """The type of --out: a file to write (output_file) that, where it exists, is a counts
+    table (its header is graphcounts.COLUMNS'), so that nothing else is overwritten.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the path.
+    """
+    path = output_file(text)
+    if path.exists():
+        try:
+            header = path.read_text().splitlines()[0]
+        except (OSError, UnicodeDecodeError, IndexError):
+            header = ""
+        if not header.startswith(",".join(COLUMNS)):
+            raise argparse.ArgumentTypeError(f"{text}: exists and is not a counts table: not "
+                                             "overwritten; give another path, or remove it")
+    return path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench counts``' arguments to ``parser``."""
-    parser.add_argument("--out", type=given_path, default=COUNTS,
-                        help="the CSV to write (default: %(default)s)")
+    parser.add_argument("--out", type=counts_file, default=COUNTS,
+                        help="the CSV to write (default: %(default)s); an existing file is "
+                             "replaced only where it is a counts table")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -35,12 +54,9 @@ def main(args: argparse.Namespace) -> int:
         args: the parsed command line (add_arguments).
 
     Returns:
-        The exit status: 0, or 2 where --out is a folder.
+        The exit status, 0 (bad arguments: 2, from argparse).
     """
     out = Path(args.out)
-    if out.is_dir():
-        print(f"rnnbench counts: --out {out}: a folder, not a file", file=sys.stderr)
-        return 2
     table = pd.DataFrame(count_table(import_tf()))[[*COLUMNS, "tf_version"]]
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)

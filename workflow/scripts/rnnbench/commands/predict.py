@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from rnnbench.costmodel.machine import MAP_FITS
 from rnnbench.grid.layout import REPO
-from rnnbench.pipeline.arguments import given_path
+from rnnbench.pipeline.arguments import given_path, output_file
 
 MAP = REPO / "docs" / "figures" / "map"
 DRAWS = 20000
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid", type=given_path, default=None,
                         help="with --probe and --out: predict every cell of this config file "
                              "before it runs, into a CSV (--batch, --units, --max-len unused)")
-    parser.add_argument("--out", type=given_path, default=None,
+    parser.add_argument("--out", type=output_file, default=None,
                         help="with --grid: the CSV to write (an existing file is refused)")
     parser.add_argument("--steps", type=int, default=None,
                         help="training steps you will run: which implementation is faster "
@@ -425,24 +425,54 @@ def _extrapolation_words(p: dict) -> str:
 def _grid_main(args: argparse.Namespace) -> int:
     """predict --probe P --grid CONFIG --out CSV: write machine.predicted_table of CONFIG's
     cells (0), or raise ValueError naming the option that is missing or wrong."""
-    from rnnbench.costmodel.machine import predicted_table, read_machine_fits, read_probe
+    from rnnbench.costmodel.machine import predicted_table, read_probe
     from rnnbench.grid.configcheck import check_files
 
     for option, value in (("--probe", args.probe), ("--grid", args.grid), ("--out", args.out)):
         if value is None:
-            raise ValueError(f"{option}: needed with --grid and --out (all three go together)")
+            raise ValueError(f"{option}: missing (--probe, --grid and --out go together)")
     if args.out.exists():
         raise ValueError(f"--out {args.out}: exists; predictions are written once, before "
                          "the cells run (remove it to predict again)")
     if not args.grid.is_file():
-        raise ValueError(f"--grid {args.grid}: no such config file")
+        raise ValueError(f"--grid {args.grid}: " + ("a folder, not a config file"
+                                                    if args.grid.is_dir() else
+                                                    "no such config file"))
     config, cells, _ = check_files([args.grid])
-    table = predicted_table(read_machine_fits(args.fits), read_probe(args.probe), cells,
-                            config["repeats"])
+    table = predicted_table(_fits(args.fits), read_probe(args.probe), cells, config["repeats"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
     print(f"predicted {len(table)} cells of {args.grid} for {args.probe}: wrote {args.out}")
     return 0
+
+
+def _fits(path: Path) -> dict:
+    """machine.read_machine_fits, its error naming --fits."""
+    from rnnbench.costmodel.machine import read_machine_fits
+
+    try:
+        return read_machine_fits(path)
+    except ValueError as error:
+        raise ValueError(f"--fits {error}") from None
+
+
+def _far_off_words(ranges: dict, rows: pd.DataFrame) -> list[str]:
+    """The axes on which ``rows`` lie outside the map's fitted ``ranges``, in words.
+
+    Raises:
+        ValueError: naming the option, for a value over FAR_OFF times outside.
+    """
+    words = []
+    for axis, (low, high) in ranges.items():
+        value = float(rows[axis].iloc[0])
+        option = OPTIONS.get(axis, f"--{axis.replace('_', '-')}")
+        if value > FAR_OFF * high or value < low / FAR_OFF:
+            raise ValueError(f"{option} {value:g}: over {FAR_OFF:g}x outside the map's "
+                             f"{low:g}-{high:g}; the model is not known to hold that far off "
+                             "(measure such a cell instead)")
+        if not low <= value <= high:
+            words.append(f"{axis} {value:g} outside the map's {low:g}-{high:g}")
+    return words
 
 
 MACHINE_MARGIN = 0.1
@@ -451,7 +481,7 @@ MACHINE_MARGIN = 0.1
 
 def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batch: int,
                        units: int, input_dim: int | None, max_len: int,
-                       length: int | None) -> dict:
+                       length: int | None, steps: int | None = None) -> dict:
     """Predict a shape on a probed machine, in the probe's units (costmodel.machine).
 
     Args:
@@ -461,6 +491,7 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
         batch, units, max_len: the shape.
         input_dim: the input's width (None: 16, the map's).
         length: the batch's longest sequence (None: max_len).
+        steps: the training steps to be run; only checked here.
 
     Returns:
         ``step``, ``mean_step``, ``mean_setup`` (impl -> (estimate, low, high), seconds: one
@@ -470,26 +501,32 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
 
     Raises:
         ValueError: naming the option, for a value below 1, a length outside 1..max_len, a
-            cell without graph counts, or an unreadable file.
+            cell without graph counts, an unreadable file, or a shape over FAR_OFF times
+            outside the map's fitted range.
     """
     import json
 
     from rnnbench.costmodel.fit import shape_rows
-    from rnnbench.costmodel.machine import (counts_of, predict_machine, read_counts,
-                                            read_machine_fits, read_probe)
+    from rnnbench.costmodel.machine import counts_of, predict_machine, read_counts, read_probe
     from rnnbench.stats.intervals import decide
 
     for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
-                          ("--input-dim", 1 if input_dim is None else input_dim)):
+                          ("--input-dim", 1 if input_dim is None else input_dim),
+                          ("--steps", 1 if steps is None else steps)):
         if value < 1:
             raise ValueError(f"{option} {value}: must be 1 or more")
     if length is not None and not 1 <= length <= max_len:
         raise ValueError(f"--length {length:g}: must lie in 1..--max-len ({max_len})")
+    if cell is not None and not cell.strip():
+        raise ValueError("--cell '': empty (basic_lstm, lstm or gru)")
+    given_input = input_dim
     cell, input_dim = cell or "basic_lstm", 16 if input_dim is None else input_dim
     counts_of(read_counts(), cell, "static")  # a cell type without counts, named first
-    fits, probe = read_machine_fits(fits_path), read_probe(probe_path)
+    fits, probe = _fits(fits_path), read_probe(probe_path)
     length = float(max_len if length is None else length)
     rows = shape_rows(cell, batch, units, input_dim, max_len, length)
+    ranges = fits["step"]["static"].ranges
+    words = _far_off_words(ranges, rows.assign(input_dim=input_dim))
     one, mean = (predict_machine(fits, rows, probe, runs=runs) for runs in (1, math.inf))
     pick = {"seconds": 0, "low": 1, "high": 2, "ratio": 0}
     first = {key: tuple(frame.iloc[0][[c for c in frame if c in pick]])
@@ -499,25 +536,33 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
             "mean_setup": {i: first[f"mean_setup_{i}"] for i in ("static", "dynamic")},
             "ratio": first["ratio"], "mean_ratio": first["mean_ratio"],
             "decision": decide(*first["mean_ratio"][1:], MACHINE_MARGIN), "probe": probe,
-            "about": json.loads(Path(fits_path).read_text()).get("about", {}), "cell": cell,
-            "input_dim": input_dim, "length": length}
+            "about": about if isinstance(about := json.loads(Path(fits_path).read_text())
+                                         .get("about"), dict) else {},
+            "cell": cell, "input_dim": input_dim, "length": length, "extrapolates": words,
+            "input_default": given_input is None,
+            "ranged": bool(ranges)}
 
 
 def machine_report(p: dict, batch: int, units: int, max_len: int, steps: int | None,
                    probe_path: str) -> str:
     """Write the text predict --probe prints (machine_prediction's dict ``p``)."""
-    from rnnbench.stats.formats import decision_text
+    from rnnbench.stats.formats import decision_text, margin_text
 
     names = {"static": "static_rnn", "dynamic": "dynamic_rnn"}
-    about = p["about"]
-    lines = [f"compat_v1: a {p['cell']} of {units} units, batch {batch}, {p['input_dim']} "
-             f"inputs, max_len {max_len}, the batch's longest sequence {p['length']:g} steps",
-             f"on the machine {probe_path} probed ({p['probe'].get('environment') or 'unnamed'}):"
-             " its unit costs times this graph's counts, with coefficients fitted to the map "
-             f"on {about.get('environment', 'the map machine')} ({about.get('runs', '?')} runs)",
-             ""]
-    def cell_text(v, scale, digits=".3g"):
-        return f"{v[0] * scale:{digits}} [{v[1] * scale:{digits}}, {v[2] * scale:{digits}}]"
+    about, machine = p["about"], p["probe"].get("environment") or "unnamed"
+    fitted_on = about.get("environment", "the map's machine")
+    lines = [f"TensorFlow compat_v1: a {p['cell']} of {units} units, batch {batch}, "
+             f"{p['input_dim']} inputs{' (the default: --input-dim)' if p['input_default'] else ''}"
+             f", max_len {max_len}, the batch's longest sequence "
+             f"{p['length']:g} steps",
+             f"for the machine {probe_path} probed: {machine}",
+             "model: this graph's counts times the probe's unit costs, with coefficients "
+             "fitted to the reference map's runs ("
+             + ("the same machine" if fitted_on == machine else fitted_on)
+             + f", {about.get('runs', '?')} runs; docs/cost-model.md)", ""]
+
+    def cell_text(v, scale):
+        return f"{v[0] * scale:.3g} [{v[1] * scale:.3g}, {v[2] * scale:.3g}]"
     table = pd.DataFrame({"": [names[i] for i in ("static", "dynamic")],
                           "step (ms), expected [95 %]": [cell_text(p["mean_step"][i], 1e3)
                                                          for i in ("static", "dynamic")],
@@ -526,30 +571,38 @@ def machine_report(p: dict, batch: int, units: int, max_len: int, steps: int | N
                           "setup (s), expected [95 %]": [cell_text(p["mean_setup"][i], 1)
                                                          for i in ("static", "dynamic")]})
     ratio, mean = p["ratio"], p["mean_ratio"]
-    lines += [table.to_markdown(index=False), "",
+    lines += [table.to_markdown(index=False),
+              "(expected: the mean over many fresh processes; its interval holds the "
+              "coefficients' uncertainty and the cell's own error, not the probe's noise. One "
+              "run: where one process's median step falls.)", "",
               f"step ratio static_rnn / dynamic_rnn: {mean[0]:.2f} [{mean[1]:.2f}, "
               f"{mean[2]:.2f}] expected (95 %), {ratio[1]:.2f} to {ratio[2]:.2f} for one run "
-              f"of each: {decision_text(p['decision'], MACHINE_MARGIN)}"]
-    lines.append(_choice_words(p, steps))
-    lines.append("peak memory: not in the probe's units (without --probe, the map's law)")
+              f"of each: {decision_text(p['decision'], MACHINE_MARGIN)} (at a "
+              f"{margin_text(MACHINE_MARGIN)} margin)", _choice_words(p, steps),
+              "peak memory: not predicted in the probe's units (predict without --probe gives "
+              "the map's memory law)",
+              ("extrapolates: " + "; ".join(p["extrapolates"]) if p["extrapolates"] else
+               "within the map's fitted range on every axis" if p["ranged"] else
+               "the fits record no fitted range: extrapolation not checked")]
     return "\n".join(lines)
 
 
 def _choice_words(p: dict, steps: int | None) -> str:
     """The break-even (breakeven on the expected times) and, for ``steps``, the choice."""
     point, low, high = breakeven(p["mean_setup"], p["mean_step"])
-    words = ("break-even: never at the expected times" if math.isinf(point) else
-             f"break-even: static_rnn's total falls below dynamic_rnn's after "
-             f"{math.ceil(point):,} steps")
-    words += f" (95 % {low:,.0f} to " + ("never" if math.isinf(high) else f"{high:,.0f}") + ")"
+    words = ("break-even (static_rnn's setup and steps together falling below dynamic_rnn's):"
+             + (" never at the expected times" if math.isinf(point) else
+                f" after {math.ceil(point):,} steps"))
+    words += (f"; 95 % interval {low:,.0f} steps to "
+              + ("never" if math.isinf(high) else f"{high:,.0f}"))
     if steps is None:
         return words
     total = {i: p["mean_setup"][i][0] + steps * p["mean_step"][i][0]
              for i in ("static", "dynamic")}
     best = min(total, key=total.get)
     sure = "" if high <= steps or low > steps else " (the break-even's interval holds it)"
-    return (f"{words}\nfor {steps:,} steps: {best}_rnn (static_rnn {total['static']:,.1f} s, "
-            f"dynamic_rnn {total['dynamic']:,.1f} s){sure}")
+    return (f"{words}\nfor {steps:,} steps: {best}_rnn (setup included: static_rnn "
+            f"{total['static']:,.1f} s, dynamic_rnn {total['dynamic']:,.1f} s){sure}")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -571,7 +624,7 @@ def main(args: argparse.Namespace) -> int:
                              "--out CSV)")
         if args.probe is not None:
             p = machine_prediction(args.fits, args.probe, args.cell, args.batch, args.units,
-                                   args.input_dim, args.max_len, args.length)
+                                   args.input_dim, args.max_len, args.length, args.steps)
             print(machine_report(p, args.batch, args.units, args.max_len, args.steps,
                                  str(args.probe)))
             return 0

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rnnbench.costmodel.fit import CONFIDENCE, weighted_fit
+from rnnbench.grid.axes import ABLATION_DEFAULTS
 from rnnbench.grid.flop import FORWARD_PASSES, cell_step_flop
 from rnnbench.grid.layout import REPO
 
@@ -32,6 +33,8 @@ MAP_FITS = REPO / "docs" / "figures" / "probe-map" / "machine.json"
 COUNTS = Path(__file__).with_name("graph_counts.csv")
 """The committed counts table (rnnbench counts writes it; tests/measure/test_graphcounts.py
 holds it to TensorFlow)."""
+RANGE_AXES = ("batch_size", "num_units", "input_dim", "max_len", "computed")
+"""The axes whose fitted range a prediction is held to (predict's far-off refusal)."""
 STEP_TERMS = ("fixed_s", "computed_s", "skipped_s", "matmul_s")
 """The step's columns: the fixed nodes, the time steps' nodes, conds and loop iterations, and
 the matmuls, each in seconds at the probe's unit costs."""
@@ -111,7 +114,8 @@ def matmul_seconds_per_flop(probe: dict, batch_size: float, num_units: float) ->
     for column in ("forward_flop_per_s", "backward_flop_per_s"):
         rates = table.pivot(index="batch_size", columns="num_units", values=column)
         rates = rates.loc[batches, units].to_numpy(dtype=float)
-        rates = np.where(np.isfinite(rates) & (rates > 0), rates, np.nanmax(rates))
+        good = np.isfinite(rates) & (rates > 0)
+        rates = np.where(good, rates, rates[good].max())
         log_rate = RegularGridInterpolator((np.log2(batches), np.log2(units)), np.log(rates))
         out.append(float(np.exp(-log_rate([point])[0])))
     return out[0], out[1]
@@ -201,6 +205,8 @@ class MachineFit:
             spread between a cell's repeats.
         cell_df: its degrees of freedom (cells - terms): an interval that holds a cell's own
             error takes its t quantile at these.
+        ranges: the fitted runs' [min, max] of batch_size, num_units, input_dim, max_len and
+            computed (the shapes it extrapolates from).
     """
     impl: str
     terms: list[str]
@@ -212,6 +218,7 @@ class MachineFit:
     lack_of_fit_p: float = math.nan
     cell_sigma: float = 0.0
     cell_df: int = 0
+    ranges: dict = field(default_factory=dict)
 
     def predict(self, columns: pd.DataFrame, runs: float = 1,
                 confidence: float = CONFIDENCE) -> pd.DataFrame:
@@ -251,7 +258,7 @@ class MachineFit:
         return {"impl": self.impl, "terms": self.terms, "beta": self.beta.tolist(),
                 "cov": self.cov.tolist(), "sigma": self.sigma, "df": self.df, "n": self.n,
                 "lack_of_fit_p": None if math.isnan(self.lack_of_fit_p) else self.lack_of_fit_p,
-                "cell_sigma": self.cell_sigma, "cell_df": self.cell_df}
+                "cell_sigma": self.cell_sigma, "cell_df": self.cell_df, "ranges": self.ranges}
 
     @classmethod
     def from_dict(cls, record: dict) -> "MachineFit":
@@ -309,6 +316,9 @@ def fit_machine(runs: pd.DataFrame, probe: dict,
                                   mine["median_step_s"].to_numpy(dtype=float), cells)
         setup = setup_column(mine, probe, counts).to_frame("setup_s")
         fits["setup"][impl] = _fit(impl, setup, mine["setup_s"].to_numpy(dtype=float), cells)
+        for fit in (fits["step"][impl], fits["setup"][impl]):
+            fit.ranges = {axis: [float(mine[axis].min()), float(mine[axis].max())]
+                          for axis in RANGE_AXES}
     return fits
 
 
@@ -366,10 +376,81 @@ def read_machine_fits(path: str | Path) -> dict[str, dict[str, MachineFit]]:
     """
     try:
         record = json.loads(Path(path).read_text())["fits"]
-        return {kind: {impl: MachineFit.from_dict(fit) for impl, fit in pair.items()}
-                for kind, pair in record.items()}
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: not the machine model's fits ({error})") from None
+        fits = {kind: {impl: MachineFit.from_dict(record[kind][impl])
+                       for impl in ("static", "dynamic")} for kind in ("step", "setup")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not the machine model's fits ({error!r})") from None
+    for kind, pair in fits.items():
+        known = STEP_TERMS if kind == "step" else ("setup_s",)
+        for impl, fit in pair.items():
+            where = f"{path}: fits {kind} {impl}"
+            if not fit.terms or not set(fit.terms) <= set(known):
+                raise ValueError(f"{where}: terms {fit.terms} (known: {', '.join(known)})")
+            if fit.beta.shape != (len(fit.terms),) or fit.cov.shape != (len(fit.terms),) * 2:
+                raise ValueError(f"{where}: beta and cov do not match its {len(fit.terms)} terms")
+            numbers = [*fit.beta, *fit.cov.ravel(), fit.sigma, fit.cell_sigma]
+            if not all(math.isfinite(v) for v in numbers) or min(fit.sigma, fit.cell_sigma) < 0:
+                raise ValueError(f"{where}: a coefficient, covariance or spread is not a "
+                                 "finite number (spreads at least 0)")
+            if fit.df < 1:
+                raise ValueError(f"{where}: df {fit.df}: below 1")
+    return fits
+
+
+UNIT_KEYS = ("op_pair_s", "op_pair_nodes", "loop_op_pair_s", "while_iteration_s",
+             "cond_skipped_s", "graph_construction_s_per_node", "session_setup_s_per_node")
+"""The probe's unit costs the model reads (unit_costs)."""
+MATMUL_KEYS = ("batch_size", "num_units", "forward_flop_per_s", "backward_flop_per_s")
+
+
+def _number(value, finite: bool = True) -> bool:
+    """Whether ``value`` is a JSON number (not a bool), finite where ``finite``."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (math.isfinite(value) or not finite))
+
+
+def check_probe(probe: dict, source: str) -> None:
+    """Refuse a probe the model cannot read, before any use of it.
+
+    Args:
+        probe: the probe's dict (``unit_costs``, ``matmul``).
+        source: its name in the message (``--probe FILE``).
+
+    Raises:
+        ValueError: naming the source and the field: a unit cost missing or not a finite
+            number; op_pair_nodes below 1; a matmul table that is not a full grid of batch
+            sizes and units (each at least 1, once each) with numeric rates and a positive,
+            finite rate in each pass.
+    """
+    costs = probe.get("unit_costs")
+    if not isinstance(costs, dict):
+        raise ValueError(f"{source}: unit_costs {costs!r} is not a table of unit costs")
+    for key in UNIT_KEYS:
+        if not _number(costs.get(key)):
+            raise ValueError(f"{source}: unit cost {key} {costs.get(key)!r} is not a finite "
+                             "number")
+    if costs["op_pair_nodes"] < 1:
+        raise ValueError(f"{source}: op_pair_nodes {costs['op_pair_nodes']!r}: below 1")
+    rows = probe.get("matmul")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{source}: matmul holds no rows of rates")
+    for row in rows:
+        for key in MATMUL_KEYS:
+            value = row.get(key)
+            if not _number(value, finite=key.startswith("batch") or key.startswith("num")) or (
+                    key in ("batch_size", "num_units") and value < 1):
+                raise ValueError(f"{source}: matmul {key} {value!r} is not a number"
+                                 + (" of at least 1" if key in MATMUL_KEYS[:2] else ""))
+    shapes = [(r["batch_size"], r["num_units"]) for r in rows]
+    grid = {b for b, _ in shapes}, {u for _, u in shapes}
+    if len(set(shapes)) != len(shapes) or len(shapes) != len(grid[0]) * len(grid[1]):
+        raise ValueError(f"{source}: matmul's shapes {sorted(shapes)} are not a grid of "
+                         "batch sizes and units, each once")
+    for key in MATMUL_KEYS[2:]:
+        if not any(math.isfinite(r[key]) and r[key] > 0 for r in rows):
+            raise ValueError(f"{source}: matmul {key}: no positive, finite rate")
+        if any(r[key] == math.inf or r[key] < 0 for r in rows):
+            raise ValueError(f"{source}: matmul {key}: a rate infinite or below 0")
 
 
 PROBE_SCHEMA_VERSION = 1
@@ -420,9 +501,42 @@ def read_probe(path: str | Path) -> dict:
     if not isinstance(probe, dict) or not {"unit_costs", "matmul"} <= set(probe):
         raise ValueError(f"--probe {path}: no probe in it (rnnbench probe's record, or a "
                          "results/runs/.../peak_*.json of a CPU run)")
+    check_probe(probe, f"--probe {path}")
     meta = record.get("metadata") or record.get("meta") or {}
     environment = record.get("environment") or meta.get("cpu_model")
     return {**probe, "environment": environment}
+
+
+MODELLED_AXES = tuple(axis for axis in ABLATION_DEFAULTS if axis not in ("mode", "unroll"))
+"""The ablation axes the counts and the probe are taken at their reference values of (mode
+has its own counts; unroll is JAX's)."""
+
+
+def check_modelled(name: str, cell: dict) -> None:
+    """Refuse a cell the model in the probe's units does not describe.
+
+    Args:
+        name: the cell's id, for the message.
+        cell: the cell (cells.cells' value).
+
+    Raises:
+        ValueError: naming the cell and the axis, for an api other than compat_v1, a
+            TensorFlow other than the counts' (DEFAULT_TF_VERSION), or an ablation axis off
+            its reference value (the counts and the probe hold for the reference graph and
+            the training jobs' threads).
+    """
+    from rnnbench.grid.axes import DEFAULT_TF_VERSION, value_of
+
+    if value_of(cell, "api") != "compat_v1":
+        raise ValueError(f"{name}: api {value_of(cell, 'api')}: the model in the probe's units "
+                         "is TensorFlow's compat_v1 only")
+    if str(cell.get("tf_version", DEFAULT_TF_VERSION)) != DEFAULT_TF_VERSION:
+        raise ValueError(f"{name}: tf_version {cell['tf_version']}: the graph counts are "
+                         f"TensorFlow {DEFAULT_TF_VERSION}'s")
+    for axis in MODELLED_AXES:
+        if value_of(cell, axis) != ABLATION_DEFAULTS[axis]:
+            raise ValueError(f"{name}: {axis} {value_of(cell, axis)!r}: the model holds at "
+                             f"{ABLATION_DEFAULTS[axis]!r} only")
 
 
 def predicted_table(fits: dict[str, dict[str, MachineFit]], probe: dict, cells: dict[str, dict],
@@ -442,7 +556,8 @@ def predicted_table(fits: dict[str, dict[str, MachineFit]], probe: dict, cells: 
         ``expected_high`` (the expected ratio's 95 % interval) and ``<impl>_setup_s``.
 
     Raises:
-        ValueError: naming the cell, for a sequence_length that is not a fixed length.
+        ValueError: naming the cell, for a sequence_length that is not a fixed length, or a
+            cell the model does not describe (check_modelled).
     """
     from rnnbench.costmodel.check import fixed_length
     from rnnbench.costmodel.fit import shape_rows
@@ -450,6 +565,7 @@ def predicted_table(fits: dict[str, dict[str, MachineFit]], probe: dict, cells: 
     rows = []
     for name, cell in cells.items():
         length = fixed_length(name, cell)
+        check_modelled(name, cell)
         shape = shape_rows(cell["cell"], cell["batch_size"], cell["num_units"],
                            cell["input_dim"], cell["max_len"], length, cell.get("mode", "train"))
         one, mean, by_repeats = (predict_machine(fits, shape, probe, counts, runs=n)

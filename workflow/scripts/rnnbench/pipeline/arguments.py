@@ -121,13 +121,22 @@ def output_folder(text: str) -> Path:
         The path (not created here).
 
     Raises:
-        argparse.ArgumentTypeError: naming an empty text, or a file (or a file above it) in
-            the way.
+        argparse.ArgumentTypeError: naming an empty text, a file (or a file above it) in
+            the way, or a folder where nothing can be written.
     """
+    import tempfile
+
     path = _not_empty(text)
     for part in (path, *path.parents):
         if part.exists() and not part.is_dir():
             raise argparse.ArgumentTypeError(f"{text}: {part} is a file, not a folder")
+    nearest = next(part for part in (path, *path.parents) if part.exists())
+    try:  # a trial file, gone at once: where nothing can be written, say so before any work
+        with tempfile.TemporaryFile(dir=nearest):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{text}: nothing can be written in {nearest} "
+                                         f"({error.strerror})") from None
     return path
 
 

@@ -480,15 +480,17 @@ def probe_record(threads: int) -> dict:
             "environment": environment(meta), "meta": meta, **measured}
 
 
-def read_probe(path: str | Path) -> dict:
+def read_probe(path: str | Path, optional: bool = False) -> dict | None:
     """Read a probe: ``rnnbench probe``'s record, or rule peak's JSON (its ``probe``).
 
     Args:
         path: the JSON file.
+        optional: return None for rule peak's JSON of a run that took no probe (a GPU's:
+            ``"probe": null``) instead of refusing it.
 
     Returns:
         The probe's dict (``unit_costs``, ``matmul``), with ``environment`` where the file
-        names the machine.
+        names the machine; None as ``optional`` says.
 
     Raises:
         ValueError: naming the file, where it holds no probe.
@@ -498,6 +500,8 @@ def read_probe(path: str | Path) -> dict:
     except (OSError, ValueError) as error:
         raise ValueError(f"--probe {path}: not a readable JSON file ({error})") from None
     probe = record.get("probe") if isinstance(record, dict) and "probe" in record else record
+    if probe is None and optional:
+        return None
     if not isinstance(probe, dict) or not {"unit_costs", "matmul"} <= set(probe):
         raise ValueError(f"--probe {path}: no probe in it (rnnbench probe's record, or a "
                          "results/runs/.../peak_*.json of a CPU run)")

@@ -93,9 +93,9 @@ def peak_probe(results) -> tuple[dict, str]:
     """
     from rnnbench.costmodel.machine import read_probe
 
-    found = sorted(results.glob("runs/*/peak_*.json"))
-    probes = [(read_probe(path), str(path)) for path in found
-              if __import__("json").loads(path.read_text()).get("probe")]
+    found = [(read_probe(path, optional=True), str(path))
+             for path in sorted(results.glob("runs/*/peak_*.json"))]
+    probes = [(probe, path) for probe, path in found if probe is not None]
     if len(probes) != 1:
         raise ValueError(f"{results}: {len(probes)} probes (rule peak's "
                          "runs/*/peak_*.json on a CPU), need exactly 1")

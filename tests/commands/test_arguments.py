@@ -38,6 +38,11 @@ BAD = [
     (["predict", "--batch", "0", "--units", "8", "--max-len", "4"], "--batch"),
     (["predict", "--batch", "x", "--units", "8", "--max-len", "4"], "--batch"),
     (["check", "nowhere.yaml"], "nowhere.yaml"),
+    (["drift", "/nowhere", str(REPO)], "results: /nowhere: no such folder"),
+    (["drift", README, str(REPO)], f"results: {README}: a file, not a folder"),
+    (["drift", str(REPO), str(REPO), "--out", README], f"--out: {README}: {README} is a file"),
+    (["drift", str(REPO)], "1 results folder given: need two or more runs"),
+    (["drift", str(REPO), str(REPO / "docs")], f"{REPO}: no measurements.csv"),
 ]
 
 

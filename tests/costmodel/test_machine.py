@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from rnnbench.costmodel import machine
+from rnnbench.costmodel import drift, machine
 from rnnbench.grid.flop import cell_step_flop, step_flop
 
 PROBE = {"unit_costs": {"op_pair_s": 1.0e-6, "op_pair_nodes": 2.0, "loop_op_pair_s": 0.6e-6,
@@ -179,14 +179,14 @@ def test_the_probes_account_for_drift_the_machine_made_and_not_for_drift_it_did_
                                       "loop_op_pair_s": 1.2e-6}}
     after = before.assign(median_step_s=simulate(map_runs(), rng, spread=0.03)[
         "median_step_s"])  # the same machine: the runs moved by their noise alone
-    table = machine.probe_explained(fits, (before, after), (PROBE, slower))
+    table = drift.probe_explained(fits, (before, after), (PROBE, slower))
     assert set(table["impl"]) == {"static", "dynamic"} and (table["predicted"] > 1.02).all()
-    assert machine.explained_share(table) < 0  # predicted changes the runs did not make
+    assert drift.explained_share(table) < 0  # predicted changes the runs did not make
     moved = before.assign(median_step_s=before["median_step_s"] * np.repeat(
         table.set_index(["cell_id", "impl"]).loc[list(zip(before["cell_id"], before["impl"])),
                                                  "predicted"].to_numpy(), 1))
-    table = machine.probe_explained(fits, (before, moved), (PROBE, slower))
-    assert machine.explained_share(table) > 0.95
+    table = drift.probe_explained(fits, (before, moved), (PROBE, slower))
+    assert drift.explained_share(table) > 0.95
 
 
 @pytest.mark.parametrize("change, words", [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMANDS = {
@@ -32,6 +33,8 @@ COMMANDS = {
              "matmul) in about a minute (writes results/probe.json or --out)",
     "counts": "count the nodes, conds and loop iterations one step of each cell type's graph "
               "executes (writes the cost model's graph_counts.csv or --out)",
+    "drift": "say how much of the drift between runs of one grid on this machine its probes "
+             "and speed checks explain (reads two or more results folders; writes --out)",
     "jax": "measure a JSON preset of JAX cells without Snakemake or TensorFlow (reads PRESET; "
            "writes OUT/runs/, OUT/data/, OUT/standalone.json)",
 }
@@ -86,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         The exit status, which the console script exits with. 1 when the chosen subcommand's
         module needs a package this Python lacks (the message goes to standard error); 130
         after Ctrl-C, and 143 after a SIGTERM that the command turned into an interrupt
-        (jobs.interrupt.sigterm_as_interrupt), each with one line and no traceback.
+        (jobs.interrupt.sigterm_as_interrupt), each with one line and no traceback; 141
+        when the reader of its output went away (a pipe into head), silently.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -103,3 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rnnbench {args.command}: {'terminated' if terminated else 'interrupted'}",
               file=sys.stderr)
         return 143 if terminated else 130
+    except BrokenPipeError:  # the reader of its output went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

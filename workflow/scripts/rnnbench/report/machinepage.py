@@ -228,12 +228,17 @@ def machine_paragraph(repo) -> str | None:
         table = validation(pd.read_csv(heldout / "predicted.csv"),
                            pd.read_csv(heldout / "measurements.csv"))
         steps = pd.concat([table["static_error"], table["dynamic_error"]]).median()
+        records = [json.loads(path.read_text())
+                   for path in (folder / "probe.json", heldout / "probe.json")]
+        days = [str((r.get("metadata") or r.get("meta") or {}).get("utc_time") or "")[:10]
+                for r in records]
         words += (f" Predicted before they ran, {len(table)} cells it never saw (GRU, LSTM, 32 "
                   "inputs; [validation](docs/figures/probe-heldout/VALIDATION.md)) came within "
                   f"{table['ratio_error'].abs().median():.0%} on the ratio at the median. "
-                  f"Their steps came out {abs(steps):.0%} too "
-                  f"{'short' if steps < 0 else 'long'} at the median: a probe's unit costs "
-                  "move between probes minutes apart.")
+                  f"They were predicted with a probe of {days[1] or 'their day'}, the map's "
+                  f"coefficients of {days[0] or 'its day'}. Their steps came out "
+                  f"{abs(steps):.0%} too {'short' if steps < 0 else 'long'} at the median: "
+                  "an absolute step carries less well than the ratio.")
     return words + (" Where your machine stands: `.venv/bin/rnnbench probe --out probe.json` "
                     "(under a minute), then `.venv/bin/rnnbench predict --probe probe.json "
                     "--cell gru --batch 64 --units 256 --max-len 100 --length 40 --steps 10000` "
@@ -250,11 +255,11 @@ def drift_words(runs: tuple[pd.DataFrame, pd.DataFrame], results: tuple) -> str:
     Returns:
         One or two sentences: how far the steps moved (dynamic_rnn's median change), how far
         the probes say the machine moved, and the share of the drift they account for
-        (machine.explained_share, over both implementations' cells); or why it is not said
+        (drift.explained_share, over both implementations' cells); or why it is not said
         (a run without a probe, no committed coefficients, no compat_v1 cell with counts).
     """
-    from rnnbench.costmodel.machine import (MAP_FITS, explained_share, probe_explained,
-                                            read_machine_fits)
+    from rnnbench.costmodel.drift import explained_share, probe_explained
+    from rnnbench.costmodel.machine import MAP_FITS, read_machine_fits
 
     try:
         probes = tuple(peak_probe(folder)[0] for folder in results)

@@ -1,0 +1,49 @@
+"""rnnbench drift: how far runs of one grid moved, and what explains it, from their folders."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from rnnbench import cli
+
+HELDOUT = REPO / "docs" / "figures" / "probe-heldout"
+
+
+def a_run(folder, scale=1.0, probe=HELDOUT / "probe.json", environment=None):
+    """A results folder: the committed held-out run, its dynamic_rnn steps times ``scale``,
+    with ``probe`` as its rule peak's."""
+    runs = pd.read_csv(HELDOUT / "measurements.csv")
+    runs["median_step_s"] = runs["median_step_s"].where(runs["impl"] != "dynamic",
+                                                        runs["median_step_s"] * scale)
+    if environment:
+        runs["environment"] = environment
+    (folder / "runs" / "p").mkdir(parents=True)
+    runs.to_csv(folder / "measurements.csv", index=False)
+    record = json.loads(probe.read_text())
+    shutil.copy(probe, folder / "runs" / "p" / "peak_intra1_tf2.21.json")
+    return folder, record
+
+
+def test_drift_says_how_far_the_runs_moved_and_what_their_probes_explain(tmp_path, capsys):
+    first, _ = a_run(tmp_path / "one")
+    second, _ = a_run(tmp_path / "two", scale=1.1)
+    assert cli.main(["drift", str(first), str(second), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "# Drift between 2 runs" in out and "## dynamic_rnn's step" in out
+    table = pd.read_csv(tmp_path / "out" / "drift.csv").set_index(["impl", "measure"])
+    # dynamic's steps moved 10 % (each run 4.8 % off their mean); the same probe moved nothing
+    assert table.loc[("dynamic", "probe"), "drift_sd"] == pytest.approx(0.0953 / 2 ** 0.5,
+                                                                         rel=0.01)
+    assert table.loc[("dynamic", "probe"), "share"] == pytest.approx(0.0, abs=1e-9)
+    assert table.loc[("static", "probe"), "drift_sd"] == pytest.approx(0.0, abs=1e-12)
+    assert (tmp_path / "out" / "DRIFT.md").read_text().startswith("# Drift between 2 runs")
+
+
+def test_runs_of_different_environments_are_refused(tmp_path, capsys):
+    first, _ = a_run(tmp_path / "one")
+    second, _ = a_run(tmp_path / "two", environment="Another CPU")
+    assert cli.main(["drift", str(first), str(second)]) == 2
+    assert "runs of different environments are never compared" in capsys.readouterr().err

@@ -201,11 +201,14 @@ def test_a_rerun_has_nothing_to_do_and_a_new_protocol_keeps_old_results(finished
     before = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}
     proc = snakemake(finished_run, "-n", "--cores", "1", "--config", "steps=6")
     assert "train_static" in proc.stdout  # new measurements are planned ...
-    # ... and how long they will take here, scaled by this folder's measured jobs
+    # ... and how long they will take here: the model in the probe's units with the probe the
+    # first run left, scaled by this folder's measured jobs
     assert re.search(r"time: about \d+ min for the 16 training jobs to run and the rest \(the "
-                     r"model of rnnbench/pipeline/estimate.py scaled by [\d.]+, this machine's measured / "
-                     r"modelled time over 16 earlier jobs \(per api where it has some\)\)",
-                     proc.stderr), proc.stderr
+                     r"model in the probe's units with this machine's probe \(results/runs/"
+                     r"[^)]*peak_intra1_tf[\d.]+\.json\)( for \d+ of the jobs, rnnbench/pipeline/"
+                     r"estimate.py's for the rest)?, scaled by [\d.]+, this machine's "
+                     r"measured / modelled time over 16 earlier jobs \(per api where it has "
+                     r"some\)\)", proc.stderr), proc.stderr
     new_protocol = grid_cells.protocol_id({**_validated(TINY), "steps": 6})
     assert new_protocol in proc.stdout  # ... in a folder of their own
     after = {p: p.stat().st_mtime for p in (finished_run / "results/runs").rglob("*.json")}

@@ -89,3 +89,47 @@ def test_the_line_names_another_run_holding_the_lock_and_its_plans_rest(tmp_path
         words, seconds = estimate.lock_words(unknown, 1000.0)
         assert seconds is None and "how long it will go on is not known here" in words
     assert "since a time it did not write" in words and "a folder hidden from this user" in words
+
+
+def test_the_probe_model_estimates_compat_v1_jobs_and_leaves_the_rest_to_the_api_model(tmp_path):
+    cell = {"cell": "gru", "batch_size": 32, "max_len": 24, "sequence_length": "max_len",
+            "num_units": 32, "input_dim": 16, "api": "compat_v1"}
+    cells = {"gru": cell, "keras": {**cell, "cell": "basic_lstm", "api": "keras"},
+             "ablation": {**cell, "loop_bound": "max_len"}}
+    modelled, source = estimate.probe_seconds(cells)
+    assert set(modelled) == {("gru", "static"), ("gru", "dynamic")}, modelled
+    assert source == "the map's VM's probe"
+    static, dynamic = modelled[("gru", "static")], modelled[("gru", "dynamic")]
+    assert static[1] > 3 * dynamic[1] > 0 and static[0] > 0 and dynamic[0] > 0  # unrolled setup
+    # this machine's probe, where an earlier run left one: twice the unit costs, twice the time
+    probe = __import__("json").loads((REPO / "docs/figures/probe-map/probe.json").read_text())
+    costs = probe["probe"]["unit_costs"]
+    slower = {**probe["probe"], "unit_costs": {key: value * 2 if key.endswith(("_s", "_node"))
+                                               else value for key, value in costs.items()},
+              "matmul": [{**m, "forward_flop_per_s": m["forward_flop_per_s"] / 2,
+                          "backward_flop_per_s": m["backward_flop_per_s"] / 2}
+                         for m in probe["probe"]["matmul"]]}
+    peak = tmp_path / "peak.json"
+    peak.write_text(__import__("json").dumps({**probe, "probe": slower}))
+    again, source = estimate.probe_seconds({"gru": cell}, [tmp_path / "none.json", peak])
+    assert source == f"this machine's probe ({peak})"
+    assert again[("gru", "static")] == pytest.approx(tuple(2 * s for s in static), rel=1e-6)
+    config = {"steps": 500, "min_measure_s": 1.0, "warmup_steps": 40, "max_warmup_steps": 500,
+              "grappler_alone": False}
+    line = estimate.run_line(cells, [(c, i) for c in cells for i in ("static", "dynamic")],
+                             config, {}, str(tmp_path / "none.csv"), "host")
+    assert "the model in the probe's units with the map's VM's probe for 2 of the jobs" in line
+    only = estimate.run_line({"gru": cell}, [("gru", "static")], config, {},
+                             str(tmp_path / "none.csv"), "host")
+    assert "(the model in the probe's units with the map's VM's probe, calibrated" in only
+
+
+def test_the_probe_models_setup_grows_with_max_len_as_the_calibration_jobs_did():
+    """Static compat_v1 setups at max_len 10 to 60 (calibration, a VM of another day),
+    against the model with the map's probe: within 1.5x, and growing as they did."""
+    rows = JOBS[(JOBS["api"] == "compat_v1") & (JOBS["impl"] == "static")]
+    cells = {str(row["max_len"]): _cell(row) for row in rows.to_dict("records")}
+    modelled, _ = estimate.probe_seconds(cells)
+    ratios = rows["setup_s"].to_numpy() / [modelled[(str(m), "static")][1]
+                                           for m in rows["max_len"]]
+    assert ((ratios > 1 / 1.5) & (ratios < 1.5)).all(), ratios

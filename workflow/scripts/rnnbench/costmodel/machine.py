@@ -87,8 +87,7 @@ def unit_costs(probe: dict) -> dict[str, float]:
     return out
 
 
-def matmul_seconds_per_flop(probe: dict, batch_size: float, num_units: float) -> tuple[float,
-                                                                                        float]:
+def matmul_seconds_per_flop(probe: dict, batch_size, num_units) -> tuple:
     """Return the probe's seconds per FLOP of a cell's matmul, forward and backward.
 
     The probe measured an LSTM step's matmul at a grid of (batch_size, num_units); between
@@ -98,18 +97,19 @@ def matmul_seconds_per_flop(probe: dict, batch_size: float, num_units: float) ->
 
     Args:
         probe: with ``matmul`` (measure.probe.matmul_rates' rows).
-        batch_size: the batch.
-        num_units: the cell's units.
+        batch_size: the batch: a number, or an array [n] of them.
+        num_units: the cell's units, the same shape.
 
     Returns:
-        (forward, backward) seconds per FLOP.
+        (forward, backward) seconds per FLOP: floats, or arrays [n] for arrays.
     """
     from scipy.interpolate import RegularGridInterpolator
 
     table = pd.DataFrame(probe["matmul"])
     batches, units = np.sort(table["batch_size"].unique()), np.sort(table["num_units"].unique())
-    point = [np.clip(np.log2(batch_size), *np.log2(batches[[0, -1]])),
-             np.clip(np.log2(num_units), *np.log2(units[[0, -1]]))]
+    points = np.column_stack([
+        np.clip(np.log2(np.atleast_1d(batch_size).astype(float)), *np.log2(batches[[0, -1]])),
+        np.clip(np.log2(np.atleast_1d(num_units).astype(float)), *np.log2(units[[0, -1]]))])
     out = []
     for column in ("forward_flop_per_s", "backward_flop_per_s"):
         rates = table.pivot(index="batch_size", columns="num_units", values=column)
@@ -117,7 +117,9 @@ def matmul_seconds_per_flop(probe: dict, batch_size: float, num_units: float) ->
         good = np.isfinite(rates) & (rates > 0)
         rates = np.where(good, rates, rates[good].max())
         log_rate = RegularGridInterpolator((np.log2(batches), np.log2(units)), np.log(rates))
-        out.append(float(np.exp(-log_rate([point])[0])))
+        out.append(np.exp(-log_rate(points)))
+    if np.ndim(batch_size) == 0:
+        return float(out[0][0]), float(out[1][0])
     return out[0], out[1]
 
 
@@ -160,10 +162,9 @@ def step_columns(rows: pd.DataFrame, probe: dict, counts: pd.DataFrame) -> pd.Da
     per_skipped = ((c["skipped_nodes"] - c["skipped_conds"]) * unit["op_s"]
                    + c["skipped_conds"] * unit["cond_s"]
                    + (c["computed_nodes"] - c["skipped_nodes"]) * unit["op_s"]) * (c["loops"] == 0)
-    shapes = list(zip(rows["batch_size"], rows["num_units"]))
-    rates = {shape: matmul_seconds_per_flop(probe, *shape) for shape in set(shapes)}
-    per_flop = np.array([rates[shape][0] + (FORWARD_PASSES[mode] - 1) * rates[shape][1]
-                         for shape, mode in zip(shapes, rows["mode"])])
+    forward, backward = matmul_seconds_per_flop(probe, rows["batch_size"].to_numpy(float),
+                                                rows["num_units"].to_numpy(float))
+    per_flop = forward + (rows["mode"].map(FORWARD_PASSES).to_numpy(float) - 1) * backward
     flop = np.array([cell_step_flop(cell, b, i, u) for cell, b, i, u in zip(
         rows["cell"], rows["batch_size"], rows["input_dim"], rows["num_units"])], dtype=float)
     return pd.DataFrame({"fixed_s": c["fixed_nodes"] * unit["op_s"],

@@ -1,11 +1,12 @@
 """How long a grid will take on this machine, said before any job.
 
 A training job's wall time is start + setup + (1 + warm-up + measured steps) x step, per api.
-The constants come from the calibration run. Where this machine has measured jobs before (a
-measurements.csv with ``job_wall_s``), the model is scaled by their median measured /
-modelled time (machine_factor). The rest of a run adds OTHER_JOB_S per job. An estimate, not
-a bound: the jobs' bounds are rnnbench.grid.resources'. The model in full: docs/running.md,
-after "How long, before it starts".
+The constants come from the calibration run; for the jobs the model in the probe's units
+describes (probe_seconds), setup and step are that model's. Where this machine has measured
+jobs before (a measurements.csv with ``job_wall_s``), the model is scaled by their median
+measured / modelled time (machine_factor). The rest of a run adds OTHER_JOB_S per job. An
+estimate, not a bound: the jobs' bounds are rnnbench.grid.resources'. The model in full:
+docs/running.md, after "How long, before it starts".
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Iterable
 from rnnbench.grid import resources
 from rnnbench.grid import flop
 from rnnbench.grid.apis import APIS, api_of
-from rnnbench.grid.axes import sequence_length_bounds, sequence_length_spec, value_of
+from rnnbench.grid.axes import (ABLATION_DEFAULTS, sequence_length_bounds, sequence_length_spec,
+                                value_of)
 
 FIXED_STEP_S = 0.5e-3
 """Seconds per training step whatever its length (compat_v1's sequence_length 2 cell: 0.95 ms
@@ -75,7 +77,8 @@ def setup_seconds(cell: dict, impl: str) -> float:
             + resources.compiled_cost(cell, impl)[1])
 
 
-def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None = None) -> float:
+def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None = None,
+                modelled: tuple[float, float] | None = None) -> float:
     """Modelled wall seconds of one training job.
 
     Args:
@@ -85,19 +88,96 @@ def job_seconds(cell: dict, impl: str, protocol: dict, steps_run: float | None =
         steps_run: the steps the job ran, where known (a measured job: warm-up + measured);
             else from the protocol: the measured steps (steps, or more until min_measure_s)
             and a warm-up of twice warmup_steps, at most max_warmup_steps.
+        modelled: (step, setup) seconds from the model in the probe's units (probe_seconds)
+            where it describes the job; None: step_seconds and setup_seconds.
 
     Returns:
         Seconds: start + setup (twice for compat_v1 with grappler_alone) + (1 + steps_run)
         x step.
     """
-    step = step_seconds(cell, impl)
+    step, setup = modelled or (step_seconds(cell, impl), setup_seconds(cell, impl))
     if steps_run is None:
         measured = max(protocol["steps"], protocol.get("min_measure_s", 0.0) / step)
         steps_run = measured + min(2 * protocol["warmup_steps"], protocol["max_warmup_steps"])
-    setup = setup_seconds(cell, impl)
     if protocol.get("grappler_alone") and value_of(cell, "api") == "compat_v1":
         setup *= 2  # Grappler timed again, alone, after the measurement
     return api_of(cell).start_s + setup + (1 + steps_run) * step
+
+
+def probe_seconds(cells: dict[str, dict], peaks: Iterable[str | Path] = ()
+                  ) -> tuple[dict[tuple[str, str], tuple[float, float]], str]:
+    """The expected step and setup of each job the model in the probe's units describes.
+
+    The model (rnnbench.costmodel.machine: the graph's counts times the probe's unit costs,
+    the committed map's coefficients) describes compat_v1 cells of a counted cell type and
+    mode at their reference ablations (machine.check_modelled); the rest keep step_seconds
+    and setup_seconds. Its setup law is the graph's nodes times the probe's cost per node.
+
+    Args:
+        cells: {cell_id: cell} (cells.cells' values, or _cell_of's).
+        peaks: rule peak's outputs of this run: the first that holds a probe (an earlier
+            run's in this folder) is this machine's; without one, the map's own probe.
+
+    Returns:
+        ({(cell_id, impl): (step seconds, setup seconds)}, where the probe is from, in words).
+    """
+    import pandas as pd  # the model's: only where a run has jobs to estimate
+
+    from rnnbench.costmodel import machine
+
+    probe, source = None, "the map's VM's probe"
+    for path in peaks:
+        try:
+            probe = machine.read_probe(path, optional=True)
+        except ValueError:  # no readable probe: an older or a damaged record
+            continue
+        if probe is not None:
+            source = f"this machine's probe ({path})"
+            break
+    probe = probe or machine.read_probe(machine.MAP_FITS.with_name("probe.json"))
+    counts = machine.read_counts()
+    counted = set(zip(counts["cell"], counts["mode"]))
+    rows = []
+    for cell_id, cell in cells.items():
+        try:
+            machine.check_modelled(cell_id, cell)
+        except ValueError:
+            continue
+        if (cell["cell"], value_of(cell, "mode")) in counted:
+            rows.append({"cell_id": cell_id, "cell": cell["cell"], "mode": value_of(cell, "mode"),
+                         **{axis: cell[axis] for axis in ("batch_size", "num_units",
+                                                          "input_dim", "max_len")},
+                         "computed": float(sequence_length_bounds(
+                             cell["sequence_length"], cell["max_len"])[1])})
+    if not rows:
+        return {}, source
+    table = pd.DataFrame(rows)
+    out = machine.predict_machine(machine.read_machine_fits(machine.MAP_FITS), table, probe,
+                                  counts, runs=math.inf)
+    found = {}
+    for impl in ("static", "dynamic"):
+        step, setup = (out[f"{part}_{impl}"]["seconds"].to_numpy(float)
+                       for part in ("step", "setup"))
+        found.update({(cell_id, impl): (float(a), float(b))
+                      for cell_id, a, b in zip(table["cell_id"], step, setup)})
+    return found, source
+
+
+def local_probes(peaks: Iterable[str | Path], results: str | Path = "results") -> list[Path]:
+    """Where this folder may hold this machine's probe, in the order probe_seconds reads them.
+
+    Args:
+        peaks: rule peak's outputs of this run (an earlier run of this grid left them).
+        results: the results folder: rule peak's records of other grids' runs there, newest
+            first, at one intra-op thread (the training jobs'), then ``rnnbench probe``'s
+            default record (``probe.json``).
+
+    Returns:
+        The paths, existing or not.
+    """
+    others = sorted(Path(results).glob("runs/*/peak_intra1_*.json"),
+                    key=lambda path: path.stat().st_mtime, reverse=True)
+    return [*map(Path, peaks), *others, Path(results) / "probe.json"]
 
 
 def _cell_of(row: dict) -> dict:
@@ -107,13 +187,21 @@ def _cell_of(row: dict) -> dict:
     for axis in ("batch_size", "max_len", "num_units", "input_dim"):
         cell[axis] = int(float(cell[axis]))
     cell["sequence_length"] = sequence_length_spec(cell["sequence_length"])
-    unroll = value_of(cell, "unroll")
-    cell["unroll"] = unroll if unroll == "max_len" else int(float(unroll))
-    cell["pass_sequence_length"] = cell.get("pass_sequence_length", "True") == "True"
+    for axis, default in ABLATION_DEFAULTS.items():  # each as the config gives it
+        text = cell.get(axis)
+        if isinstance(text, str) and isinstance(default, bool):
+            cell[axis] = text == "True"
+        elif isinstance(text, str):
+            try:
+                number = float(text)
+            except ValueError:  # a word: max_len, batch_max, on, loss, ...
+                continue
+            cell[axis] = int(number) if number.is_integer() else number
     return cell
 
 
-def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
+def machine_factors(rows: list[dict], modelled: dict | None = None
+                    ) -> dict[str | None, tuple[float, int]]:
     """Compute this machine's measured / modelled job time, over all jobs and per api.
 
     The model's constants fit the apis unevenly: on the reference machine 0.78 for compat_v1's
@@ -123,6 +211,8 @@ def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
         rows: measurements.csv rows of this host, as csv.DictReader reads them (text), with
             job_wall_s, n_steps, warmup_steps_run and the cell's axes. Rows without
             job_wall_s or with an unknown api are skipped.
+        modelled: probe_seconds' answer for the rows' cells, which job_seconds reads for
+            the jobs it describes; None for none.
 
     Returns:
         (median ratio, jobs it is read from), over all jobs (key None) and over each api's
@@ -133,9 +223,9 @@ def machine_factors(rows: list[dict]) -> dict[str | None, tuple[float, int]]:
         if not row.get("job_wall_s") or row.get("api") not in APIS:
             continue
         steps_run = float(row["n_steps"]) + float(row["warmup_steps_run"] or 0)
-        modelled = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
-                               steps_run)
-        ratio = float(row["job_wall_s"]) / modelled
+        expected = job_seconds(_cell_of(row), row["impl"], {"grappler_alone": False},
+                               steps_run, (modelled or {}).get((row.get("cell_id"), row["impl"])))
+        ratio = float(row["job_wall_s"]) / expected
         ratios[None].append(ratio)
         ratios.setdefault(row["api"], []).append(ratio)
     return {key: (statistics.median(found), len(found)) for key, found in ratios.items()
@@ -169,7 +259,7 @@ def other_seconds(others: dict[str, int]) -> float:
 
 
 def say(seconds: float, jobs: int, factor: float, measured: int,
-        more: tuple[float, int] = (0.0, 0)) -> str:
+        more: tuple[float, int] = (0.0, 0), probed: tuple[int, str] = (0, "")) -> str:
     """Write the line a run and a dry run print before any job.
 
     Args:
@@ -177,16 +267,20 @@ def say(seconds: float, jobs: int, factor: float, measured: int,
         factor, measured: machine_factor's scale and the earlier jobs it is measured over.
         more: (seconds, jobs) of the most training jobs a second look may add (config
             ``more_repeats``; rnnbench.pipeline.looks), stated as a cap; (0, 0) for none.
+        probed: (how many of the ``jobs`` the model in the probe's units describes, where
+            its probe is from: scaled_job_seconds').
 
     Returns:
         "time: about N min for ...", in whole minutes (at least 1); with a warning where
         ``seconds`` + ``more``'s exceed WARN_S.
     """
-    source = (f"the model of rnnbench/pipeline/estimate.py scaled by {factor:.2f}, this machine's "
-              f"measured / modelled time over {measured} earlier jobs (per api where it has "
-              "some)" if measured else
-              "the model of rnnbench/pipeline/estimate.py, calibrated on a 2-core Xeon (machines differ "
-              "up to 3x)")
+    model = ("the model of rnnbench/pipeline/estimate.py" if not probed[0] else
+             f"the model in the probe's units with {probed[1]}" if probed[0] >= jobs else
+             f"the model in the probe's units with {probed[1]} for {probed[0]} of the jobs, "
+             "rnnbench/pipeline/estimate.py's for the rest")
+    source = (f"{model}, scaled by {factor:.2f}, this machine's measured / modelled time over "
+              f"{measured} earlier jobs (per api where it has some)" if measured else
+              f"{model}, calibrated on 2-core Xeon VMs (machines differ up to 3x)")
     minutes = max(1, math.ceil(seconds / 60))
     line = (f"time: about {minutes} min for the {jobs} training jobs to run and the rest "
             f"({source})")
@@ -225,12 +319,13 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
     """
     if not pending and not any(others.values()):
         return None
-    per_job, factor, measured = scaled or scaled_job_seconds(
+    per_job, factor, measured, probed = scaled or scaled_job_seconds(
         cells, {*pending, *more}, config, measurements, hostname)
     training = sum(per_job[job] for job in pending)
     seconds = training + other_seconds(others)
     line = say(seconds, len(pending), factor, measured,
-               (sum(per_job[job] for job in more), len(more)))
+               (sum(per_job[job] for job in more), len(more)),
+               (sum(job in probed[0] for job in pending), probed[1]))
     if holder:
         words, theirs = lock_words(holder, time.time())
         line += "; " + words
@@ -241,8 +336,8 @@ def run_line(cells: dict[str, dict], pending: list[tuple[str, str]], config: dic
 
 
 def scaled_job_seconds(cells: dict[str, dict], jobs: Iterable[tuple[str, str]], config: dict,
-                       measurements: str, hostname: str
-                       ) -> tuple[dict[tuple[str, str], float], float, int]:
+                       measurements: str, hostname: str, peaks: Iterable[str | Path] = ()
+                       ) -> tuple[dict[tuple[str, str], float], float, int, tuple[int, str]]:
     """The modelled seconds of each training job, scaled by this machine's earlier jobs.
 
     Args:
@@ -252,23 +347,35 @@ def scaled_job_seconds(cells: dict[str, dict], jobs: Iterable[tuple[str, str]], 
         measurements: a measurements.csv; its rows of ``hostname`` scale the model
             (machine_factors), each api by its own jobs where it has some, else by all.
         hostname: this machine's name.
+        peaks: rule peak's outputs of this run, where an earlier run's probe may be
+            (probe_seconds).
 
     Returns:
-        ({(cell_id, impl): seconds}, the factor over all jobs, the jobs it is read from).
+        ({(cell_id, impl): seconds}, the factor over all jobs, the jobs it is read from,
+        (the (cell_id, impl) of ``jobs`` the model in the probe's units describes, its
+        probe's source)).
     """
-    factors: dict[str | None, tuple[float, int]] = {}
+    jobs, rows = set(jobs), []
     if Path(measurements).is_file():
         try:
             with open(measurements, newline="") as handle:
                 rows = [row for row in csv.DictReader(handle) if row.get("hostname") == hostname]
-            factors = machine_factors(rows)
+            measured_cells = {row["cell_id"]: _cell_of(row) for row in rows}
         except (ValueError, KeyError, OSError):  # an older or damaged table: the model alone
-            factors = {}
+            rows, measured_cells = [], {}
+    else:
+        measured_cells = {}
+    wanted = {**measured_cells, **{cell_id: cells[cell_id] for cell_id, _ in jobs}}
+    modelled, source = probe_seconds(wanted, peaks) if wanted else ({}, "")
+    try:
+        factors = machine_factors(rows, modelled)
+    except (ValueError, KeyError):  # an older or damaged table: the model alone
+        factors = {}
     factor, measured = factors.get(None, (1.0, 0))
-    per_job = {job: job_seconds(cells[job[0]], job[1], config)
+    per_job = {job: job_seconds(cells[job[0]], job[1], config, modelled=modelled.get(job))
                * factors.get(value_of(cells[job[0]], "api"), (factor, 0))[0]
-               for job in set(jobs)}
-    return per_job, factor, measured
+               for job in jobs}
+    return per_job, factor, measured, (set(modelled) & jobs, source)
 
 
 def write_plan(folder: str | Path, seconds: dict[str, float], more: tuple[float, int],

@@ -348,7 +348,8 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
     # each job's modelled seconds, scaled by this machine's measurements: read once, for the
     # plan another run reads and for the line
     scaled = estimate.scaled_job_seconds(cells, {*pending, *more}, config,
-                                         tables["measurements"], socket.gethostname())
+                                         tables["measurements"], socket.gethostname(),
+                                         estimate.local_probes(others.get("peak", ())))
     if plan is not None:
         seconds = scaled[0]
         estimate.write_plan(plan, {result: seconds[(cell, impl)] for cell, impl, result in todo},

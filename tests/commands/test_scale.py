@@ -106,8 +106,14 @@ def test_an_interrupted_benchmark_removes_its_temporary_folder(signum, tmp_path,
 
     monkeypatch.setattr(scale, "write_synthetic", stopped)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert cli.main(["scale", "--results", "120", "--cells", "0"]) == (
-        130 if signum == "SIGINT" else 143)
+    # Ctrl-C's own handler, whatever this process inherited: a shell starts a background
+    # job (command &) with SIGINT ignored, and the signal would then never arrive
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        status = cli.main(["scale", "--results", "120", "--cells", "0"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert status == (130 if signum == "SIGINT" else 143)
     word = "interrupted" if signum == "SIGINT" else "terminated"
     assert capsys.readouterr().err.strip().splitlines() == [f"rnnbench scale: {word}"]
     assert list(tmp_path.iterdir()) == []

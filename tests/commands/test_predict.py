@@ -198,6 +198,12 @@ def test_predict_with_a_probe_answers_for_a_cell_type_the_map_never_ran():
         assert words in out, words
     assert re.search(r"expected \(95 %\), [\d.]+ to [\d.]+ for one run of each: "
                      r"(static_rnn|dynamic_rnn) faster|undecided|no practical", out), out
+    low, high = map(float, re.search(r"\[([\d.]+), ([\d.]+)\] expected", out).groups())
+    sided = "undecided (at a" in out and (low > 1 or high < 1)
+    assert ("the expected interval excludes 1" in out) == sided, out
+    if sided:
+        faster = "static_rnn" if high < 1 else "dynamic_rnn"
+        assert f"; {faster} faster, perhaps by less than the margin" in out, out
 
 
 @pytest.mark.slow

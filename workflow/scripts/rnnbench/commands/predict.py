@@ -496,7 +496,8 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
     Returns:
         ``step``, ``mean_step``, ``mean_setup`` (impl -> (estimate, low, high), seconds: one
         run's, and the expected values'), ``ratio`` and ``mean_ratio`` ((estimate, low, high)),
-        ``decision`` (intervals.decide on the expected ratio at MACHINE_MARGIN), ``probe``,
+        ``decision`` (intervals.decide on the expected ratio at MACHINE_MARGIN), ``side``
+        (intervals.side_or_within on it), ``probe``,
         ``about`` (the fits file's account of its map), and the shape as used.
 
     Raises:
@@ -508,7 +509,7 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
 
     from rnnbench.costmodel.fit import shape_rows
     from rnnbench.costmodel.machine import counts_of, predict_machine, read_counts, read_probe
-    from rnnbench.stats.intervals import decide
+    from rnnbench.stats.intervals import decide, side_or_within
 
     for option, value in (("--batch", batch), ("--units", units), ("--max-len", max_len),
                           ("--input-dim", 1 if input_dim is None else input_dim),
@@ -535,7 +536,8 @@ def machine_prediction(fits_path: Path, probe_path: Path, cell: str | None, batc
             "mean_step": {i: first[f"mean_step_{i}"] for i in ("static", "dynamic")},
             "mean_setup": {i: first[f"mean_setup_{i}"] for i in ("static", "dynamic")},
             "ratio": first["ratio"], "mean_ratio": first["mean_ratio"],
-            "decision": decide(*first["mean_ratio"][1:], MACHINE_MARGIN), "probe": probe,
+            "decision": decide(*first["mean_ratio"][1:], MACHINE_MARGIN),
+            "side": side_or_within(*first["mean_ratio"][1:], MACHINE_MARGIN), "probe": probe,
             "about": about if isinstance(about := json.loads(Path(fits_path).read_text())
                                          .get("about"), dict) else {},
             "cell": cell, "input_dim": input_dim, "length": length, "extrapolates": words,
@@ -578,7 +580,11 @@ def machine_report(p: dict, batch: int, units: int, max_len: int, steps: int | N
               f"step ratio static_rnn / dynamic_rnn: {mean[0]:.2f} [{mean[1]:.2f}, "
               f"{mean[2]:.2f}] expected (95 %), {ratio[1]:.2f} to {ratio[2]:.2f} for one run "
               f"of each: {decision_text(p['decision'], MACHINE_MARGIN)} (at a "
-              f"{margin_text(MACHINE_MARGIN)} margin)", _choice_words(p, steps),
+              f"{margin_text(MACHINE_MARGIN)} margin)"
+              + (f"; {decision_text(p['side'], 0, 'static_rnn', 'dynamic_rnn')}, perhaps by "
+                 "less than the margin (the expected interval excludes 1)"
+                 if p["decision"] == "undecided" and p["side"] in ("below", "above") else ""),
+              _choice_words(p, steps),
               "peak memory: not predicted in the probe's units (predict without --probe gives "
               "the map's memory law)",
               ("extrapolates: " + "; ".join(p["extrapolates"]) if p["extrapolates"] else

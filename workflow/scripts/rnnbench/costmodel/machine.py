@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -233,21 +233,27 @@ class MachineFit:
 
         Returns:
             Columns ``seconds``, ``low``, ``high`` (log-normal about seconds, NaN where it is
-            not positive) and ``log_var``; same index as ``columns``.
+            not positive), ``log_var`` and its part from the coefficients, ``coef_var``; same
+            index as ``columns``.
         """
         from rnnbench.stats.intervals import t_quantile
 
         X = columns[self.terms].to_numpy(dtype=float)
         fitted = X @ self.beta
         with np.errstate(invalid="ignore", divide="ignore"):
-            log_var = (np.where(fitted > 0, np.einsum("ij,jk,ik->i", X, self.cov, X)
-                                / fitted ** 2, np.nan) + self.cell_sigma ** 2
-                       + (self.sigma ** 2 - self.cell_sigma ** 2) / runs)
+            coef_var = np.where(fitted > 0, np.einsum("ij,jk,ik->i", X, self.cov, X)
+                                / fitted ** 2, np.nan)
+            log_var = coef_var + self.cell_sigma ** 2 + self.within_var / runs
             half = t_quantile(confidence, self.interval_df) * np.sqrt(log_var)
             positive = np.where(fitted > 0, fitted, np.nan)
         return pd.DataFrame({"seconds": fitted, "low": positive * np.exp(-half),
-                             "high": positive * np.exp(half), "log_var": log_var},
-                            index=columns.index)
+                             "high": positive * np.exp(half), "log_var": log_var,
+                             "coef_var": coef_var}, index=columns.index)
+
+    @property
+    def within_var(self) -> float:
+        """The log variance of one run about its cell's mean (sigma less the cell's own)."""
+        return self.sigma ** 2 - self.cell_sigma ** 2
 
     @property
     def interval_df(self) -> int:
@@ -290,6 +296,63 @@ def _fit(impl: str, columns: pd.DataFrame, y: np.ndarray, cells: np.ndarray) -> 
                       cell_df=len(set(cells)) - len(terms), **fitted)
 
 
+@dataclass
+class RatioSpread:
+    """Hold the step ratio's own error about the model, per cell.
+
+    A cell's static_rnn and dynamic_rnn steps are off the model together (the same graph,
+    the same shape): their own errors are correlated, and only what does not cancel is the
+    ratio's. docs/cost-model.md, The expected ratio's interval.
+
+    Attributes:
+        cell_sigma: the log ratio's own spread: its cells' log ratios of the repeats'
+            geometric means off the model's, less the repeats' noise.
+        cell_df: its degrees of freedom: cells less the larger fit's terms (both fits are of
+            the same cells' design; with it, the expected interval covered 94-96 % in
+            simulation at correlations 0 to 0.9, tests/costmodel/test_machine.py).
+        cells: the cells with runs of both implementations it is estimated from.
+    """
+    cell_sigma: float
+    cell_df: int
+    cells: int
+
+
+def _ratio_spread(step: dict[str, MachineFit], rows: dict[str, pd.DataFrame],
+                  columns: dict[str, pd.DataFrame]) -> RatioSpread:
+    """Estimate RatioSpread from the fitted runs of both implementations.
+
+    Args:
+        step: the step fits, {impl: MachineFit}.
+        rows: each implementation's fitted runs (cell_id, median_step_s).
+        columns: each implementation's step columns, same index as its rows.
+
+    Returns:
+        The spread: sum(r_c ** 2) / cell_df less the mean of the repeats' noise
+        (within_var / runs of each implementation), where r_c is a cell's mean log residual
+        of static_rnn less dynamic_rnn's; zero where the noise holds it all.
+
+    Raises:
+        ValueError: with too few cells of both implementations for the terms.
+    """
+    means, noise = {}, 0.0
+    for impl, fit in step.items():
+        seconds = fit.predict(columns[impl])["seconds"].to_numpy()
+        logs = pd.Series(np.log(rows[impl]["median_step_s"].to_numpy(dtype=float)
+                                / np.maximum(seconds, 1e-300)),
+                         index=rows[impl]["cell_id"].to_numpy())
+        grouped = logs.groupby(level=0)
+        means[impl] = grouped.mean()
+        noise = noise + fit.within_var / grouped.size()
+    residual = (means["static"] - means["dynamic"]).dropna()
+    df = len(residual) - max(len(fit.terms) for fit in step.values())
+    if df < 2:
+        raise ValueError(f"machine model: {len(residual)} cells with runs of both "
+                         f"implementations: need {len(residual) - df + 2} for their ratio")
+    spread = float((residual ** 2).sum() / df - noise[residual.index].mean())
+    return RatioSpread(cell_sigma=math.sqrt(max(spread, 0.0)), cell_df=df,
+                       cells=len(residual))
+
+
 def fit_machine(runs: pd.DataFrame, probe: dict,
                 counts: pd.DataFrame | None = None) -> dict[str, dict[str, MachineFit]]:
     """Fit both implementations' step and setup coefficients to runs of one probed machine.
@@ -301,25 +364,29 @@ def fit_machine(runs: pd.DataFrame, probe: dict,
         counts: the graph counts table (default: read_counts()).
 
     Returns:
-        {"step": {impl: MachineFit}, "setup": {impl: MachineFit}}.
+        {"step": {impl: MachineFit}, "setup": {impl: MachineFit}, "ratio": RatioSpread}.
 
     Raises:
-        ValueError: with too few runs, a cell type without counts or an unresolved unit cost.
+        ValueError: with too few runs or cells, a cell type without counts or an unresolved
+            unit cost.
     """
     from rnnbench.costmodel.fit import model_rows, model_runs
 
     counts = read_counts() if counts is None else counts
-    fits: dict[str, dict[str, MachineFit]] = {"step": {}, "setup": {}}
+    fits: dict = {"step": {}, "setup": {}}
+    rows, columns = {}, {}
     for impl in ("static", "dynamic"):
-        mine = model_rows(model_runs(runs[runs["impl"] == impl]))
+        rows[impl] = mine = model_rows(model_runs(runs[runs["impl"] == impl]))
         cells = mine["cell_id"].to_numpy()
-        fits["step"][impl] = _fit(impl, step_columns(mine, probe, counts),
+        columns[impl] = step_columns(mine, probe, counts)
+        fits["step"][impl] = _fit(impl, columns[impl],
                                   mine["median_step_s"].to_numpy(dtype=float), cells)
         setup = setup_column(mine, probe, counts).to_frame("setup_s")
         fits["setup"][impl] = _fit(impl, setup, mine["setup_s"].to_numpy(dtype=float), cells)
         for fit in (fits["step"][impl], fits["setup"][impl]):
             fit.ranges = {axis: [float(mine[axis].min()), float(mine[axis].max())]
                           for axis in RANGE_AXES}
+    fits["ratio"] = _ratio_spread(fits["step"], rows, columns)
     return fits
 
 
@@ -338,8 +405,10 @@ def predict_machine(fits: dict[str, dict[str, MachineFit]], rows: pd.DataFrame, 
 
     Returns:
         {"step_<impl>", "setup_<impl>": MachineFit.predict's frames, "ratio": columns ratio,
-        low, high (static over dynamic step; the fits are independent, their log variances
-        add)}.
+        low, high (static over dynamic step). The ratio's log variance is both fits'
+        coefficient variances, the ratio's own cell error (fits["ratio"]: the part of the
+        two cells' errors that does not cancel) and each implementation's run noise over
+        ``runs``.
     """
     from rnnbench.stats.intervals import t_quantile
 
@@ -352,9 +421,12 @@ def predict_machine(fits: dict[str, dict[str, MachineFit]], rows: pd.DataFrame, 
         out[f"setup_{impl}"] = fits["setup"][impl].predict(
             setup_column(mine, probe, counts).to_frame("setup_s"), runs, confidence)
     static, dynamic = out["step_static"], out["step_dynamic"]
-    ratio = static["seconds"] / dynamic["seconds"]
-    half = (t_quantile(confidence, min(f.interval_df for f in fits["step"].values()))
-            * np.sqrt(static["log_var"] + dynamic["log_var"]))
+    ratio, spread = static["seconds"] / dynamic["seconds"], fits["ratio"]
+    log_var = (static["coef_var"] + dynamic["coef_var"] + spread.cell_sigma ** 2
+               + sum(fit.within_var for fit in fits["step"].values()) / runs)
+    df = (spread.cell_df if spread.cell_sigma > 0
+          else min(fit.df for fit in fits["step"].values()))
+    half = t_quantile(confidence, df) * np.sqrt(log_var)
     out["ratio"] = pd.DataFrame({"ratio": ratio, "low": ratio * np.exp(-half),
                                  "high": ratio * np.exp(half)}, index=rows.index)
     return out
@@ -363,24 +435,31 @@ def predict_machine(fits: dict[str, dict[str, MachineFit]], rows: pd.DataFrame, 
 def write_machine_fits(fits: dict[str, dict[str, MachineFit]], path: str | Path,
                        about: dict) -> None:
     """Write fit_machine's fits to JSON, with ``about`` (the map's machine and probe)."""
-    Path(path).write_text(json.dumps({**about, "fits": {kind: {impl: fit.to_dict() for impl, fit
-                                                                in pair.items()}
-                                                         for kind, pair in fits.items()}},
-                                     indent=1) + "\n")
+    record = {kind: {impl: fit.to_dict() for impl, fit in fits[kind].items()}
+              for kind in ("step", "setup")}
+    record["ratio"] = asdict(fits["ratio"])
+    Path(path).write_text(json.dumps({**about, "fits": record}, indent=1) + "\n")
 
 
-def read_machine_fits(path: str | Path) -> dict[str, dict[str, MachineFit]]:
+def read_machine_fits(path: str | Path) -> dict:
     """Read write_machine_fits' fits back.
 
     Raises:
-        ValueError: naming the file, where it is not such a file.
+        ValueError: naming the file, where it is not such a file (one written before the
+            ratio had its own spread included: fit it again, rnnbench reference --run
+            probe-map --no-run).
     """
     try:
         record = json.loads(Path(path).read_text())["fits"]
         fits = {kind: {impl: MachineFit.from_dict(record[kind][impl])
                        for impl in ("static", "dynamic")} for kind in ("step", "setup")}
+        spread = RatioSpread(**record["ratio"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path}: not the machine model's fits ({error!r})") from None
+    if not (_number(spread.cell_sigma) and _number(spread.cell_df) and spread.cell_sigma >= 0
+            and spread.cell_df >= 1):
+        raise ValueError(f"{path}: fits ratio: {asdict(spread)} (a spread at least 0, "
+                         "df at least 1)")
     for kind, pair in fits.items():
         known = STEP_TERMS if kind == "step" else ("setup_s",)
         for impl, fit in pair.items():
@@ -395,7 +474,7 @@ def read_machine_fits(path: str | Path) -> dict[str, dict[str, MachineFit]]:
                                  "finite number (spreads at least 0)")
             if fit.df < 1:
                 raise ValueError(f"{where}: df {fit.df}: below 1")
-    return fits
+    return {**fits, "ratio": spread}
 
 
 UNIT_KEYS = ("op_pair_s", "op_pair_nodes", "loop_op_pair_s", "while_iteration_s",
@@ -604,13 +683,14 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame,
         (the expected ratio's interval, and whether it holds the measured ratio),
         ``expected_decision`` (the expected ratio's interval decided)
         and ``measured_decision`` (the runs' own ratio interval, intervals.ratio_ci, paired by
-        repeat as the summary's, decided).
+        repeat as the summary's, decided), and ``expected_side`` / ``measured_side`` (the
+        same intervals by intervals.side_or_within: excludes 1, or inside the margin).
 
     Raises:
         ValueError: naming a predicted cell without runs of both implementations.
     """
     from rnnbench.costmodel import check
-    from rnnbench.stats.intervals import decide, ratio_ci
+    from rnnbench.stats.intervals import decide, ratio_ci, side_or_within
 
     table = check.validation(predicted, runs)
     extra = []
@@ -626,7 +706,10 @@ def validation(predicted: pd.DataFrame, runs: pd.DataFrame,
             "expected_low": cell["expected_low"], "expected_high": cell["expected_high"],
             "expected_covered": bool(cell["expected_low"] <= measured <= cell["expected_high"]),
             "expected_decision": decide(cell["expected_low"], cell["expected_high"], margin),
-            "measured_decision": decide(low, high, margin)})
+            "measured_decision": decide(low, high, margin),
+            "expected_side": side_or_within(cell["expected_low"], cell["expected_high"],
+                                            margin),
+            "measured_side": side_or_within(low, high, margin)})
     return pd.concat([table, pd.DataFrame(extra, index=table.index)], axis=1)
 
 

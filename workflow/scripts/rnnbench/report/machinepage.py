@@ -31,8 +31,8 @@ def coefficient_table(fits: dict) -> str:
     from rnnbench.stats.intervals import t_quantile
 
     rows = []
-    for kind, pair in fits.items():
-        for impl, fit in pair.items():
+    for kind in ("step", "setup"):
+        for impl, fit in fits[kind].items():
             half = t_quantile(0.95, fit.df) * (fit.cov.diagonal() ** 0.5)
             for term, beta, h in zip(fit.terms, fit.beta, half):
                 rows.append({"quantity": kind, "impl": impl, "column": term,
@@ -79,7 +79,7 @@ def shown(table: pd.DataFrame) -> str:
     for column in ("static_setup_error", "dynamic_setup_error"):
         if column in table:
             out[column.replace("_", " ")] = table[column].map("{:+.0%}".format)
-    for column in ("expected_decision", "measured_decision"):
+    for column in ("expected_decision", "measured_decision", "expected_side", "measured_side"):
         if column in table:
             out[column.replace("_", " ")] = table[column]
     return out.to_markdown(index=False)
@@ -169,10 +169,15 @@ def validation_page(predicted: pd.DataFrame, runs: pd.DataFrame, predicted_on: s
              "All cells: " + held_out_words(table)]
     setups = pd.concat([table["static_setup_error"], table["dynamic_setup_error"]]).abs()
     decided = table[table["measured_decision"] != "undecided"]
+    sided = table[table["measured_side"] != "undecided"]
     lines += [f"The setups: {setups.median():.0%} off at the median, {setups.max():.0%} at "
               f"worst. Of the {len(decided)} cells whose runs decide (at a 10 % margin), the "
               f"expected ratio's interval decides {int((decided['expected_decision'] != 'undecided').sum())}"
-              f", the same way in {int((decided['expected_decision'] == decided['measured_decision']).sum())}."]
+              f", the same way in {int((decided['expected_decision'] == decided['measured_decision']).sum())}. "
+              f"Of the {len(sided)} cells whose runs' interval excludes 1 or lies inside the "
+              "margin, the expected ratio's interval does in "
+              f"{int((sided['expected_side'] != 'undecided').sum())}, the same way in "
+              f"{int((sided['expected_side'] == sided['measured_side']).sum())}."]
     for kind, mine in table.groupby(table["cell_id"].map(cell_types)):
         lines += ["", f"{kind}: " + held_out_words(mine)]
     if probes:

@@ -83,6 +83,23 @@ def decide(low: float, high: float, margin: float) -> str:
     return "undecided"
 
 
+def side_or_within(low: float, high: float, margin: float) -> str:
+    """A ratio's decision as a held-out check counts one: inside the margin, or a side of 1.
+
+    Args:
+        low, high: the ratio's 95 % interval (static / dynamic; NaN where there is none).
+        margin: the practical margin m, as decide's.
+
+    Returns:
+        'within' (decide's), else side_of_one's 'below' or 'above' (the interval excludes 1,
+        perhaps by less than the margin), else 'undecided'.
+    """
+    if decide(low, high, margin) == "within":
+        return "within"
+    side = side_of_one(low, high)
+    return "undecided" if side == "across" else side
+
+
 def claim_verdict(decision: str, claimed: str) -> str:
     """A claim's verdict from a decision.
 

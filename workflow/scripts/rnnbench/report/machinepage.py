@@ -240,6 +240,7 @@ def machine_paragraph(repo) -> str | None:
         words += (f" Predicted before they ran, {len(table)} cells it never saw (GRU, LSTM, 32 "
                   "inputs; [validation](docs/figures/probe-heldout/VALIDATION.md)) came within "
                   f"{table['ratio_error'].abs().median():.0%} on the ratio at the median. "
+                  + _decided_words(table) +
                   f"They were predicted with a probe of {days[1] or 'their day'}, the map's "
                   f"coefficients of {days[0] or 'its day'}. Their steps came out "
                   f"{abs(steps):.0%} too {'short' if steps < 0 else 'long'} at the median: "
@@ -248,6 +249,18 @@ def machine_paragraph(repo) -> str | None:
                     "(under a minute), then `.venv/bin/rnnbench predict --probe probe.json "
                     "--cell gru --batch 64 --units 256 --max-len 100 --length 40 --steps 10000` "
                     "for any cell type.")
+
+
+def _decided_words(table: pd.DataFrame) -> str:
+    """How many of the cells a validation's runs decide its expected interval decided, by
+    intervals.side_or_within and at the margin (machine.validation's columns)."""
+    sided = table[table["measured_side"] != "undecided"]
+    decided = table[table["measured_decision"] != "undecided"]
+    return (f"Its expected interval decided {(sided['expected_side'] != 'undecided').sum()} of "
+            f"the {len(sided)} cells whose runs decide (excluding 1 or inside the margin), "
+            f"{(sided['expected_side'] == sided['measured_side']).sum()} the same way; at a "
+            f"10 % margin, {(decided['expected_decision'] != 'undecided').sum()} of "
+            f"{len(decided)}. ")
 
 
 def drift_words(runs: tuple[pd.DataFrame, pd.DataFrame], results: tuple) -> str:

@@ -271,3 +271,28 @@ def test_several_runs_are_pooled_and_one_run_removes_an_old_pool(tmp_path):
     tables = [pd.DataFrame({"environment": [env]}) for env in ("cpu a", "cpu b")]
     with pytest.raises(ValueError, match="never pooled"):
         reference._same_environment(tables, folders[:2])
+
+
+def test_the_main_references_runs_end_its_findings_with_their_drift(tmp_path):
+    """Several runs of the main reference: DRIFT.md beside them, and FINDINGS.md ends with how
+    far they moved and what explains it, or what else does; a later single run removes it."""
+    from test_drift_command import a_run
+
+    folders = [a_run(tmp_path / f"run{n}", scale=s)[0] for n, s in enumerate((1.0, 1.25, 0.8))]
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "FINDINGS.md").write_text("# Findings\n")
+    assert reference._drift("apis", folders) is None
+    assert reference._drift("main", folders[:1]) is None
+    reference._write_drift(figures, folders, reference._drift("main", folders))
+    findings = (figures / "FINDINGS.md").read_text()
+    assert findings.startswith("# Findings\n\n## Between the runs")
+    assert (figures / "DRIFT.md").read_text().startswith("# Drift between 3 runs")
+    # dynamic_rnn's steps moved by a quarter, the probe and speed checks not at all
+    assert "dynamic_rnn's step moved by 2" in findings
+    assert "No measure the runs record explains half of that drift" in findings
+    # static_rnn's did not move: within the noise, and the section says so
+    assert "static_rnn's step moved by 0.0%" in findings
+    assert "the noise between fresh processes" in findings
+    reference._write_drift(figures, folders[:1], None)
+    assert not (figures / "DRIFT.md").exists() and not (figures / "drift.csv").exists()

@@ -102,7 +102,7 @@ def test_the_fit_recovers_the_coefficients_and_its_intervals_cover_95_percent():
 
     rng = np.random.default_rng(1)
     runs, hits, trials = map_runs(), 0, 0
-    for _ in range(150):
+    for _ in range(100):
         fits = machine.fit_machine(simulate(runs, rng), PROBE)
         for impl, fit in fits["step"].items():
             assert fit.terms == list(TRUE[impl])

@@ -152,12 +152,45 @@ def _same_environment(tables: list[pd.DataFrame], folders: list[Path]) -> None:
         raise ValueError(f"runs of different environments are never pooled: {seen}")
 
 
+def _drift(which: str, folders: list[Path]) -> dict | None:
+    """The drift between the main reference's runs (driftpage.drift_tables), None for one run
+    or another reference; checked before anything is written.
+
+    Raises:
+        ValueError: naming a folder without its probe, or runs of different grids.
+    """
+    if which != "main" or len(folders) < 2:
+        return None
+    from rnnbench.report import driftpage
+
+    runs, probes = driftpage.read_runs(folders)
+    return {"tables": driftpage.drift_tables(runs, probes), "runs": runs}
+
+
+def _write_drift(figures: Path, folders: list[Path], drift: dict | None) -> None:
+    """DRIFT.md and drift.csv under ``figures``, and FINDINGS.md's section on them; without
+    ``drift``, remove those of an earlier pooled reference."""
+    from rnnbench.report import driftpage
+
+    for name in ("DRIFT.md", "drift.csv"):
+        (figures / name).unlink(missing_ok=True)
+    if drift is None:
+        return
+    names = [f"run {number}" for number in range(1, len(folders) + 1)]
+    driftpage.write(figures, drift["tables"], driftpage.page(
+        drift["tables"], names, drift["runs"], by="rnnbench reference --run main"))
+    findings = figures / "FINDINGS.md"
+    findings.write_text(findings.read_text().rstrip("\n") + "\n\n"
+                        + driftpage.findings_section(drift["tables"]) + "\n")
+
+
 def _write(which: str, folders: list[Path], runs: pd.DataFrame, page: str | None,
-           run: dict) -> None:
+           run: dict, drift: dict | None = None) -> None:
     """Write reference run ``which`` from the last of ``folders`` and its ``runs`` (checked):
     its folder (FINDINGS, summary, runs where WITH_RUNS, charts, ``page`` as VALIDATION.md,
-    run.json: ``run`` and where it ran; all the folders' summaries pooled, _write_pooled), the
-    map's block of docs/presets.md, the README's answer."""
+    run.json: ``run`` and where it ran; all the folders' summaries pooled, _write_pooled; the
+    drift between them, _write_drift), the map's block of docs/presets.md, the README's
+    answer."""
     figures = REPO / REFERENCE_RUNS[which][1]
     results = folders[-1]
     figures.mkdir(parents=True, exist_ok=True)
@@ -167,6 +200,7 @@ def _write(which: str, folders: list[Path], runs: pd.DataFrame, page: str | None
     for name in ("FINDINGS.md", "summary.csv") + (
             ("measurements.csv",) if which in WITH_RUNS else ()):
         shutil.copy(results / name, figures / name)
+    _write_drift(figures, folders, drift)
     if page:
         (figures / "VALIDATION.md").write_text(page)
     for svg in (results / "plots").glob("*.svg"):
@@ -291,11 +325,12 @@ def main(args: argparse.Namespace) -> int:
         validation = (modeldocs.validation_page(runs) if args.which == "heldout" else
                       _probe_validation(figures, runs)
                       if args.which == "probe-heldout" else None)
+        drift = _drift(args.which, folders)
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
             _write(args.which, folders, runs, validation, {
                 "config": config, "workflow_s": job_s and round(job_s, 1),
                 "tests_s": tests_s and round(tests_s, 1),
-                **({"runs": timings} if timings and len(timings) > 1 else {})})
+                **({"runs": timings} if timings and len(timings) > 1 else {})}, drift)
     except (ValueError, KeyError) as error:
         words = error if isinstance(error, ValueError) else f"--results {folders[-1]}: no {error}"
         print(f"rnnbench reference: {words} (nothing written)", file=sys.stderr)

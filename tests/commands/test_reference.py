@@ -296,3 +296,17 @@ def test_the_main_references_runs_end_its_findings_with_their_drift(tmp_path):
     assert "the noise between fresh processes" in findings
     reference._write_drift(figures, folders[:1], None)
     assert not (figures / "DRIFT.md").exists() and not (figures / "drift.csv").exists()
+
+
+def test_a_run_taken_as_it_is_is_timed_from_its_own_snakemake_log(tmp_path):
+    """--no-run --results reads each run's wall time and start from Snakemake's log beside
+    it, and has none (not another run's) where there is no log."""
+    import datetime
+
+    log = tmp_path / "run" / ".snakemake" / "log" / "2026-12-05T082925.986412.snakemake.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("SNAKEMAKE\n44 of 44 steps (100%) done\nElapsed time: 0:03:42.358457\n")
+    timing = reference._logged_timings([tmp_path / "run" / "results"])
+    start = datetime.datetime(2026, 12, 5, 8, 29, 25, 986412).timestamp()
+    assert timing == [{"workflow_s": 222.4, "started_unix_s": round(start)}]
+    assert reference._logged_timings([tmp_path / "elsewhere" / "results"]) is None

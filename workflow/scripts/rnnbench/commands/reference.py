@@ -2,7 +2,9 @@
 
 It runs one (REFERENCE_RUNS) by ``snakemake --cores 1`` in a new temporary folder; results/
 is neither reused nor replaced. For main it also runs the tests. Each is timed. With
---no-run, it uses results/ or --results DIR as they are, and the times recorded before.
+--no-run, it uses results/ or --results DIR as they are, each run's wall time read from
+Snakemake's log beside it; with --results (runs made elsewhere) main times the tests anew,
+and no time recorded for other runs is kept.
 
 Then it writes the run's folder under docs/figures/: FINDINGS.md, summary.csv, the charts,
 run.json (wall time and where it ran), the runs of WITH_RUNS, the held-out's VALIDATION.md.
@@ -45,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sweep (max_len x length), map (the cost model's grid), heldout "
                              "(cells the model predicted before they ran)")
     parser.add_argument("--no-run", action="store_true",
-                        help="use the results as they are, and the run's run.json times")
+                        help="use the results as they are (their wall times from Snakemake's "
+                             "logs beside them)")
     parser.add_argument("--results", type=existing_folder, nargs="+", default=None,
                         help="with --no-run: the results folder(s) to use, several to pool "
                              f"(default: {REPO}/results)")
@@ -55,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="minutes between two runs: runs minutes apart drift less than "
                              "runs an hour apart (docs/method.md, Pooling runs; default: "
                              "%(default)s)")
+
+
+TESTS = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+"""The README's test command, as the main reference times it."""
 
 
 def _timed(command: list[str], **kwargs) -> float:
@@ -262,6 +269,28 @@ def _write_probe_map(figures: Path, results: Path, runs: pd.DataFrame) -> None:
     (figures / "MODEL.md").write_text(machinepage.model_page(runs, probe, fits))
 
 
+def _logged_timings(folders: list[Path]) -> list[dict] | None:
+    """Each results folder's run, as _run_each times it, read back from Snakemake's log of it
+    (``.snakemake/log/<start>.snakemake.log`` beside the folder, its "Elapsed time"); None
+    where a folder has no such log."""
+    import datetime
+
+    timings = []
+    for results in folders:
+        logs = sorted((results.parent / ".snakemake" / "log").glob("*.snakemake.log"))
+        lines = [line for line in (logs[-1].read_text(errors="replace").splitlines()
+                                   if logs else []) if line.startswith("Elapsed time: ")]
+        if not lines:
+            return None
+        hours, minutes, seconds = lines[-1].split(": ", 1)[1].split(":")
+        started = datetime.datetime.strptime(logs[-1].name.split(".snakemake")[0],
+                                             "%Y-%m-%dT%H%M%S.%f")  # Snakemake's local time
+        timings.append({"workflow_s": round(3600 * int(hours) + 60 * int(minutes)
+                                            + float(seconds), 1),
+                        "started_unix_s": round(started.timestamp())})
+    return timings
+
+
 def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[dict]]:
     """``runs`` fresh runs of ``which``, ``gap_min`` minutes apart, each by ``snakemake
     --cores 1`` in a new temporary folder; their results folders and (wall seconds, start)."""
@@ -310,14 +339,22 @@ def main(args: argparse.Namespace) -> int:
         _predict_probe_heldout(figures, REPO / config)
     before = json.loads((figures / "run.json").read_text()) if (
         figures / "run.json").exists() else {}
-    if args.no_run:
-        folders = args.results or [REPO / "results"]
-        job_s, tests_s, timings = before.get("workflow_s"), before.get("tests_s"), None
-    else:  # fresh runs, in folders of their own: results/ is neither reused nor replaced
-        folders, timings = _run_each(args.which, runs_made, args.gap_min)
-        job_s = max(t["workflow_s"] for t in timings)
-        tests_s = (_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                          cwd=REPO) if args.which == "main" else None)
+    try:
+        if args.no_run:  # the runs' own times where Snakemake logged them, never another run's
+            folders = args.results or [REPO / "results"]
+            timings = _logged_timings(folders)
+            job_s = max(t["workflow_s"] for t in timings) if timings else (
+                None if args.results else before.get("workflow_s"))
+            tests_s = before.get("tests_s") if not args.results else (
+                _timed(TESTS, cwd=REPO) if args.which == "main" else None)
+        else:  # fresh runs, in folders of their own: results/ is neither reused nor replaced
+            folders, timings = _run_each(args.which, runs_made, args.gap_min)
+            job_s = max(t["workflow_s"] for t in timings)
+            tests_s = _timed(TESTS, cwd=REPO) if args.which == "main" else None
+    except subprocess.CalledProcessError as error:  # a run or the tests failed
+        print(f"rnnbench reference: `{' '.join(map(str, error.cmd[2:]))}` ended with status "
+              f"{error.returncode} (nothing written; its output is above)", file=sys.stderr)
+        return 1
     try:  # checked before anything is written, then all or nothing: never half replaced
         tables = [check_results(results, REPO / config) for results in folders]
         _same_environment(tables, folders)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rnnbench import cli
 from rnnbench.costmodel import check as modelcheck
 from rnnbench.report import modelpages as modeldocs
 from rnnbench.commands import predict
@@ -34,6 +35,22 @@ def run_predict(*options: str) -> subprocess.CompletedProcess:
                                "PATH": "/usr/bin:/bin"})
 
 
+def predict_here(capsys, *options: str) -> tuple[int, str]:
+    """rnnbench predict in this process, in the repository (an exception fails the test, as a
+    traceback would): its exit status and standard error."""
+    import os
+
+    here = os.getcwd()
+    os.chdir(REPO)
+    try:
+        code = cli.main(["predict", *options])
+    except SystemExit as error:  # argparse's refusals
+        code = error.code
+    finally:
+        os.chdir(here)
+    return code, capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_predict_answers_off_the_map_quickly_without_tensorflow():
     done = run_predict("--batch", "64", "--units", "256", "--max-len", "100", "--length", "40",
@@ -55,7 +72,6 @@ def test_predict_inside_the_map_says_so():
     assert "within the fitted range on every axis" in done.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("options, words", [
     (["--batch", "32", "--units", "64", "--max-len", "20", "--length", "30"], "--length 30"),
     (["--batch", "0", "--units", "64", "--max-len", "20"], "--batch 0"),
@@ -65,9 +81,9 @@ def test_predict_inside_the_map_says_so():
     (["--batch", "32", "--units", "64", "--max-len", "20", "--results", "nowhere"],
      "--results nowhere"),
 ])
-def test_predict_refuses_bad_options_by_name(options, words):
-    done = run_predict(*options)
-    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+def test_predict_refuses_bad_options_by_name(options, words, capsys):
+    code, err = predict_here(capsys, *options)
+    assert code == 2 and words in err, err
 
 
 def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tmp_path, capsys):
@@ -219,7 +235,6 @@ def test_predict_writes_a_grids_predictions_once(tmp_path):
     assert again.returncode == 2 and "exists" in again.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("options, words", [
     (["--probe", "nowhere.json"], "--probe nowhere.json"),
     (["--probe", "config.yaml"], "--probe config.yaml"),
@@ -227,7 +242,7 @@ def test_predict_writes_a_grids_predictions_once(tmp_path):
     (["--probe", MAP_PROBE, "--input-dim", "0"], "--input-dim 0"),
     (["--grid", "presets/probe-heldout.yaml"], "--probe"),
 ])
-def test_predict_with_a_probe_refuses_what_it_cannot_read(options, words):
-    done = run_predict("--batch", "32", "--units", "64", "--max-len", "20", *options)
-    assert done.returncode == 2 and words in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr
+def test_predict_with_a_probe_refuses_what_it_cannot_read(options, words, capsys):
+    code, err = predict_here(capsys, "--batch", "32", "--units", "64", "--max-len", "20",
+                             *options)
+    assert code == 2 and words in err, err

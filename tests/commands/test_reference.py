@@ -276,15 +276,18 @@ def test_several_runs_are_pooled_and_one_run_removes_an_old_pool(tmp_path):
 def test_the_main_references_runs_end_its_findings_with_their_drift(tmp_path):
     """Several runs of the main reference: DRIFT.md beside them, and FINDINGS.md ends with how
     far they moved and what explains it, or what else does; a later single run removes it."""
+    import pandas as pd
+
     from test_drift_command import a_run
 
     folders = [a_run(tmp_path / f"run{n}", scale=s)[0] for n, s in enumerate((1.0, 1.25, 0.8))]
     figures = tmp_path / "figures"
     figures.mkdir()
     (figures / "FINDINGS.md").write_text("# Findings\n")
-    assert reference._drift("apis", folders) is None
-    assert reference._drift("main", folders[:1]) is None
-    reference._write_drift(figures, folders, reference._drift("main", folders))
+    tables = [pd.read_csv(folder / "measurements.csv") for folder in folders]
+    assert reference._drift("apis", folders, tables) is None
+    assert reference._drift("main", folders[:1], tables[:1]) is None
+    reference._write_drift(figures, folders, reference._drift("main", folders, tables))
     findings = (figures / "FINDINGS.md").read_text()
     assert findings.startswith("# Findings\n\n## Between the runs")
     assert (figures / "DRIFT.md").read_text().startswith("# Drift between 3 runs")

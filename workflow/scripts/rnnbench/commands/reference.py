@@ -159,19 +159,25 @@ def _same_environment(tables: list[pd.DataFrame], folders: list[Path]) -> None:
         raise ValueError(f"runs of different environments are never pooled: {seen}")
 
 
-def _drift(which: str, folders: list[Path]) -> dict | None:
+def _drift(which: str, folders: list[Path], tables: list[pd.DataFrame]) -> dict | None:
     """The drift between the main reference's runs (driftpage.drift_tables), None for one run
-    or another reference; checked before anything is written.
+    or another reference; computed before anything is written.
+
+    Args:
+        which: the reference run.
+        folders: its results folders.
+        tables: their measurements, as check_results read them (one grid, one environment:
+            _same_environment).
 
     Raises:
-        ValueError: naming a folder without its probe, or runs of different grids.
+        ValueError: naming a folder without its probe (machinepage.peak_probe).
     """
     if which != "main" or len(folders) < 2:
         return None
     from rnnbench.report import driftpage
 
-    runs, probes = driftpage.read_runs(folders)
-    return {"tables": driftpage.drift_tables(runs, probes), "runs": runs}
+    probes = [machinepage.peak_probe(folder)[0] for folder in folders]
+    return {"tables": driftpage.drift_tables(tables, probes), "runs": tables}
 
 
 def _write_drift(figures: Path, folders: list[Path], drift: dict | None) -> None:
@@ -362,7 +368,7 @@ def main(args: argparse.Namespace) -> int:
         validation = (modeldocs.validation_page(runs) if args.which == "heldout" else
                       _probe_validation(figures, runs)
                       if args.which == "probe-heldout" else None)
-        drift = _drift(args.which, folders)
+        drift = _drift(args.which, folders, tables)
         with all_or_nothing([figures, REPO / "README.md", REPO / "docs" / "presets.md"]):
             _write(args.which, folders, runs, validation, {
                 "config": config, "workflow_s": job_s and round(job_s, 1),

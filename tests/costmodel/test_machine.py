@@ -96,6 +96,23 @@ def test_a_matmul_rate_off_the_probed_grid_is_held_at_its_edge():
     assert math.isfinite(machine.matmul_seconds_per_flop(unresolved, 8, 32)[0])
 
 
+def test_the_matmul_rate_is_scipys_bilinear_interpolation_in_log2_held_at_the_edges():
+    from scipy.interpolate import RegularGridInterpolator
+
+    rng = np.random.default_rng(3)
+    batches, units = [4, 16, 32, 256], [8, 64, 512]
+    rows = [{"batch_size": b, "num_units": u, "forward_flop_per_s": rng.uniform(1e8, 1e11),
+             "backward_flop_per_s": rng.uniform(1e8, 1e11)} for b in batches for u in units]
+    batch, unit = rng.uniform(1, 600, 50), rng.uniform(2, 2000, 50)
+    forward, backward = machine.matmul_seconds_per_flop({"matmul": rows}, batch, unit)
+    points = np.column_stack([np.clip(np.log2(batch), 2, 8), np.clip(np.log2(unit), 3, 9)])
+    for got, column in ((forward, "forward_flop_per_s"), (backward, "backward_flop_per_s")):
+        grid = np.log([[next(r[column] for r in rows if (r["batch_size"], r["num_units"]) == (b, u))
+                        for u in units] for b in batches])
+        scipy_rate = RegularGridInterpolator((np.log2(batches), np.log2(units)), grid)(points)
+        assert got == pytest.approx(np.exp(-scipy_rate), rel=1e-12)
+
+
 @pytest.mark.slow
 def test_the_fit_recovers_the_coefficients_and_its_intervals_cover_95_percent():
     from rnnbench.stats.intervals import t_quantile

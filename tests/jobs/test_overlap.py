@@ -36,8 +36,10 @@ def env(lock):
 
 
 def job(folder, name, lock):
-    """A measuring job as Snakemake starts one: its script copied to .snakemake/scripts/."""
-    script = folder / ".snakemake" / "scripts" / f"tmpx1y2.{name}.py"
+    """A measuring job as Snakemake starts one: train.py as the training rules' shell command
+    runs it (workflow/scripts/train.py), peak.py copied to .snakemake/scripts/ (a script:)."""
+    script = (folder / "workflow" / "scripts" / "train.py" if name == "train"
+              else folder / ".snakemake" / "scripts" / f"tmpx1y2.{name}.py")
     script.parent.mkdir(parents=True)
     script.write_text(JOB)
     return subprocess.Popen([sys.executable, str(script.relative_to(folder))], cwd=folder,

@@ -1,9 +1,12 @@
+# The training jobs' benchmark files are read, not inputs: each comes with its result (Snakemake
+# checks it as the job ends), and as inputs they cost a dry run of a large grid a file each.
+# A result whose benchmark was deleted since keeps its measurement, without the job's wall time
+# and peak memory (rnnbench/results/load.py, job_cost).
 # With more_repeats: after the planned repeats, which cells' step ratios are undecided, and
 # the training jobs that add more repeats to them (rnnbench/pipeline/looks.py).
 checkpoint first_look:
     input:
         results=result_paths(),
-        benchmarks=result_paths(TRAIN_BENCHMARKS),
     output:
         layout.first_look_path(RUNS),
     log:
@@ -15,6 +18,7 @@ checkpoint first_look:
         mem_mb=1024,
         runtime=10,
     params:
+        benchmarks=result_paths(TRAIN_BENCHMARKS),
         shared=SHARED_RUNS,
         cells=CELLS,
         protocol={key: config[key] for key in PROTOCOL_KEYS},
@@ -29,7 +33,6 @@ checkpoint first_look:
 rule aggregate:
     input:
         results=measured_results,
-        benchmarks=measured_benchmarks,
         peaks=PEAKS,
         planned=housekeeping.planned("set_aside_stale_tables", PLANNED),
     output:
@@ -54,6 +57,7 @@ rule aggregate:
         mem_mb=1024,
         runtime=10,
     params:
+        benchmarks=measured_benchmarks,
         shared=SHARED_RUNS,
         cells=CELLS,
         protocol={key: config[key] for key in PROTOCOL_KEYS},

@@ -14,6 +14,7 @@ from rnnbench.grid.configcheck import check_config_files, config_warnings  # noq
 from rnnbench.grid.plan import job_priorities, job_threads  # noqa: E402
 from rnnbench.report.chartlist import ALL_CHARTS, plots  # noqa: E402
 from rnnbench.stats.intervals import look_confidence  # noqa: E402
+from rnnbench.jobs.command import TRAIN_COMMAND, as_json  # noqa: E402
 from rnnbench.grid.resources import (  # noqa: E402
     check_overrides,
     dataset_mem_mb,
@@ -63,9 +64,11 @@ TF_VERSIONS = sorted({cell["tf_version"] for cell in CELLS.values()}, key=images
 # builds for the config's device, each checked here, before any job; without containers the
 # installed TensorFlow runs every job (rnnbench/pipeline/container.py, deployment_images).
 FLAVOR = images.FLAVOR_OF_DEVICE[config["device"]]
-try:  # Snakemake's deployment methods: their str() is "apptainer", "conda" or "env-modules"
+# Snakemake's deployment methods: their str() is "apptainer", "conda" or "env-modules"
+DEPLOYMENT = {str(method) for method in workflow.deployment_settings.deployment_method}
+try:
     IMAGE, IMAGES, IMAGE_SHA256 = images.deployment_images(
-        {str(method) for method in workflow.deployment_settings.deployment_method},
+        DEPLOYMENT,
         workflow.basedir,
         FLAVOR,
         config["device"],
@@ -74,6 +77,10 @@ try:  # Snakemake's deployment methods: their str() is "apptainer", "conda" or "
     )
 except ValueError as error:
     refuse(str(error))
+# The Python a training job's shell command runs, as Snakemake's script: directive chooses it:
+# the image's or the conda environment's own, else this Snakemake's (a venv's, not the PATH's).
+TRAIN_PYTHON = "python" if IMAGES or "conda" in DEPLOYMENT else sys.executable
+TRAIN_SCRIPT = str(Path(workflow.basedir) / "workflow" / "scripts" / "train.py")
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
 # another software environment, another timing; a changed definition or lock re-measures.
 CONTAINERS = Path(workflow.basedir) / "containers"

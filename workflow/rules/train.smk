@@ -5,6 +5,8 @@
 # The job asks for as many threads as the cell gives TensorFlow (the larger of its intra- and
 # inter-op threads; Snakemake lowers it to --cores).
 # mem_mb and runtime (minutes) grow with the cell: see rnnbench/grid/resources.py for the formulas.
+# The job runs workflow/scripts/train.py as a shell command (rnnbench/jobs/command.py says why
+# not script:), its cell, protocol and workflow record as JSON.
 # measuring=1: one measuring job (training or peak) at a time on this machine, whatever --cores
 # says (common.smk registers the resource for a local run; the job's lock, rnnbench/jobs/exclusive.py,
 # holds it apart from other runs too).
@@ -28,12 +30,16 @@ rule train_static:
         runtime=runtime_of("static"),
         measuring=1,
     params:
+        python=TRAIN_PYTHON,
+        script=TRAIN_SCRIPT,
+        rule="train_static",
+        log_every=config["log_every"],
         impl="static",
-        workflow_meta=of_cell(lambda cell: workflow_meta(cell["tf_version"])),
-        cell=of_cell(lambda cell: cell),
-        protocol={key: config[key] for key in PROTOCOL_KEYS},
-    script:
-        "../scripts/train.py"
+        workflow_meta=of_cell(lambda cell: as_json(workflow_meta(cell["tf_version"]))),
+        cell=of_cell(as_json),
+        protocol=as_json({key: config[key] for key in PROTOCOL_KEYS}),
+    shell:
+        TRAIN_COMMAND
 
 
 use rule train_static as train_dynamic with:
@@ -49,6 +55,10 @@ use rule train_static as train_dynamic with:
         runtime=runtime_of("dynamic"),
         measuring=1,
     params:
+        python=TRAIN_PYTHON,
+        script=TRAIN_SCRIPT,
+        rule="train_dynamic",
+        log_every=config["log_every"],
         impl="dynamic",
         workflow_meta=rules.train_static.params.workflow_meta,
         cell=rules.train_static.params.cell,

@@ -15,7 +15,7 @@ from rnnbench.stats.summary import summarize, write_cumulative_time  # noqa: E40
 # reference's static runs (cells.shared_runs): they were measured once
 # each run's recorded settings against its planned cell's and protocol (load_results' cells,
 # protocol)
-runs = share_runs(load_results(snakemake.input.results, snakemake.input.benchmarks,
+runs = share_runs(load_results(snakemake.input.results, snakemake.params.benchmarks,
                                dict(snakemake.params.cells), dict(snakemake.params.protocol)),
                   dict(snakemake.params.shared))
 runs.to_csv(snakemake.output.measurements, index=False)

@@ -8,7 +8,7 @@ sys.stderr = open(snakemake.log[0], "w")
 
 from rnnbench.pipeline.looks import first_look  # noqa: E402
 
-look = first_look(list(snakemake.input.results), list(snakemake.input.benchmarks),
+look = first_look(list(snakemake.input.results), list(snakemake.params.benchmarks),
                   dict(snakemake.params.cells), dict(snakemake.params.protocol),
                   dict(snakemake.params.shared), [tuple(job) for job in snakemake.params.jobs],
                   snakemake.params.repeats, snakemake.params.margin, snakemake.params.confidence)

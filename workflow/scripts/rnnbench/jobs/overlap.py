@@ -3,8 +3,8 @@
 The measuring lock (rnnbench.jobs.exclusive) keeps apart only the jobs that take the same
 file: a run given another ``RNNBENCH_MEASURING_LOCK`` measures beside this one unseen by it.
 So a measuring job also looks, at its start and at its end, for processes that run one of
-this workflow's measuring scripts (Snakemake runs a rule's script as
-``.snakemake/scripts/tmpXXXX.train.py``) and hold an exclusive ``flock`` (``/proc/locks``):
+this workflow's measuring scripts (``workflow/scripts/train.py``; Snakemake runs rule peak's
+script as ``.snakemake/scripts/tmpXXXX.peak.py``) and hold an exclusive ``flock`` (``/proc/locks``):
 those measure now. A job still waiting for a lock does not measure yet, and is not counted;
 nor are this process, its parents (Snakemake, a container's shell) and its children (its
 watchdog). Standard library only; Linux's ``/proc``: elsewhere it finds none.
@@ -70,18 +70,21 @@ def measuring_script(pid: int) -> str | None:
         pid: the process; its arguments are read from ``/proc/PID/cmdline``.
 
     Returns:
-        The script's name (``train``, ``peak``) where an argument is Snakemake's copy of it,
-        ``.../.snakemake/scripts/tmp*.<name>.py``; None otherwise, or when it is gone.
+        The script's name (``train``, ``peak``) where an argument is the script,
+        ``.../workflow/scripts/<name>.py`` (a shell: rule's), or Snakemake's copy of it,
+        ``.../.snakemake/scripts/tmp*.<name>.py`` (a script: rule's); None otherwise, or when
+        it is gone.
     """
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return None
     for arg in (Path(raw.decode(errors="replace")) for raw in argv):
-        if arg.parent.parts[-2:] != (".snakemake", "scripts") or not arg.name.startswith("tmp"):
-            continue
         for name in MEASURING_SCRIPTS:
-            if arg.name.endswith(f".{name}.py"):
+            if arg.parent.parts[-2:] == ("workflow", "scripts") and arg.name == f"{name}.py":
+                return name
+            if (arg.parent.parts[-2:] == (".snakemake", "scripts") and arg.name.startswith("tmp")
+                    and arg.name.endswith(f".{name}.py")):
                 return name
     return None
 

@@ -160,7 +160,8 @@ def measured_results(wildcards):
 
 
 def measured_benchmarks(wildcards):
-    """The benchmark file of each result aggregation reads (measured_paths): an input function."""
+    """The benchmark file of each result aggregation reads (measured_paths): a params
+    function (each comes with its result, so it is no input)."""
     return measured_paths(TRAIN_BENCHMARKS)
 
 

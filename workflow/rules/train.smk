@@ -55,10 +55,10 @@ use rule train_static as train_dynamic with:
         runtime=runtime_of("dynamic"),
         measuring=1,
     params:
-        python=TRAIN_PYTHON,
-        script=TRAIN_SCRIPT,
+        python=rules.train_static.params.python,
+        script=rules.train_static.params.script,
         rule="train_dynamic",
-        log_every=config["log_every"],
+        log_every=rules.train_static.params.log_every,
         impl="dynamic",
         workflow_meta=rules.train_static.params.workflow_meta,
         cell=rules.train_static.params.cell,

@@ -26,8 +26,8 @@ TRAIN_COMMAND = (
 params.python and params.script are common.smk's TRAIN_PYTHON and TRAIN_SCRIPT; params.cell,
 params.protocol and params.workflow_meta are JSON text (as_json). log_every is apart from the
 protocol: it changes no measurement (the default profile's rerun triggers leave params out).
-Standard error goes to the job's log from the
-first line on, a failed import's traceback included."""
+Standard error goes to the job's log from the first line on, a failed import's traceback
+included."""
 
 
 def as_json(value) -> str:

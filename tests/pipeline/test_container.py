@@ -419,3 +419,20 @@ def test_the_repository_names_no_package_index():
              if any(host in (REPO / name).read_text(errors="ignore")
                     for host in ("pypi" + ".org", "pythonhosted" + ".org"))]  # not named here either
     assert named == [], named
+
+
+def test_scripts_bind_adds_the_scripts_folder_read_only_once():
+    scripts = "/srv/rnn bench/workflow/scripts"
+    entry = f"{scripts}:{scripts}:ro"
+    assert container.scripts_bind(scripts, {}) == entry
+    assert container.scripts_bind(scripts, {"APPTAINER_BIND": "/data,/scratch:/s"}) == (
+        f"/data,/scratch:/s,{entry}")
+    # a SLURM job step reads the Snakefile again, with the value set by the submitting run
+    again = container.scripts_bind(scripts, {"APPTAINER_BIND": f"/data,{entry}"})
+    assert again == f"/data,{entry}"
+
+
+@pytest.mark.parametrize("folder", ["/a,b/workflow/scripts", "/a:b/workflow/scripts"])
+def test_scripts_bind_refuses_apptainers_separators(folder):
+    with pytest.raises(ValueError, match=re.escape(repr(folder))):
+        container.scripts_bind(folder, {})

@@ -80,7 +80,13 @@ except ValueError as error:
 # The Python a training job's shell command runs, as Snakemake's script: directive chooses it:
 # the image's or the conda environment's own, else this Snakemake's (a venv's, not the PATH's).
 TRAIN_PYTHON = "python" if IMAGES or "conda" in DEPLOYMENT else sys.executable
-TRAIN_SCRIPT = str(Path(workflow.basedir) / "workflow" / "scripts" / "train.py")
+TRAIN_SCRIPT = str(SCRIPTS / "train.py")
+if IMAGES:
+    # the image must see train.py at that path: Snakemake mounts it only for script: jobs
+    try:
+        os.environ["APPTAINER_BIND"] = images.scripts_bind(SCRIPTS, os.environ)
+    except ValueError as error:
+        refuse(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
 # another software environment, another timing; a changed definition or lock re-measures.
 CONTAINERS = Path(workflow.basedir) / "containers"

@@ -15,7 +15,9 @@ def refuse(message):
     raise SystemExit(1)
 
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+# the rnnbench package and the rules' scripts
+SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
+sys.path.insert(0, str(SCRIPTS))
 from rnnbench.grid.configfiles import base_config, check_config_file  # noqa: E402
 
 # The grid's base is the working directory's config.yaml; where there is none (Snakemake's

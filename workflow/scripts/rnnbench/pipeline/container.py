@@ -415,6 +415,36 @@ def check_deployment(images: Mapping[str, Path], flavor: str, device: str,
 
 
 
+def scripts_bind(scripts_dir: str | Path, environ: Mapping[str, str]) -> str:
+    """The APPTAINER_BIND that mounts the workflow's scripts folder, read-only, in every image.
+
+    A training job runs ``workflow/scripts/train.py`` by its host path, as a shell command.
+    Snakemake mounts the host's folders into an image only for a ``script:`` job (its search
+    paths), so Apptainer must mount this one: APPTAINER_BIND, which adds to any ``--bind`` of
+    ``--apptainer-args`` (Apptainer's "Bind Paths and Mounts" page). An entry already there is
+    kept once: a SLURM job step reads the Snakefile again with the submitting environment.
+
+    Args:
+        scripts_dir: the absolute path of ``workflow/scripts`` on the host.
+        environ: the environment Snakemake's jobs will see (its APPTAINER_BIND, if any).
+
+    Returns:
+        APPTAINER_BIND's new value: its old entries, comma-separated, then
+        ``<scripts_dir>:<scripts_dir>:ro``.
+
+    Raises:
+        ValueError: the path holds a comma or a colon, the separators of APPTAINER_BIND.
+    """
+    folder = str(scripts_dir)
+    if "," in folder or ":" in folder:
+        raise ValueError(f"--use-singularity: Apptainer cannot bind {folder!r} (a comma or colon "
+                         "in the path): clone the repository to a path without them, or run "
+                         "without --use-singularity")
+    entry = f"{folder}:{folder}:ro"
+    entries = [e for e in environ.get("APPTAINER_BIND", "").split(",") if e.strip()]
+    return ",".join(entries if entry in entries else [*entries, entry])
+
+
 def deployment_images(methods: set[str], repo_dir: str | Path, flavor: str, device: str,
                       tf_versions: list[str], environ: Mapping[str, str]
                       ) -> tuple[Path | None, dict[str, Path], dict[str, str]]:

@@ -84,7 +84,8 @@ TRAIN_SCRIPT = str(SCRIPTS / "train.py")
 if IMAGES:
     # the image must see train.py at that path: Snakemake mounts it only for script: jobs
     try:
-        os.environ["APPTAINER_BIND"] = images.scripts_bind(SCRIPTS, os.environ)
+        # set, not read (no envvars: directive: the variable may be unset)
+        os.environ.update(APPTAINER_BIND=images.scripts_bind(SCRIPTS, os.environ))
     except ValueError as error:
         refuse(str(error))
 # Runs in images go to a folder of their own, named by the set of images the flavor has:
@@ -179,6 +180,17 @@ def train_outputs(impl):
         "log": TRAIN_LOGS.replace("{impl}", impl),
         "benchmark": TRAIN_BENCHMARKS.replace("{impl}", impl),
     }
+
+
+def replanned(impl):
+    """Input of ``impl``'s training rule in a dry run that found results a run sets aside
+    (hooks.smk's DAMAGED): rule plan_only's placeholder for those jobs, so that the plan lists
+    them as a run will measure them again; [] otherwise (no function to call per job)."""
+    step = housekeeping.planned("set_aside_damaged_results", PLANNED)
+    if not step:
+        return []
+    pattern, damaged = train_outputs(impl)["result"], set(DAMAGED)
+    return lambda w: step if pattern.format(cell=w.cell, repeat=w.repeat) in damaged else []
 
 
 def dataset_files(name):

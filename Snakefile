@@ -29,3 +29,11 @@ rule all:
     default_target: True
     input:
         targets(),
+
+
+# Every rule is defined now: refuse an override of a rule the workflow lacks (Snakemake
+# would ignore it without a word).
+try:
+    hardware.check_rule_names(INVOCATION, {rule.name for rule in workflow.rules})
+except ValueError as error:
+    refuse(f"{error}")

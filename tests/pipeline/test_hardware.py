@@ -117,3 +117,23 @@ def test_a_key_given_twice_to_config_is_refused_naming_both_values():
         hardware.check_config_keys(twice)
     hardware.check_config_keys(hardware.invocation(["snakemake", "--cores", "1", "--config",
                                                     "steps=3", "repeats=2"]))
+
+
+def test_an_override_of_a_rule_the_workflow_lacks_is_refused(tmp_path):
+    """Snakemake ignores ``--set-resources nosuchrule:...`` and ``--set-threads nosuchrule=N``
+    without a word; the workflow names the rule and its own rules, before any job."""
+    invocation = hardware.invocation(["snakemake", "--set-resources", "train_statc:mem_mb=100",
+                                      "--set-threads", "peak=2", "plott=1"])
+    assert set(invocation.set_threads) == {"peak", "plott"}
+    with pytest.raises(ValueError, match=r"--set-resources train_statc:\.\.\.: this workflow "
+                                         r"has no rule 'train_statc'; its rules: peak, plot$"):
+        hardware.check_rule_names(invocation, {"peak", "plot"})
+    with pytest.raises(ValueError, match=r"--set-threads plott:\.\.\.: .* no rule 'plott'"):
+        hardware.check_rule_names(invocation._replace(set_resources={}), {"peak", "plot"})
+    hardware.check_rule_names(invocation._replace(set_resources={}, set_threads={}), {"peak"})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--set-resources", "train_statc:mem_mb=9",
+                     check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "--set-resources train_statc:...: this workflow has no rule 'train_statc'; its " \
+           "rules: aggregate, all, " in proc.stderr

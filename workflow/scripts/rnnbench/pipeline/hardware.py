@@ -65,6 +65,7 @@ class Invocation(NamedTuple):
             options.
         report: --report, as Snakemake parsed it.
         set_resources: --set-resources, {rule: {resource: value}}.
+        set_threads: --set-threads, {rule: threads}.
         cores: --cores as Snakemake parsed it (``all``: this machine's); None where not given.
         jobs: --jobs, likewise.
         config: --config's ``key=value`` texts, in order.
@@ -73,6 +74,7 @@ class Invocation(NamedTuple):
     executes: bool
     report: bool = False
     set_resources: dict = {}
+    set_threads: dict = {}
     cores: int | None = None
     jobs: int | None = None
     config: tuple = ()
@@ -117,7 +119,7 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
                         for name, value in given.items()}
                  for rule, given in (getattr(args, "set_resources", None) or {}).items()}
     return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides,
-                      getattr(args, "cores", None), getattr(args, "jobs", None),
+                      dict(getattr(args, "set_threads", None) or {}), getattr(args, "cores", None), getattr(args, "jobs", None),
                       tuple(getattr(args, "config", None) or ()))
 
 
@@ -134,6 +136,27 @@ def check_cores(invocation: Invocation) -> None:
         if isinstance(value, int) and value < 1:
             raise ValueError(f"{option} {value}: Snakemake would select no job and wait "
                              f"forever: give {option} 1 or more (or all)")
+
+
+def check_rule_names(invocation: Invocation, rules: set[str]) -> None:
+    """Refuse --set-resources or --set-threads for a rule the workflow lacks.
+
+    Snakemake ignores such an override without a word, so a misspelt rule name would leave
+    that rule's memory, runtime or threads as the workflow sets them.
+
+    Args:
+        invocation: the command line (invocation).
+        rules: the names of the workflow's rules.
+
+    Raises:
+        ValueError: naming the option, the rule and the rules there are.
+    """
+    for option, given in (("--set-resources", invocation.set_resources),
+                          ("--set-threads", invocation.set_threads)):
+        unknown = sorted(set(given) - rules)
+        if unknown:
+            raise ValueError(f"{option} {unknown[0]}:...: this workflow has no rule "
+                             f"{unknown[0]!r}; its rules: {', '.join(sorted(rules))}")
 
 
 def check_config_keys(invocation: Invocation) -> None:

@@ -127,6 +127,13 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     assert "are the same result set" in capsys.readouterr().err
     assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
     assert "give two different names" in capsys.readouterr().err
+    theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- steps: 3\n")
+    assert cli.main(["compare", str(ours), str(theirs), "--configfile", str(listed)]) == 1
+    assert capsys.readouterr().err == (
+        f"compare: {listed}: is not a mapping of keys at top level: Snakemake refuses such a "
+        "config file; write the keys to change (e.g. steps: 200), or leave the file out\n")
 
 
 @pytest.mark.slow

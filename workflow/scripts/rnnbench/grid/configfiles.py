@@ -216,16 +216,15 @@ def read_config(files: list[str | Path], repo: str | Path, claims: bool = True) 
         The merged config.
 
     Raises:
-        ValueError: naming a file that is not valid YAML, and load_claims' errors.
+        ValueError: check_config_file's (a file that is not YAML, holds no mapping of keys,
+            or a key twice), and load_claims' errors.
     """
     import yaml
 
     config: dict = {}
     for path in files:
-        try:
-            config.update(yaml.safe_load(Path(path).read_text()) or {})
-        except yaml.YAMLError as error:
-            raise ValueError(f"{path} is not valid YAML: {error}") from None
+        check_config_file(path)
+        config.update(yaml.safe_load(Path(path).read_text()) or {})
     if claims:
         config.setdefault("claims", [])
         load_claims(config, repo)

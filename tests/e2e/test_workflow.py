@@ -304,7 +304,10 @@ def test_a_damaged_result_is_set_aside_and_measured_again(finished_run, tmp_path
     proc = snakemake(tmp_path, "-n", "--cores", "1", str(relative))
     assert f"results: {relative} is not a valid result (not JSON" in proc.stderr
     assert "a run moves it to results/stale/" in proc.stderr and results_tree(tmp_path) == before
+    # the plan lists the job the run will do (rule plan_only stands for the moving)
+    assert re.search(r"\ntrain_dynamic\s+1\n", proc.stdout), proc.stdout
     proc = snakemake(tmp_path, "--cores", "1", str(relative))
+    assert re.search(r"\ntrain_dynamic\s+1\n", proc.stderr), proc.stderr
     assert f"results: {relative} was not a valid result (not JSON" in proc.stderr
     assert (tmp_path / "results/stale" / relative).stat().st_size == 100  # kept, as it was
     assert json.loads(result.read_text())["schema_version"] == 6  # measured again

@@ -92,9 +92,9 @@ def test_a_damaged_result_is_only_named_by_a_dry_run(workdir):
     write(RESULT, '{"cut short')
     before = tree()
     said = []
-    changed = housekeeping.set_aside_damaged_results([RESULT], {RESULT: None}, {RESULT: "changed"},
-                                                     True, said.append)
-    assert tree() == before and changed == {RESULT: "changed"}
+    changed, damaged = housekeeping.set_aside_damaged_results(
+        [RESULT], {RESULT: None}, {RESULT: "changed"}, True, said.append)
+    assert tree() == before and changed == {RESULT: "changed"} and damaged == [RESULT]
     assert len(said) == 1 and said[0].startswith(f"results: {RESULT} is not a valid result (not JSON")
     assert said[0].endswith(f": a run moves it to results/stale/{RESULT} and measures it again "
                             "(this command runs no job: nothing moved)")
@@ -105,10 +105,11 @@ def test_a_damaged_result_is_moved_aside_and_its_listing_gone(workdir):
     valid = write("results/runs/p/c1/dynamic/repeat1.json", json.dumps(make_result("dynamic")))
     record = write("results/runs/p/c2/static/repeat1.json", json.dumps({"not": "a result"}))
     said = []
-    changed = housekeeping.set_aside_damaged_results(
+    changed, moved = housekeeping.set_aside_damaged_results(
         [damaged, valid, record, "results/runs/p/c3/static/repeat1.json"], {damaged: "x"},
         {damaged: "changed"}, False, said.append)
     assert changed == {damaged: "gone"}  # the unlisted one stays out of it
+    assert moved == [damaged, record]
     assert not Path(damaged).exists() and not Path(record).exists() and Path(valid).exists()
     assert Path("results/stale", damaged).read_text() == '{"cut short'  # kept, as it was
     assert Path("results/stale", record).exists()

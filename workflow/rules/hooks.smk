@@ -32,6 +32,7 @@ OTHER_OUTPUTS = [
 LOOKED = looked_jobs()  # the jobs an earlier first look added; None before any look
 BLOCKED = {}  # {result: why}: training jobs a file blocks, left out and named when the run ends
 PLANNED = []  # what a run does before any job that this dry run did not (rule plan_only)
+DAMAGED = []  # results not valid: set aside and measured again (by a run; a dry run plans it)
 UNDRAWN = {}  # {chart: why}: with --report, the charts a run did not draw, left out of it
 
 # Before any job, in the main Snakemake process only (not again in each job's own): a blocked
@@ -47,10 +48,11 @@ if workflow.is_main_process:
             SAY,
         )
         LISTED = listed_results(layout.MEASUREMENTS)
-        CHANGED = housekeeping.set_aside_damaged_results(
+        CHANGED, DAMAGED = housekeeping.set_aside_damaged_results(
             RESULT_FILES, LISTED, changed_results(LISTED), DRY_RUN, SAY
         )
         SKIPPED = {  # step: whether a run does it before any job and this command did not
+            "set_aside_damaged_results": DRY_RUN and bool(DAMAGED),
             "set_aside_stale_tables": housekeeping.set_aside_stale_tables(
                 CHANGED,
                 [*CELL_AXES, *LATE_COLUMNS],

@@ -13,6 +13,7 @@
 rule train_static:
     input:
         unpack(dataset_of),
+        planned=replanned("static"),
     output:
         result=train_outputs("static")["result"],
     log:
@@ -43,6 +44,9 @@ rule train_static:
 
 
 use rule train_static as train_dynamic with:
+    input:
+        unpack(dataset_of),
+        planned=replanned("dynamic"),
     output:
         result=train_outputs("dynamic")["result"],
     log:

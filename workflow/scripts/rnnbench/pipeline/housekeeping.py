@@ -134,7 +134,7 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
 
 def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
                               changed: dict[str, str], dry_run: bool, say: Say,
-                              folder: str = STALE) -> dict[str, str]:
+                              folder: str = STALE) -> tuple[dict[str, str], list[str]]:
     """Move aside each result file that holds no result record, so the run measures it again.
 
     A damaged file (files.damaged_results: cut short, overwritten) is handled as a missing
@@ -149,10 +149,12 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
         folder: where damaged results go.
 
     Returns:
-        ``changed``, with each listed result moved away now ``gone`` (a new dict).
+        (``changed``, with each listed result moved away now ``gone`` (a new dict); the
+        damaged results, moved or, with ``dry_run``, to be moved by a run).
     """
     changed = dict(changed)
-    for path, why in damaged_results(results, listed, changed).items():
+    damaged = damaged_results(results, listed, changed)
+    for path, why in damaged.items():
         target = Path(folder) / path
         if dry_run:
             say(f"results: {path} is not a valid result ({why}): a run moves it to {target} "
@@ -164,7 +166,7 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
             changed[path] = "gone"
         say(f"results: {path} was not a valid result ({why}): moved to {target}; it is "
             "measured again")
-    return changed
+    return changed, list(damaged)
 
 
 def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,

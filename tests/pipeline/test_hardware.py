@@ -53,9 +53,9 @@ def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
             monkeypatch.setenv(name, value)
         got = hardware.invocation(["snakemake", "-s", str(REPO / "Snakefile"), *argv])
         assert (got.executor, got.executes) == expected, (argv, more)
-        assert got.report == (argv[0] == "--report"), argv
+        assert bool(got.report) == (argv[0] == "--report"), argv
     # --report in its = form too (the workflow checks a report's grid: check_report_grid)
-    assert hardware.invocation(["snakemake", "--report=r.html"]).report
+    assert hardware.invocation(["snakemake", "--report=r.html"]).report == "r.html"
     # --set-resources as Snakemake reads it, for the watchdog's bounds (check_overrides)
     got = hardware.invocation(["snakemake", "--set-resources", "train_static:mem_mb=0",
                                "peak:runtime=5"])
@@ -137,3 +137,14 @@ def test_an_override_of_a_rule_the_workflow_lacks_is_refused(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "--set-resources train_statc:...: this workflow has no rule 'train_statc'; its " \
            "rules: aggregate, all, " in proc.stderr
+
+
+def test_a_report_into_a_missing_folder_is_refused(tmp_path, monkeypatch):
+    """Snakemake builds the report, then stops with a FileNotFoundError traceback."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "there").mkdir()
+    for fine in ("r.html", "there/r.zip", ""):
+        hardware.check_report_folder(hardware.Invocation("local", False, fine))
+    with pytest.raises(ValueError, match=r"^--report gone/r\.html: there is no folder gone in "
+                                         rf"{tmp_path}: make it first \(mkdir -p gone\)"):
+        hardware.check_report_folder(hardware.Invocation("local", False, "gone/r.html"))

@@ -42,6 +42,7 @@ NOTES = []
 try:
     hardware.check_cores(INVOCATION)
     hardware.check_config_keys(INVOCATION)
+    hardware.check_report_folder(INVOCATION)
     CELLS = check_config_files(
         workflow.configfiles,
         config,

@@ -63,7 +63,7 @@ class Invocation(NamedTuple):
             executor its real run would use.
         executes: False for -n, --summary, --dag, --report, --lint and the other INSPECTING
             options.
-        report: --report, as Snakemake parsed it.
+        report: --report's file as given (relative to the working directory); "" without.
         set_resources: --set-resources, {rule: {resource: value}}.
         set_threads: --set-threads, {rule: threads}.
         cores: --cores as Snakemake parsed it (``all``: this machine's); None where not given.
@@ -72,7 +72,7 @@ class Invocation(NamedTuple):
     """
     executor: str
     executes: bool
-    report: bool = False
+    report: str = ""
     set_resources: dict = {}
     set_threads: dict = {}
     cores: int | None = None
@@ -118,7 +118,7 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
     overrides = {rule: {name: value.raw if value.is_evaluable() else value.value
                         for name, value in given.items()}
                  for rule, given in (getattr(args, "set_resources", None) or {}).items()}
-    return Invocation(str(args.executor or "local"), executes, bool(args.report), overrides,
+    return Invocation(str(args.executor or "local"), executes, str(args.report or ""), overrides,
                       dict(getattr(args, "set_threads", None) or {}), getattr(args, "cores", None), getattr(args, "jobs", None),
                       tuple(getattr(args, "config", None) or ()))
 
@@ -157,6 +157,26 @@ def check_rule_names(invocation: Invocation, rules: set[str]) -> None:
         if unknown:
             raise ValueError(f"{option} {unknown[0]}:...: this workflow has no rule "
                              f"{unknown[0]!r}; its rules: {', '.join(sorted(rules))}")
+
+
+def check_report_folder(invocation: Invocation) -> None:
+    """Refuse --report into a folder that does not exist, before the report is built.
+
+    Snakemake would build the report, then stop with a traceback as it writes the file.
+
+    Args:
+        invocation: the command line (invocation); read in the working directory, where
+            Snakemake writes a relative report path.
+
+    Raises:
+        ValueError: naming the option, the folder and the fix.
+    """
+    folder = Path(invocation.report).parent
+    if invocation.report and not folder.is_dir():
+        where = "" if folder.is_absolute() else f" in {os.getcwd()}"
+        raise ValueError(f"--report {invocation.report}: there is no folder {folder}{where}: "
+                         f"make it first (mkdir -p {folder}), or name a file in a folder that "
+                         "exists")
 
 
 def check_config_keys(invocation: Invocation) -> None:

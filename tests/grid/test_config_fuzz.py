@@ -111,6 +111,17 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
         configcheck.check_config_files([path], {}, None)
     with pytest.raises(ValueError, match=r"nothere.yaml: cannot be read \(No such file"):
         configcheck.check_config_files([tmp_path / "nothere.yaml"], {}, None)
+    # a tag SafeLoader cannot construct, a control character, a device: one line each
+    for text, said in (("batch_size: !foo [8]\n", r"line 1, column 13: not valid YAML \(could "
+                        r"not determine a constructor for the tag '!foo'\)"),
+                       ("steps: !!python/object/apply:os.system [ls]\n", r"line 1, column 8: "),
+                       ("steps: 5\x00\n", r"not valid YAML \(unacceptable character #x0000: .*"
+                        r"position 8\): remove that character$")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=r"grid.yaml.*" + said):
+            configcheck.check_config_files([path], {}, None)
+    with pytest.raises(ValueError, match=r"^/dev/zero: not a regular file"):
+        configcheck.check_config_files(["/dev/zero"], {}, None)
 
 
 @pytest.mark.slow

@@ -107,9 +107,13 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
     """
     import yaml
 
+    if Path(path).exists() and not Path(path).is_file():  # a pipe or device: read once, or never ends
+        raise ValueError(f"{path}: not a regular file: save the config to a file and give that")
     try:
         with open(path) as handle:
-            root = yaml.compose(handle, Loader=yaml.SafeLoader)
+            text = handle.read()
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        yaml.safe_load(text)  # a tag SafeLoader cannot construct: !foo, !!python/...
     except OSError as error:
         raise ValueError(f"{path}: cannot be read ({error.strerror}): check the path given to "
                          "--configfile") from None
@@ -119,6 +123,9 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
         mark = error.problem_mark or error.context_mark
         raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
                          f"YAML ({error.problem or error.context}): fix the syntax there") from None
+    except yaml.YAMLError as error:  # the reader's: a control character
+        raise ValueError(f"{path}: not valid YAML ({' '.join(str(error).split())}): remove "
+                         "that character") from None
     if keys and not isinstance(root, yaml.MappingNode):  # as Snakemake refuses it
         what = "holds no keys (it is empty, or comments only)" if root is None else \
             "is not a mapping of keys at top level"

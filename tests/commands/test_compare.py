@@ -174,3 +174,38 @@ def test_a_results_folder_is_read_without_what_the_workflow_set_aside(tmp_path):
     assert len(runs) == 6 and set(runs["cell_id"]) == {"c1"}
     with pytest.raises(ValueError, match="repeat1.json: not a valid result"):
         sides.read_side(results / "stale")  # named itself: read as given
+
+
+def test_a_measurements_csv_no_run_could_give_is_refused_naming_line_and_value(tmp_path,
+                                                                                 capsys):
+    """A header only, a step time that is text, negative or NaN, an impl that is neither:
+    one line naming the file's line, the column and the value, never a traceback or a NaN
+    ratio judged undecided."""
+    runs = sides.read_side(_write(tmp_path / "ours", _runs("c1", 0.010, 0.020)))
+    good = tmp_path / "measurements.csv"
+    runs.to_csv(good, index=False)
+    assert len(sides.read_side(good)) == 6
+
+    def first(column, value, row=0):
+        values = runs[column].astype(object).tolist()
+        values[row] = value
+        return runs.assign(**{column: values})
+
+    for table, said in (
+            (runs.iloc[:0], ": holds no runs (a header only)"),
+            (first("median_step_s", "x"),
+             ", line 2: median_step_s is 'x', not a number of seconds above 0"),
+            (first("setup_s", float("nan")),
+             ", line 2: setup_s is 'nan', not a number of seconds above 0"),
+            (first("median_step_s", -1.0, row=2),
+             ", line 4: median_step_s is '-1.0', not a number of seconds above 0"),
+            (first("impl", "banana"), ", line 2: impl is 'banana', not static or dynamic")):
+        bad = tmp_path / "bad.csv"
+        table.to_csv(bad, index=False)
+        assert cli.main(["compare", str(good), str(bad), "--out", str(tmp_path / "o")]) == 1
+        assert capsys.readouterr().err == f"compare: {bad}{said}\n"
+    # a side whose cell has no static runs
+    runs[runs["impl"] == "dynamic"].to_csv(tmp_path / "dynamic.csv", index=False)
+    assert cli.main(["compare", str(good), str(tmp_path / "dynamic.csv"), "--out",
+                     str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == "compare: cell c1: no static runs\n"

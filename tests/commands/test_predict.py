@@ -102,11 +102,11 @@ def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tm
 
     for table, words in (
             (runs.drop(columns="setup_s"), "no column setup_s"),
-            (runs.assign(median_step_s="abc"), "median_step_s 'abc' is not a finite number"),
-            (runs.iloc[:0], "no runs in it"),
+            (runs.assign(median_step_s="abc"), "median_step_s is 'abc', not a number of"),
+            (runs.iloc[:0], "holds no runs (a header only)"),
             (runs.assign(busy=True), f"Of its {len(runs)} runs, {len(runs)} were flagged busy"),
             (runs[runs["impl"] == "static"], f"the rest: static {len(runs) // 2} runs"),
-            (runs.assign(median_step_s=float("inf")), "median_step_s 'inf' is not a finite"),
+            (runs.assign(median_step_s=float("inf")), "median_step_s is 'inf', not a"),
             (runs.assign(busy="maybe"), "busy 'maybe' is neither True nor False"),
             (runs.assign(api="nonsense"), "api ['nonsense'] (known:"),
             (pd.concat([runs, runs.iloc[:1]]), "it holds a run twice")):

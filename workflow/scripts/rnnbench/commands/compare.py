@@ -275,7 +275,10 @@ def main(args: argparse.Namespace) -> int:
         return _refuse(error)
     claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
     margin = margin_of(config)
-    table = compare(a, b, claims, margin, tuple(args.names))
+    try:
+        table = compare(a, b, claims, margin, tuple(args.names))
+    except ValueError as error:  # a side whose cell lacks static or dynamic runs
+        return _refuse(error)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)

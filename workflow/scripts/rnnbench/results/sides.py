@@ -32,6 +32,37 @@ def result_files(folder: Path) -> list[Path]:
                   and not set(path.relative_to(folder).parts[:-1]) & set(SET_ASIDE))
 
 
+TIMES = ("setup_s", "median_step_s")
+"""The times every run of a measurements.csv holds (s): what compare and predict read."""
+
+
+def check_rows(source: str | Path, table: pd.DataFrame) -> None:
+    """Refuse a measurements.csv without runs, or with a run no result file could give.
+
+    Args:
+        source: the file, named in the message.
+        table: its rows (read_table).
+
+    Raises:
+        ValueError: naming the file, and the column, row (the file's line) and value: no
+            rows; an impl other than static or dynamic; a time (TIMES) that is not a finite
+            number above 0.
+    """
+    if table.empty:
+        raise ValueError(f"{source}: holds no runs (a header only)")
+    impl = ~table["impl"].isin(["static", "dynamic"])
+    checks = [("impl", impl, "static or dynamic")]
+    for column in TIMES:
+        values = pd.to_numeric(table[column], errors="coerce")
+        checks.append((column, ~((values > 0) & (values < float("inf"))),
+                       "a number of seconds above 0"))
+    for column, bad, what in checks:
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise ValueError(f"{source}, line {row + 2}: {column} is "
+                             f"{str(table[column].iloc[row])!r}, not {what}")
+
+
 def read_side(source: str | Path) -> pd.DataFrame:
     """Read the runs of one side (load_results' rows), with the runs a cell takes from another.
 
@@ -59,12 +90,13 @@ def read_side(source: str | Path) -> pd.DataFrame:
             table = read_table(source)
         except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
             raise ValueError(f"{source}: not a measurements.csv ({error})") from None
-        missing = [c for c in ("cell_id", "impl", "repeat", "environment", *LATE_COLUMNS)
-                   if c not in table.columns]
+        missing = [c for c in ("cell_id", "impl", "repeat", "environment", *LATE_COLUMNS,
+                               *TIMES) if c not in table.columns]
         if missing:
             raise ValueError(f"{source}: not a measurements.csv of this workflow (no column "
                              f"{', '.join(missing)}): give the runs folder (results/runs), or "
                              "let the workflow rebuild the table (snakemake --cores 1)")
+        check_rows(source, table)
         return table
     paths = result_files(source)
     if not paths:

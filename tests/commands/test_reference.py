@@ -223,6 +223,22 @@ def test_a_results_folder_of_another_grid_is_refused_before_anything_is_written(
     shutil.rmtree(tmp_path)
 
 
+def test_the_main_reference_checks_its_folder_before_it_times_the_tests(tmp_path, monkeypatch,
+                                                                         capsys):
+    """`--run main --no-run --results DIR` times the test suite; an empty DIR is refused at
+    once, not after the suite (whose Snakemake jobs a timeout would leave behind)."""
+    from rnnbench import cli
+
+    def tests_run(*args, **kwargs):
+        raise AssertionError("the test suite started")
+
+    monkeypatch.setattr(reference, "_timed", tests_run)
+    assert cli.main(["reference", "--no-run", "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"rnnbench reference: --results {tmp_path}: no FINDINGS.md, summary.csv, measurements.csv "
+        "there (run the workflow in it first, or leave out --no-run) (nothing written)\n")
+
+
 def test_a_run_that_fails_while_it_is_written_leaves_everything_as_it_was(tmp_path):
     """A results folder that passes check_results but cannot be written through (the map's
     runs all flagged busy: no fit for docs/presets.md's block) is refused with status 2, and

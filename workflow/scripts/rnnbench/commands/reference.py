@@ -317,6 +317,20 @@ def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[d
     return folders, timings
 
 
+def _checked_tables(folders: list[Path], config: str) -> list[pd.DataFrame]:
+    """Each folder's runs (check_results), all of one environment (_same_environment)."""
+    tables = [check_results(results, REPO / config) for results in folders]
+    _same_environment(tables, folders)
+    return tables
+
+
+def _refuse(error: Exception, folders: list[Path]) -> int:
+    """Print why nothing was written (a KeyError: a column the last folder lacks); status 2."""
+    words = error if isinstance(error, ValueError) else f"--results {folders[-1]}: no {error}"
+    print(f"rnnbench reference: {words} (nothing written)", file=sys.stderr)
+    return 2
+
+
 def main(args: argparse.Namespace) -> int:
     """Run ``rnnbench reference``: make or take a reference run, write its folder and answer.
 
@@ -345,9 +359,10 @@ def main(args: argparse.Namespace) -> int:
         _predict_probe_heldout(figures, REPO / config)
     before = json.loads((figures / "run.json").read_text()) if (
         figures / "run.json").exists() else {}
+    folders, tables = args.results or [REPO / "results"], None
     try:
         if args.no_run:  # the runs' own times where Snakemake logged them, never another run's
-            folders = args.results or [REPO / "results"]
+            tables = _checked_tables(folders, config)  # before the tests: a bad folder is cheap
             timings = _logged_timings(folders)
             job_s = max(t["workflow_s"] for t in timings) if timings else (
                 None if args.results else before.get("workflow_s"))
@@ -361,9 +376,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"rnnbench reference: `{' '.join(map(str, error.cmd[2:]))}` ended with status "
               f"{error.returncode} (nothing written; its output is above)", file=sys.stderr)
         return 1
+    except (ValueError, KeyError) as error:
+        return _refuse(error, folders)
     try:  # checked before anything is written, then all or nothing: never half replaced
-        tables = [check_results(results, REPO / config) for results in folders]
-        _same_environment(tables, folders)
+        tables = tables or _checked_tables(folders, config)
         runs = tables[-1]
         validation = (modeldocs.validation_page(runs) if args.which == "heldout" else
                       _probe_validation(figures, runs)
@@ -375,9 +391,7 @@ def main(args: argparse.Namespace) -> int:
                 "tests_s": tests_s and round(tests_s, 1),
                 **({"runs": timings} if timings and len(timings) > 1 else {})}, drift)
     except (ValueError, KeyError) as error:
-        words = error if isinstance(error, ValueError) else f"--results {folders[-1]}: no {error}"
-        print(f"rnnbench reference: {words} (nothing written)", file=sys.stderr)
-        return 2
+        return _refuse(error, folders)
     print(f"{folder}/ and the README's answer rewritten from {len(folders)} run(s), the last in "
           f"{folders[-1]} ({job_s or 0:.0f} s; tests {tests_s or 0:.0f} s)")
     return 0

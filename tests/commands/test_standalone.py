@@ -80,6 +80,9 @@ def test_the_standalone_script_writes_the_workflows_results(scenarios):
     ({"batch_size": [64]}, "batch_size: 64 is above num_samples 32"),
     ({"steps": 1}, "preset: steps: 1 is less than the minimum of 2"),
     ({"repeats": 0}, "preset: repeats: 0 is less than the minimum of 1"),
+    # JSON's quoting named, not YAML's or --config's
+    ({"batch_size": ["8"]}, "a number in quotes: write it without them"),
+    ({"max_len": [True]}, "JSON's true and false are booleans: write the value the schema"),
     ({"api": ["jax_scan", "keras"]}, "preset: api: 'keras' is not one of ['keras_jax', "
                                      "'jax_scan'] (this command runs no TensorFlow)"),
 ])
@@ -154,3 +157,21 @@ def test_the_standalone_script_refuses_what_would_mix_or_lose_runs(tmp_path):
     assert proc.returncode == 1 and "another rnnbench jax is writing into" in proc.stderr
     assert ("left out: an unroll at or above max_len is unroll max_len" in proc.stderr)
     assert not (out / "data").exists()
+
+
+def test_an_out_of_another_preset_is_refused_and_more_repeats_taken(tmp_path):
+    """standalone.json records one preset and every run: another preset's runs would be
+    listed under the first's name (as a user found), so its OUT is refused."""
+    from rnnbench.commands import jax as standalone
+
+    tiny = json.loads((REPO / "presets/jax-tiny.json").read_text())
+    log = tmp_path / "standalone.json"
+    standalone.check_same_preset(tiny, log)  # a new OUT
+    log.write_text(json.dumps({"preset": tiny, "runs": []}))
+    standalone.check_same_preset({**tiny, "repeats": 9}, log)  # more runs of the same grid
+    with pytest.raises(ValueError, match=rf"^{tmp_path} holds the runs of another preset \(steps "
+                                         r"differ, e.g. steps: .* there, 6 now\): give another"):
+        standalone.check_same_preset({**tiny, "steps": 6}, log)
+    log.write_text("{")
+    with pytest.raises(ValueError, match=r"standalone.json: not a standalone.json of rnnbench"):
+        standalone.check_same_preset(tiny, log)

@@ -13,8 +13,9 @@ compare`` and the workflow's aggregation read beside any other results.
 PRESET.json holds config keys, by config.yaml's names: cell, batch_size, max_len,
 sequence_length, num_units, input_dim, unroll, mode, api, repeats, steps, min_measure_s,
 warmup_steps, max_warmup_steps, num_samples, seed, device. api is jax_scan unless the preset
-lists keras_jax too (axes.JAX_APIS: no TensorFlow). Every other key is at the schema's
-default (config.schema.yaml's, as config.yaml's).
+lists keras_jax too (axes.JAX_APIS: no TensorFlow). The first six (cell to input_dim) are
+required; every other key is at the schema's default (config.schema.yaml's, as
+config.yaml's).
 
 It writes:
   - OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json (rnnbench.grid.layout);
@@ -164,7 +165,7 @@ def check_schema(config: dict) -> None:
                     raise ValueError(f"preset: {key}: {value!r} is not one of {allowed}")
         return
     try:
-        schema_error(config)
+        schema_error(config, json_preset=True)
     except ValueError as error:
         raise ValueError(f"preset: {error}") from None
 
@@ -383,6 +384,36 @@ def run_all(preset: dict, config: dict, cells: dict[str, dict],
     return 1 if failed else 0
 
 
+def check_same_preset(preset: dict, log: Path) -> None:
+    """Refuse an OUT whose standalone.json records another preset's runs.
+
+    standalone.json holds one preset and every run of every call, so a second preset's runs
+    would be listed under the first's name. The same preset with other repeats (more runs of
+    the same grid) is taken.
+
+    Args:
+        preset: the preset as read (read_preset).
+        log: OUT/standalone.json; none yet: nothing to check.
+
+    Raises:
+        ValueError: naming the file and the keys whose values differ, or a file that is not
+            standalone.json's JSON.
+    """
+    if not log.exists():
+        return
+    try:
+        earlier = json.loads(log.read_text())["preset"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{log}: not a standalone.json of rnnbench jax ({error}): give another "
+                         "OUT") from None
+    differ = sorted(key for key in {*earlier, *preset} - {"repeats"}
+                    if earlier.get(key) != preset.get(key))
+    if differ:
+        raise ValueError(f"{log.parent} holds the runs of another preset ({', '.join(differ)} "
+                         f"differ, e.g. {differ[0]}: {earlier.get(differ[0])!r} there, "
+                         f"{preset.get(differ[0])!r} now): give another OUT")
+
+
 def measure(preset_path: str | Path, out_dir: str | Path) -> int:
     """Check a preset and JAX, then run every planned run still missing (run_all).
 
@@ -408,6 +439,7 @@ def measure(preset_path: str | Path, out_dir: str | Path) -> int:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: a file where the output folder goes: give another OUT")
+    check_same_preset(preset, out / "standalone.json")
     runs_dir = out / "runs" / protocol_id(config)
     targets = {run: Path(layout.result_path(runs_dir, *run)) for run in plan(config, cells)}
     if any(not target.exists() for target in targets.values()):  # else nothing to check

@@ -300,7 +300,7 @@ def validate_config(config: dict) -> None:
     check_cross_fields(config)
 
 
-def schema_error(config: dict) -> None:
+def schema_error(config: dict, json_preset: bool = False) -> None:
     """Raise the schema's most relevant complaint about ``config`` in one line.
 
     It names the key (its path) and the value; Snakemake's own message adds the whole schema
@@ -309,6 +309,8 @@ def schema_error(config: dict) -> None:
 
     Args:
         config: the config as loaded.
+        json_preset: True for a JSON preset (`rnnbench jax`), whose hints name JSON's
+            quoting, not YAML's or --config's.
 
     Raises:
         ValueError: '<key path>: <what is wrong>', when the config fails the schema.
@@ -337,11 +339,13 @@ def schema_error(config: dict) -> None:
             hint += (f"; {key!r}: did you mean {close[0]!r}?" if close
                      else f"; {key!r}: expected one of {', '.join(sorted(known))}")
     if error.validator == "type" and isinstance(error.instance, bool):
-        hint += ("; YAML reads an unquoted yes, no, on, off, true or false as a boolean: quote "
-                 "it, or write the value the schema asks for")
+        hint += ("; JSON's true and false are booleans: write the value the schema asks for"
+                 if json_preset else "; YAML reads an unquoted yes, no, on, off, true or false "
+                 "as a boolean: quote it, or write the value the schema asks for")
     elif error.validator == "type" and isinstance(error.instance, str) and re.fullmatch(
             r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", error.instance):
-        hint += ("; a number in quotes (--config passes a list's items as text): write it "
+        hint += ("; a number in quotes: write it without them" if json_preset else
+                 "; a number in quotes (--config passes a list's items as text): write it "
                  "unquoted, in a file given with --configfile")
     raise ValueError(f"{where + ': ' if where else ''}{error.message}{hint}")
 

@@ -47,3 +47,12 @@ def test_runs_of_different_environments_are_refused(tmp_path, capsys):
     second, _ = a_run(tmp_path / "two", environment="Another CPU")
     assert cli.main(["drift", str(first), str(second)]) == 2
     assert "runs of different environments are never compared" in capsys.readouterr().err
+
+
+def test_a_folder_given_twice_is_refused(tmp_path, capsys):
+    first, _ = a_run(tmp_path / "one")
+    second, _ = a_run(tmp_path / "two")
+    assert cli.main(["drift", str(first), str(second), str(tmp_path / "one" / ".")]) == 2
+    assert capsys.readouterr().err == (f"rnnbench drift: {tmp_path / 'one' / '.'} given twice: "
+                                       "one run's drift against itself is none; give each run's "
+                                       "folder once\n")

@@ -60,6 +60,7 @@ CASES = [
     ("claims.0.quantity", {"claims": [{**CLAIM, "quantity": "speed"}]}),
     ("claims.0.direction", {"claims": [{**CLAIM, "direction": "static >> dynamic"}]}),
     ("claims.0.id", {"claims": [{**CLAIM, "id": "has space"}]}),
+    ("claims.0.statement", {"claims": [{**CLAIM, "statement": "two\nlines"}]}),  # a heading
     ("claims.0.figure", {"claims": [{**CLAIM, "figure": 0}]}),
     ("steps", "steps: 6\n"),  # twice: the file's own steps and this one
     ("hook_every", "hook_every: 1:30\n"),

@@ -341,12 +341,16 @@ def test_a_failed_rule_is_named_with_its_logs_cause(workdir):
     write("results/logs/aggregate.log", "Traceback\nValueError: runs of two environments\n")
     write("results/logs/plot/setup_time.log", "ValueError: but the chart exists\n")
     write("results/plots/setup_time.svg")
-    for log in ("results/logs/aggregate.log", "results/logs/plot/setup_time.log"):
+    write("results/logs/make_data/d1.log")  # empty: killed before its first line
+    for log in ("results/logs/aggregate.log", "results/logs/plot/setup_time.log",
+                "results/logs/make_data/d1.log"):
         os.utime(log, (started, started))
     said = []
     lines = failures.report_failed_tables(steps, started, said.append)
     assert said == lines == ["aggregate failed: ValueError: runs of two environments (its log: "
-                             "results/logs/aggregate.log)"]
+                             "results/logs/aggregate.log)",
+                             f"make_data d1 failed: {failures.STOPPED_EARLY} (its log: "
+                             "results/logs/make_data/d1.log)"]
 
 
 def test_a_report_names_each_chart_it_is_built_without_and_why(workdir, monkeypatch):

@@ -46,6 +46,11 @@ def main(args: argparse.Namespace) -> int:
     try:
         if len(folders) < 2:
             raise ValueError(f"{len(folders)} results folder given: need two or more runs")
+        twice = [f for i, f in enumerate(folders) if f.resolve() in
+                 {g.resolve() for g in folders[:i]}]
+        if twice:
+            raise ValueError(f"{twice[0]} given twice: one run's drift against itself is none; "
+                             "give each run's folder once")
         runs, probes = driftpage.read_runs(folders)
         tables = driftpage.drift_tables(runs, probes)
     except ValueError as error:

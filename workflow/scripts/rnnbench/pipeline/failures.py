@@ -274,12 +274,13 @@ def report_failed_tables(steps: dict[str, tuple[str, str]], since: float,
 
     Returns:
         The lines said: '<name> failed: <error_line> (its log: <log>)', one per job whose log
-        was written since ``since`` and whose output is missing.
+        was written since ``since`` and whose output is missing; STOPPED_EARLY for an empty
+        log (a job killed before its first line).
     """
     lines = []
     for name, (log, output) in steps.items():
         if Path(log).exists() and Path(log).stat().st_mtime >= since and not Path(output).exists():
-            error = error_line(Path(log).read_text(errors="replace").splitlines())
+            error = error_line(Path(log).read_text(errors="replace").splitlines()) or STOPPED_EARLY
             lines.append(f"{name} failed: {error} (its log: {log})")
             say(lines[-1])
     return lines

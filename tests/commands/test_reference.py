@@ -284,9 +284,11 @@ def test_several_runs_are_pooled_and_one_run_removes_an_old_pool(tmp_path):
     assert set(pooled["runs"]) == {3} and "ratio_median_step_s_tau" in pooled
     reference._write_pooled(figures, folders[:1])
     assert not (figures / "pooled.csv").exists() and not (figures / "runs").exists()
+    from rnnbench.results.load import check_folders_one_environment
+
     tables = [pd.DataFrame({"environment": [env]}) for env in ("cpu a", "cpu b")]
     with pytest.raises(ValueError, match="never pooled"):
-        reference._same_environment(tables, folders[:2])
+        check_folders_one_environment(tables, folders[:2], "pooled")
 
 
 def test_the_main_references_runs_end_its_findings_with_their_drift(tmp_path):

@@ -37,7 +37,7 @@ from rnnbench.grid.layout import IMPLEMENTATIONS, REPO
 from rnnbench.pipeline.files import all_or_nothing
 from rnnbench.report import machinepage, modelpages as modeldocs
 from rnnbench.report.readme import REFERENCE_RUNS, WITH_RUNS, expected_answer, readme_answer
-from rnnbench.results.load import read_table
+from rnnbench.results.load import check_folders_one_environment, read_table
 from rnnbench.pipeline.arguments import count, existing_folder, positive_int
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,18 +147,6 @@ def _write_pooled(figures: Path, folders: list[Path]) -> None:
     pooled_summary(summaries).to_csv(figures / "pooled.csv", index=False)
 
 
-def _same_environment(tables: list[pd.DataFrame], folders: list[Path]) -> None:
-    """Refuse to pool runs of different environments (load.environment).
-
-    Raises:
-        ValueError: naming the folders and their environments.
-    """
-    seen = {str(folder): sorted(set(table["environment"])) for folder, table in
-            zip(folders, tables)}
-    if len({tuple(v) for v in seen.values()}) > 1:
-        raise ValueError(f"runs of different environments are never pooled: {seen}")
-
-
 def _drift(which: str, folders: list[Path], tables: list[pd.DataFrame]) -> dict | None:
     """The drift between the main reference's runs (driftpage.drift_tables), None for one run
     or another reference; computed before anything is written.
@@ -167,7 +155,7 @@ def _drift(which: str, folders: list[Path], tables: list[pd.DataFrame]) -> dict 
         which: the reference run.
         folders: its results folders.
         tables: their measurements, as check_results read them (one grid, one environment:
-            _same_environment).
+            check_folders_one_environment).
 
     Raises:
         ValueError: naming a folder without its probe (machinepage.peak_probe).
@@ -318,9 +306,9 @@ def _run_each(which: str, runs: int, gap_min: float) -> tuple[list[Path], list[d
 
 
 def _checked_tables(folders: list[Path], config: str) -> list[pd.DataFrame]:
-    """Each folder's runs (check_results), all of one environment (_same_environment)."""
+    """Each folder's runs (check_results), all of one environment."""
     tables = [check_results(results, REPO / config) for results in folders]
-    _same_environment(tables, folders)
+    check_folders_one_environment(tables, folders, "pooled")
     return tables
 
 

@@ -31,7 +31,7 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
         ValueError: naming a folder without them, or runs of different environments or cells.
     """
     from rnnbench.report.machinepage import peak_probe
-    from rnnbench.results.load import read_table
+    from rnnbench.results.load import check_folders_one_environment, read_table
 
     runs, probes = [], []
     for folder in folders:
@@ -40,9 +40,7 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
                              "folder)")
         runs.append(read_table(folder / "measurements.csv"))
         probes.append(peak_probe(folder)[0])
-    seen = {str(f): sorted(set(r["environment"])) for f, r in zip(folders, runs)}
-    if len({tuple(v) for v in seen.values()}) > 1:
-        raise ValueError(f"runs of different environments are never compared: {seen}")
+    check_folders_one_environment(runs, folders, "compared")
     if len({frozenset(r["cell_id"]) for r in runs}) > 1:
         raise ValueError("the runs hold different grids' cells: give runs of one config")
     return runs, probes

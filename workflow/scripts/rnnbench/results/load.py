@@ -438,6 +438,24 @@ def check_one_environment(runs: pd.DataFrame) -> None:
             "results in this folder (move the others to a folder of their own)")
 
 
+def check_folders_one_environment(tables: list[pd.DataFrame], folders: list, doing: str
+                                  ) -> None:
+    """Refuse runs of several results folders whose environments (fingerprints) differ.
+
+    Args:
+        tables: each folder's runs (measurements.csv rows: an ``environment`` column).
+        folders: the folders, named in the message.
+        doing: what is never done to such runs, for the message ("pooled", "compared").
+
+    Raises:
+        ValueError: naming each folder and its environments.
+    """
+    seen = {str(folder): sorted(set(table["environment"])) for folder, table in
+            zip(folders, tables)}
+    if len({tuple(v) for v in seen.values()}) > 1:
+        raise ValueError(f"runs of different environments are never {doing}: {seen}")
+
+
 def check_no_overlap(runs: pd.DataFrame) -> None:
     """Refuse to summarise runs that were measured at the same time on one host.
 

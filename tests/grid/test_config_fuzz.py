@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import TINY
-from rnnbench.grid import configcheck
+from rnnbench.grid import configcheck, configfiles
 
 CLAIM = TINY["claims"][0]
 # (the key the message must name, what is changed: a dict merged into tests/tiny.yaml, or
@@ -123,6 +123,18 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path):
             configcheck.check_config_files([path], {}, None)
     with pytest.raises(ValueError, match=r"^/dev/zero: not a regular file"):
         configcheck.check_config_files(["/dev/zero"], {}, None)
+    # aliases that expand past any grid (a hang before), hold themselves, or nesting past
+    # Python's recursion limit (tracebacks before): one line each, at once
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 9)]
+    for text, said in (("\n".join(bomb), r": its aliases expand to over 100,000 values"),
+                       ("a: &x [*x]\n", r", line 1: an alias inside its own anchor"),
+                       ("max_len: " + "[" * 5000 + "]" * 5000, r": nested too deeply")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=r"grid.yaml" + said):
+            configcheck.check_config_files([path], {}, None)
+    path.write_text("batch_size: &b [8, 16]\nnum_units: *b\n")  # an alias, fine
+    configfiles.check_config_file(path)
 
 
 @pytest.mark.slow

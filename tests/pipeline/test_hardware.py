@@ -128,7 +128,7 @@ def test_an_override_of_a_rule_the_workflow_lacks_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"--set-resources train_statc:\.\.\.: this workflow "
                                          r"has no rule 'train_statc'; its rules: peak, plot$"):
         hardware.check_rule_names(invocation, {"peak", "plot"})
-    with pytest.raises(ValueError, match=r"--set-threads plott:\.\.\.: .* no rule 'plott'"):
+    with pytest.raises(ValueError, match=r"--set-threads plott=\.\.\.: .* no rule 'plott'"):
         hardware.check_rule_names(invocation._replace(set_resources={}), {"peak", "plot"})
     hardware.check_rule_names(invocation._replace(set_resources={}, set_threads={}), {"peak"})
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
@@ -148,3 +148,12 @@ def test_a_report_into_a_missing_folder_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"^--report gone/r\.html: there is no folder gone in "
                                          rf"{tmp_path}: make it first \(mkdir -p gone\)"):
         hardware.check_report_folder(hardware.Invocation("local", False, "gone/r.html"))
+
+
+def test_threads_below_one_are_refused():
+    """The job would train, then fail on its result's schema (job_threads >= 1)."""
+    hardware.check_threads(hardware.invocation(["snakemake", "--set-threads", "peak=2",
+                                                "plot=2*2"]))
+    with pytest.raises(ValueError, match=r"^--set-threads train_static=0: a job needs 1 thread"):
+        hardware.check_threads(hardware.invocation(["snakemake", "--set-threads",
+                                                    "train_static=0"]))

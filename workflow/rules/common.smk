@@ -41,6 +41,7 @@ if LOCAL:
 NOTES = []
 try:
     hardware.check_cores(INVOCATION)
+    hardware.check_threads(INVOCATION)
     hardware.check_config_keys(INVOCATION)
     hardware.check_report_folder(INVOCATION)
     CELLS = check_config_files(

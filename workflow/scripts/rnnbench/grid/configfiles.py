@@ -13,6 +13,36 @@ import re
 from pathlib import Path
 
 
+MAX_VALUES = 100_000
+"""The most values (YAML nodes, aliases expanded) a config file may hold: a grid of a few
+thousand cells holds far fewer; nine aliases of nine aliases... would hold billions."""
+
+
+def _expanded_size(node, path: str | Path, memo: dict, open_nodes: set) -> int:
+    """check_config_file's count of the values ``node`` holds once its aliases are expanded.
+
+    Raises:
+        ValueError: a node that holds itself (an alias inside its own anchor), or more than
+            MAX_VALUES values.
+    """
+    if id(node) in memo:
+        return memo[id(node)]
+    if id(node) in open_nodes:
+        raise ValueError(f"{path}, line {node.start_mark.line + 1}: an alias inside its own "
+                         "anchor (the value would hold itself): write the value out")
+    open_nodes.add(id(node))
+    children = node.value if isinstance(node.value, list) else []
+    size = 1 + sum(_expanded_size(child, path, memo, open_nodes)
+                   for item in children for child in (item if isinstance(item, tuple) else
+                                                       (item,)))
+    open_nodes.discard(id(node))
+    if size > MAX_VALUES:
+        raise ValueError(f"{path}: its aliases expand to over {MAX_VALUES:,} values: write "
+                         "the values out, without nested aliases")
+    memo[id(node)] = size
+    return size
+
+
 def _walk_yaml(node, where: list, path: str | Path) -> None:
     """check_config_file's walk through the YAML nodes of ``path`` (``where``: the key path
     of ``node``)."""
@@ -113,6 +143,8 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
         with open(path) as handle:
             text = handle.read()
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            _expanded_size(root, path, {}, set())
         yaml.safe_load(text)  # a tag SafeLoader cannot construct: !foo, !!python/...
     except OSError as error:
         raise ValueError(f"{path}: cannot be read ({error.strerror}): check the path given to "
@@ -123,6 +155,9 @@ def check_config_file(path: str | Path, keys: bool = True) -> None:
         mark = error.problem_mark or error.context_mark
         raise ValueError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid "
                          f"YAML ({error.problem or error.context}): fix the syntax there") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply for YAML's reader: write a flat list "
+                         "for each key") from None
     except yaml.YAMLError as error:  # the reader's: a control character
         raise ValueError(f"{path}: not valid YAML ({' '.join(str(error).split())}): remove "
                          "that character") from None

@@ -119,7 +119,9 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
                         for name, value in given.items()}
                  for rule, given in (getattr(args, "set_resources", None) or {}).items()}
     return Invocation(str(args.executor or "local"), executes, str(args.report or ""), overrides,
-                      dict(getattr(args, "set_threads", None) or {}), getattr(args, "cores", None), getattr(args, "jobs", None),
+                      {rule: value.raw if value.is_evaluable() else value.value for rule, value
+                       in (getattr(args, "set_threads", None) or {}).items()},
+                      getattr(args, "cores", None), getattr(args, "jobs", None),
                       tuple(getattr(args, "config", None) or ()))
 
 
@@ -136,6 +138,23 @@ def check_cores(invocation: Invocation) -> None:
         if isinstance(value, int) and value < 1:
             raise ValueError(f"{option} {value}: Snakemake would select no job and wait "
                              f"forever: give {option} 1 or more (or all)")
+
+
+def check_threads(invocation: Invocation) -> None:
+    """Refuse --set-threads RULE=N below 1, which Snakemake runs and the result's schema refuses.
+
+    The job would train, then fail as its result is checked (job_threads below 1), losing
+    the measurement.
+
+    Args:
+        invocation: the command line (invocation).
+
+    Raises:
+        ValueError: naming the option as given and the fix.
+    """
+    for rule, value in invocation.set_threads.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise ValueError(f"--set-threads {rule}={value}: a job needs 1 thread or more")
 
 
 def check_rule_names(invocation: Invocation, rules: set[str]) -> None:
@@ -155,7 +174,8 @@ def check_rule_names(invocation: Invocation, rules: set[str]) -> None:
                           ("--set-threads", invocation.set_threads)):
         unknown = sorted(set(given) - rules)
         if unknown:
-            raise ValueError(f"{option} {unknown[0]}:...: this workflow has no rule "
+            raise ValueError(f"{option} {unknown[0]}{':' if option == '--set-resources' else '='}"
+                             f"...: this workflow has no rule "
                              f"{unknown[0]!r}; its rules: {', '.join(sorted(rules))}")
 
 

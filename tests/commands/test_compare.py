@@ -128,6 +128,14 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
     assert "give two different names" in capsys.readouterr().err
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
+    for name in ("a|b", "d\udcff", " "):  # a table cell's bar; bytes not UTF-8 (argv's escape)
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["compare", str(ours), str(theirs), "--names", name, "x"])
+        assert exit_.value.code == 2 and "--names: " in capsys.readouterr().err
+    elsewhere = _write(tmp_path / "elsewhere", _runs("c2", 0.012, 0.020))
+    assert cli.main(["compare", str(ours), str(elsewhere), "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.endswith("have no cell in common: nothing to compare\n")
+    assert not (tmp_path / "o").exists()
     listed = tmp_path / "list.yaml"
     listed.write_text("- steps: 3\n")
     assert cli.main(["compare", str(ours), str(theirs), "--configfile", str(listed)]) == 1
@@ -194,11 +202,11 @@ def test_a_measurements_csv_no_run_could_give_is_refused_naming_line_and_value(t
     for table, said in (
             (runs.iloc[:0], ": holds no runs (a header only)"),
             (first("median_step_s", "x"),
-             ", line 2: median_step_s is 'x', not a number of seconds above 0"),
+             ", line 2: median_step_s is 'x', not a number of seconds above 0 and below 1e+07"),
             (first("setup_s", float("nan")),
-             ", line 2: setup_s is 'nan', not a number of seconds above 0"),
+             ", line 2: setup_s is 'nan', not a number of seconds above 0 and below 1e+07"),
             (first("median_step_s", -1.0, row=2),
-             ", line 4: median_step_s is '-1.0', not a number of seconds above 0"),
+             ", line 4: median_step_s is '-1.0', not a number of seconds above 0 and below 1e+07"),
             (first("impl", "banana"), ", line 2: impl is 'banana', not static or dynamic")):
         bad = tmp_path / "bad.csv"
         table.to_csv(bad, index=False)

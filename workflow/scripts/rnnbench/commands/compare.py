@@ -241,13 +241,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", type=given_path, help="side A: a runs folder (e.g. results/runs) or a "
                                   "measurements.csv")
     parser.add_argument("b", type=given_path, help="side B: the same")
-    parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"),
+    parser.add_argument("--names", nargs=2, default=["A", "B"], metavar=("A", "B"), type=side_name,
                         help="the sides' names in the tables (default: A B)")
     parser.add_argument("--configfile", type=existing_file, default=REPO / "config.yaml",
                         help="the claims to judge and the practical margin (default: the "
                              "shipped config's)")
     parser.add_argument("--out", type=output_folder, default=Path("results/compare"),
                         help="the folder written (default: %(default)s)")
+
+
+def side_name(text: str) -> str:
+    """Read a side's name for ``--names``: it heads table cells and is written to the CSV.
+
+    Raises:
+        argparse.ArgumentTypeError: an empty name, one with a character the Markdown table
+            cannot hold (``|``, a line break), or bytes that are not UTF-8.
+    """
+    if not text.strip() or any(c in text for c in "|\n\r"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a name of one line, without |")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not UTF-8 text") from None
+    return text
 
 
 def main(args: argparse.Namespace) -> int:
@@ -279,6 +295,8 @@ def main(args: argparse.Namespace) -> int:
         table = compare(a, b, claims, margin, tuple(args.names))
     except ValueError as error:  # a side whose cell lacks static or dynamic runs
         return _refuse(error)
+    if table.empty:
+        return _refuse(f"{args.a} and {args.b} have no cell in common: nothing to compare")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)

@@ -34,6 +34,11 @@ def result_files(folder: Path) -> list[Path]:
 
 TIMES = ("setup_s", "median_step_s")
 """The times every run of a measurements.csv holds (s): what compare and predict read."""
+MAX_SECONDS = 1e7
+"""Above any time a run can take (about 116 days), and far below float overflow in the
+statistics' sums of squares."""
+RUN_KEY = ("environment", "protocol", "cell_id", "impl", "repeat")
+"""What names one run in a measurements.csv (load.load_results' rows)."""
 
 
 def check_rows(source: str | Path, table: pd.DataFrame) -> None:
@@ -45,8 +50,8 @@ def check_rows(source: str | Path, table: pd.DataFrame) -> None:
 
     Raises:
         ValueError: naming the file, and the column, row (the file's line) and value: no
-            rows; an impl other than static or dynamic; a time (TIMES) that is not a finite
-            number above 0.
+            rows; an impl other than static or dynamic; a time (TIMES) that is not a number
+            of seconds above 0 and below MAX_SECONDS; a run (RUN_KEY) listed twice.
     """
     if table.empty:
         raise ValueError(f"{source}: holds no runs (a header only)")
@@ -54,8 +59,14 @@ def check_rows(source: str | Path, table: pd.DataFrame) -> None:
     checks = [("impl", impl, "static or dynamic")]
     for column in TIMES:
         values = pd.to_numeric(table[column], errors="coerce")
-        checks.append((column, ~((values > 0) & (values < float("inf"))),
-                       "a number of seconds above 0"))
+        checks.append((column, ~((values > 0) & (values < MAX_SECONDS)),
+                       f"a number of seconds above 0 and below {MAX_SECONDS:.0e}"))
+    twice = table.duplicated([c for c in RUN_KEY if c in table], keep="first")
+    if twice.any():
+        row = int(twice.to_numpy().nonzero()[0][0])
+        run = " ".join(str(table[c].iloc[row]) for c in ("cell_id", "impl", "repeat"))
+        raise ValueError(f"{source}, line {row + 2}: the run {run} is listed twice (pooled, it "
+                         "would count twice): keep one line")
     for column, bad, what in checks:
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])

@@ -112,6 +112,10 @@ def test_a_damaged_result_is_moved_aside_and_its_listing_gone(workdir):
     assert moved == [damaged, record]
     assert not Path(damaged).exists() and not Path(record).exists() and Path(valid).exists()
     assert Path("results/stale", damaged).read_text() == '{"cut short'  # kept, as it was
+    write(damaged, '{"cut again')  # damaged again: the first stays
+    housekeeping.set_aside_damaged_results([damaged], {}, {}, False, said.append)
+    assert Path("results/stale", damaged).read_text() == '{"cut short'
+    assert Path("results/stale", damaged).with_name("repeat1.2.json").read_text() == '{"cut again'
     assert Path("results/stale", record).exists()
     assert said[1] == (f"results: {record} was not a valid result (JSON, but no result record "
                        f"(no schema_version)): moved to results/stale/{record}; it is measured "
@@ -141,6 +145,15 @@ def test_stale_tables_and_charts_are_moved_aside(workdir):
         f"results: the tables no longer describe the results on disk (1: {RESULT} is gone): they "
         "and the charts are moved to results/stale/; what is missing is measured again and the "
         "tables rebuilt"]
+    # a second set-aside keeps the first's tables and charts beside its own
+    first = {path: Path(path).read_text() for path in tree()}
+    tables(listed=[RESULT])
+    said.clear()
+    assert not housekeeping.set_aside_stale_tables({RESULT: "gone"}, COLUMNS, False, said.append)
+    assert {path: Path(path).read_text() for path in first} == first
+    assert {"results/stale/measurements.2.csv", "results/stale/plots/setup_time.2.svg"} <= set(
+        tree())
+    assert "(as results/stale/measurements.2.csv, ...: an earlier set-aside's are kept)" in said[0]
 
 
 def test_tables_that_describe_the_results_stay(workdir):

@@ -42,6 +42,30 @@ def write_if_changed(path: str | Path, text: str) -> bool:
     return True
 
 
+def move_aside(path: str | Path, target: str | Path) -> Path:
+    """Move ``path`` to ``target``, or beside it under a free name: never over an earlier one.
+
+    A second set-aside of the same file (results/stale/ keeps what the workflow moved) would
+    otherwise replace the first without a word.
+
+    Args:
+        path: the file to move.
+        target: where it goes; its folder is made.
+
+    Returns:
+        Where it went: ``target``, or ``<stem>.<k><suffix>`` beside it for the first free
+        k >= 2 (``measurements.2.csv``).
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    free, k = target, 2
+    while free.exists():
+        free = target.with_name(f"{target.stem}.{k}{target.suffix}")
+        k += 1
+    shutil.move(path, free)
+    return free
+
+
 def obstacles(paths: list[str]) -> dict[str, str]:
     """Find what stops a job from writing each of ``paths``.
 

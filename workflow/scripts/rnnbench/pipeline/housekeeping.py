@@ -46,6 +46,7 @@ from rnnbench.pipeline.files import (
     damaged_results,
     listed_results,
     missing_columns,
+    move_aside,
     obstacles,
     stale_records,
     write_if_changed,
@@ -160,8 +161,7 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
             say(f"results: {path} is not a valid result ({why}): a run moves it to {target} "
                 f"and measures it again {NOTHING_MOVED}")
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(path, target)
+        target = move_aside(path, target)
         if path in listed:
             changed[path] = "gone"
         say(f"results: {path} was not a valid result ({why}): moved to {target}; it is "
@@ -205,14 +205,14 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
         return True
     if Path(folder).exists() and not Path(folder).is_dir():
         raise Refused(f"results: {folder} is a file where the stale tables must go: move it away")
-    Path(folder, "plots").mkdir(parents=True, exist_ok=True)
-    for table in tables.values():
-        if Path(table).exists():
-            shutil.move(table, Path(folder) / Path(table).name)
+    moved = {table: move_aside(table, Path(folder) / Path(table).name)
+             for table in tables.values() if Path(table).exists()}
     for chart in Path(plots).glob("*.*"):
-        shutil.move(chart, Path(folder, "plots", chart.name))
-    say(f"{what}: they and the charts are moved to {folder}/; what is missing is measured "
-        "again and the tables rebuilt")
+        move_aside(chart, Path(folder, "plots", chart.name))
+    renamed = [str(to) for table, to in moved.items() if to.name != Path(table).name]
+    kept = f" (as {renamed[0]}, ...: an earlier set-aside's are kept)" if renamed else ""
+    say(f"{what}: they and the charts are moved to {folder}/{kept}; what is missing is "
+        "measured again and the tables rebuilt")
     return False
 
 

@@ -20,6 +20,7 @@ def a_run(folder, scale=1.0, probe=HELDOUT / "probe.json", environment=None):
                                                         runs["median_step_s"] * scale)
     if environment:
         runs["environment"] = environment
+    runs["job_start_unix_s"] += sum(map(ord, folder.name)) * 1000  # another run: other times
     (folder / "runs" / "p").mkdir(parents=True)
     runs.to_csv(folder / "measurements.csv", index=False)
     record = json.loads(probe.read_text())
@@ -56,3 +57,19 @@ def test_a_folder_given_twice_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err == (f"rnnbench drift: {tmp_path / 'one' / '.'} given twice: "
                                        "one run's drift against itself is none; give each run's "
                                        "folder once\n")
+
+
+def test_a_copy_of_a_run_and_runs_without_static_cells_are_refused(tmp_path, capsys):
+    first, _ = a_run(tmp_path / "one")
+    shutil.copytree(first, tmp_path / "copy")
+    assert cli.main(["drift", str(first), str(tmp_path / "copy")]) == 2
+    assert capsys.readouterr().err == (f"rnnbench drift: {tmp_path / 'copy'} holds the same runs "
+                                       f"as {first} (the same job start times: a copy?): give "
+                                       "each run's folder once\n")
+    second, _ = a_run(tmp_path / "two")
+    for folder in (first, second):  # every static run flagged busy: no static cell is left
+        runs = pd.read_csv(folder / "measurements.csv")
+        runs["busy"] = runs["impl"] == "static"
+        runs.to_csv(folder / "measurements.csv", index=False)
+    assert cli.main(["drift", str(first), str(second)]) == 2
+    assert "not busy) with static runs that every run holds" in capsys.readouterr().err

@@ -112,14 +112,25 @@ def test_a_damaged_result_is_moved_aside_and_its_listing_gone(workdir):
     assert moved == [damaged, record]
     assert not Path(damaged).exists() and not Path(record).exists() and Path(valid).exists()
     assert Path("results/stale", damaged).read_text() == '{"cut short'  # kept, as it was
-    write(damaged, '{"cut again')  # damaged again: the first stays
-    housekeeping.set_aside_damaged_results([damaged], {}, {}, False, said.append)
-    assert Path("results/stale", damaged).read_text() == '{"cut short'
-    assert Path("results/stale", damaged).with_name("repeat1.2.json").read_text() == '{"cut again'
     assert Path("results/stale", record).exists()
     assert said[1] == (f"results: {record} was not a valid result (JSON, but no result record "
                        f"(no schema_version)): moved to results/stale/{record}; it is measured "
                        "again")
+    peak = write("results/runs/p/peak_intra1_tf2.21.json", '{"kind": "probe"}')
+    whole = write("results/runs/p/peak_intra2_tf2.21.json", json.dumps(
+        {"peak": 1.0, "probe": {}, "tf_version": "2.21", "metadata": {}}))
+    said.clear()
+    changed, moved = housekeeping.set_aside_damaged_results([], {}, {}, False, said.append,
+                                                            peaks=[peak, whole])
+    assert moved == [peak] and Path(whole).exists()  # rule peak makes it again
+    assert changed == {peak: "gone"}  # the tables were built with it: stale
+    assert said == [f"results: {peak} was not a valid result (JSON, but no peak record (no peak, "
+                    f"probe, tf_version, metadata)): moved to results/stale/{peak}; it is "
+                    "measured again"]
+    write(damaged, '{"cut again')  # damaged again: the first stays
+    housekeeping.set_aside_damaged_results([damaged], {}, {}, False, said.append)
+    assert Path("results/stale", damaged).read_text() == '{"cut short'
+    assert Path("results/stale", damaged).with_name("repeat1.2.json").read_text() == '{"cut again'
 
 
 def test_stale_tables_are_only_named_by_a_dry_run(workdir):

@@ -49,7 +49,7 @@ if workflow.is_main_process:
         )
         LISTED = listed_results(layout.MEASUREMENTS)
         CHANGED, DAMAGED = housekeeping.set_aside_damaged_results(
-            RESULT_FILES, LISTED, changed_results(LISTED), DRY_RUN, SAY
+            RESULT_FILES, LISTED, changed_results(LISTED), DRY_RUN, SAY, peaks=PEAKS
         )
         SKIPPED = {  # step: whether a run does it before any job and this command did not
             "set_aside_damaged_results": DRY_RUN and bool(DAMAGED),

@@ -61,7 +61,8 @@ def cell_steps(runs: list[pd.DataFrame], probes: list[dict], fits: dict,
         model's step for the cell with the run's probe).
 
     Raises:
-        ValueError: with fewer than two runs, or no modelled cell common to all.
+        ValueError: with fewer than two runs, or no modelled cell common to all with runs of
+            each implementation.
     """
     from rnnbench.costmodel.fit import model_rows, model_runs
     from rnnbench.costmodel.machine import step_columns
@@ -72,9 +73,11 @@ def cell_steps(runs: list[pd.DataFrame], probes: list[dict], fits: dict,
     known = set(counts["cell"])
     kept = [model_runs(r[(r["api"] == "compat_v1") & r["cell"].isin(known)]) for r in runs]
     common = set.intersection(*(set(zip(k["cell_id"], k["impl"])) for k in kept))
-    if not common:
-        raise ValueError("drift: no modelled compat_v1 cell (with graph counts, at its "
-                         "reference ablations, not busy) that every run holds")
+    lacking = [impl for impl in ("static", "dynamic") if impl not in {i for _, i in common}]
+    if lacking:
+        raise ValueError(f"drift: no modelled compat_v1 cell (with graph counts, at its "
+                         f"reference ablations, not busy) with {lacking[0]} runs that every "
+                         "run holds")
     rows = []
     for number, (mine, probe) in enumerate(zip(kept, probes)):
         mine = model_rows(mine[[key in common for key in zip(mine["cell_id"], mine["impl"])]])

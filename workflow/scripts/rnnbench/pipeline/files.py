@@ -179,26 +179,35 @@ def stale_records(changed: dict[str, str]) -> list[str]:
             for path, how in changed.items()]
 
 
+PEAK_KEYS = ("peak", "probe", "tf_version", "metadata")
+"""The keys of rule peak's record (workflow/scripts/peak.py), each read by aggregation."""
+
+
 def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
-                    changed: dict[str, str]) -> dict[str, str]:
+                    changed: dict[str, str], peaks: Iterable[str | Path] = ()
+                    ) -> dict[str, str]:
     """Find result files that exist but hold no result record (cut short, overwritten).
 
     Only files a measurements.csv does not list as they are are read: a listed, unchanged
     file was read whole when aggregated. A damaged file is set aside and measured again, as
-    a missing one is (housekeeping.set_aside_damaged_results).
+    a missing one is (housekeeping.set_aside_damaged_results). Rule peak's files (never
+    listed: each is read) must hold its record's keys (PEAK_KEYS).
 
     Args:
         paths: the grid's result files.
         listed: listed_results.
         changed: changed_results.
+        peaks: rule peak's files.
 
     Returns:
-        {path: why}: not JSON or not UTF-8, or JSON without a ``schema_version``.
+        {path: why}: not JSON or not UTF-8, or JSON without a ``schema_version`` (a peak
+        file: without one of PEAK_KEYS).
     """
     import json
 
     out = {}
-    for path in map(str, paths):
+    peaks = set(map(str, peaks))
+    for path in [*map(str, paths), *peaks]:
         if (path in listed and path not in changed) or not Path(path).is_file():
             continue
         try:
@@ -206,8 +215,11 @@ def damaged_results(paths: Iterable[str | Path], listed: dict[str, str | None],
         except (ValueError, UnicodeDecodeError) as error:
             out[path] = f"not JSON ({str(error)[:80]})"
             continue
-        if not isinstance(record, dict) or "schema_version" not in record:
-            out[path] = "JSON, but no result record (no schema_version)"
+        keys = PEAK_KEYS if path in peaks else ("schema_version",)
+        lacking = [key for key in keys if not isinstance(record, dict) or key not in record]
+        if lacking:
+            out[path] = f"JSON, but no {'peak' if keys == PEAK_KEYS else 'result'} record " \
+                        f"(no {', '.join(lacking)})"
     return out
 
 

@@ -135,7 +135,8 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
 
 def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
                               changed: dict[str, str], dry_run: bool, say: Say,
-                              folder: str = STALE) -> tuple[dict[str, str], list[str]]:
+                              folder: str = STALE, peaks: list[str] = ()
+                              ) -> tuple[dict[str, str], list[str]]:
     """Move aside each result file that holds no result record, so the run measures it again.
 
     A damaged file (files.damaged_results: cut short, overwritten) is handled as a missing
@@ -148,13 +149,15 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
         dry_run: True for a command that runs no job: it moves nothing and says so.
         say: where each line goes.
         folder: where damaged results go.
+        peaks: rule peak's files, checked too (files.damaged_results); one moved makes the
+            tables stale (``gone``), as they were built with it.
 
     Returns:
         (``changed``, with each listed result moved away now ``gone`` (a new dict); the
         damaged results, moved or, with ``dry_run``, to be moved by a run).
     """
     changed = dict(changed)
-    damaged = damaged_results(results, listed, changed)
+    damaged = damaged_results(results, listed, changed, peaks)
     for path, why in damaged.items():
         target = Path(folder) / path
         if dry_run:
@@ -162,7 +165,7 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
                 f"and measures it again {NOTHING_MOVED}")
             continue
         target = move_aside(path, target)
-        if path in listed:
+        if path in listed or path in peaks:
             changed[path] = "gone"
         say(f"results: {path} was not a valid result ({why}): moved to {target}; it is "
             "measured again")

@@ -28,7 +28,8 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
         (each folder's rows, each folder's probe), in the folders' order.
 
     Raises:
-        ValueError: naming a folder without them, or runs of different environments or cells.
+        ValueError: naming a folder without them, or runs of different environments or cells,
+            or a folder holding the same runs as another (a copy).
     """
     from rnnbench.report.machinepage import peak_probe
     from rnnbench.results.load import check_folders_one_environment, read_table
@@ -41,6 +42,12 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
         runs.append(read_table(folder / "measurements.csv"))
         probes.append(peak_probe(folder)[0])
     check_folders_one_environment(runs, folders, "compared")
+    started = [frozenset(r["job_start_unix_s"]) for r in runs]
+    for later, mine in enumerate(started):
+        if mine in started[:later]:
+            earlier = folders[started.index(mine)]
+            raise ValueError(f"{folders[later]} holds the same runs as {earlier} (the same job "
+                             "start times: a copy?): give each run's folder once")
     if len({frozenset(r["cell_id"]) for r in runs}) > 1:
         raise ValueError("the runs hold different grids' cells: give runs of one config")
     return runs, probes

@@ -118,6 +118,11 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"summary.csv: not a measurements.csv of this workflow "
                                          r"\(no column impl, repeat, environment, protocol"):
         sides.read_side(other)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a\nb\nc,d,e\n")  # pandas' message ends in a line break: one line here
+    with pytest.raises(ValueError, match=r"ragged.csv: not a measurements.csv \(Error tokenizing "
+                                         r"data\. C error: Expected 1 fields in line 3, saw 3\)$"):
+        sides.read_side(ragged)
     binary = tmp_path / "x.csv"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ValueError, match="x.csv: not a measurements.csv"):

@@ -175,3 +175,12 @@ def test_an_out_of_another_preset_is_refused_and_more_repeats_taken(tmp_path):
     log.write_text("{")
     with pytest.raises(ValueError, match=r"standalone.json: not a standalone.json of rnnbench"):
         standalone.check_same_preset(tiny, log)
+
+
+def test_a_preset_that_is_not_utf8_is_named(tmp_path):
+    from rnnbench.commands import jax as standalone
+
+    path = tmp_path / "bin.json"
+    path.write_bytes(b'\xff\xfe{"steps": 5}')
+    with pytest.raises(ValueError, match=r"bin.json: not UTF-8 text \(byte 0\): save it as UTF-8"):
+        standalone.read_preset(path)

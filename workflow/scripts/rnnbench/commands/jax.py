@@ -287,6 +287,8 @@ def read_preset(path: str | Path) -> dict:
         preset = json.loads(Path(path).read_text(), object_pairs_hook=no_repeats)
     except (OSError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}): save it as UTF-8") from None
     if not isinstance(preset, dict):
         raise ValueError(f"{path}: a JSON object of config keys, not {preset!r:.60}")
     return preset

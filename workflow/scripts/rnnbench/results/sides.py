@@ -100,7 +100,8 @@ def read_side(source: str | Path) -> pd.DataFrame:
         try:
             table = read_table(source)
         except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
-            raise ValueError(f"{source}: not a measurements.csv ({error})") from None
+            words = " ".join(str(error).split())  # pandas' parser errors end in a newline
+            raise ValueError(f"{source}: not a measurements.csv ({words})") from None
         missing = [c for c in ("cell_id", "impl", "repeat", "environment", *LATE_COLUMNS,
                                *TIMES) if c not in table.columns]
         if missing:

@@ -130,6 +130,9 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     ours = _write(tmp_path / "ours", _runs("c1", 0.010, 0.020))
     assert cli.main(["compare", str(ours), str(tmp_path / "ours/.")]) == 1
     assert "are the same result set" in capsys.readouterr().err
+    assert cli.main(["compare", str(ours), str(ours / "c1")]) == 1
+    assert f"{ours / 'c1'} lies inside {ours}: its runs would be on both sides" in \
+        capsys.readouterr().err
     assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
     assert "give two different names" in capsys.readouterr().err
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))

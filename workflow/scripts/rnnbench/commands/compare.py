@@ -279,6 +279,10 @@ def main(args: argparse.Namespace) -> int:
     """
     if Path(args.a).resolve() == Path(args.b).resolve():
         return _refuse(f"{args.a} and {args.b} are the same result set: give two")
+    for inner, outer in ((args.a, args.b), (args.b, args.a)):
+        if Path(outer).resolve() in Path(inner).resolve().parents:
+            return _refuse(f"{inner} lies inside {outer}: its runs would be on both sides; "
+                           "give two folders apart")
     if args.names[0] == args.names[1]:
         return _refuse(f"--names {args.names[0]} {args.names[1]}: give two different names")
     try:

@@ -1,6 +1,7 @@
 # The config validated, the grid's constants, localrules, wildcard constraints, and the rules'
 # input, param and resource functions. What runs before any job and when the run ends is
 # hooks.smk's; every path comes from rnnbench/grid/layout.py.
+import functools
 import os
 import sys
 from pathlib import Path
@@ -184,17 +185,6 @@ def train_outputs(impl):
     }
 
 
-def replanned(impl):
-    """Input of ``impl``'s training rule in a dry run that found results a run sets aside
-    (hooks.smk's DAMAGED): rule plan_only's placeholder for those jobs, so that the plan lists
-    them as a run will measure them again; [] otherwise (no function to call per job)."""
-    step = housekeeping.planned("set_aside_damaged_results", PLANNED)
-    if not step:
-        return []
-    pattern, damaged = train_outputs(impl)["result"], set(DAMAGED)
-    return lambda w: step if pattern.format(cell=w.cell, repeat=w.repeat) in damaged else []
-
-
 def dataset_files(name):
     """The .npz and sidecar of dataset ``name`` (rule make_data's outputs)."""
     return {"npz": layout.dataset_path(name), "sidecar": layout.dataset_path(name, "json")}
@@ -203,6 +193,16 @@ def dataset_files(name):
 def workflow_meta(tf_version):
     """Recorded in every result: what the job may not see (git, the repository, the image)."""
     return {"git": GIT_COMMIT, "image_sha256": IMAGE_SHA256.get(tf_version)}
+
+
+# a training job's workflow record as JSON (params.workflow_meta), per TensorFlow version
+WORKFLOW_META_JSON = {version: as_json(workflow_meta(version)) for version in TF_VERSIONS}
+
+
+@functools.cache
+def cell_json(cell_id):
+    """A cell as a training job's params.cell holds it (JSON), made once for its jobs."""
+    return as_json(CELLS[cell_id])
 
 
 def image_of(tf_version):
@@ -259,6 +259,24 @@ def of_cell(value):
 
 
 dataset_of = of_cell(lambda cell: dataset_files(cell["dataset"]))
+
+
+def training_inputs(impl):
+    """Input function of ``impl``'s training rule: its dataset (dataset_of). In a dry run
+    that found results a run sets aside (hooks.smk's DAMAGED), those jobs also take rule
+    plan_only's placeholder, so that the plan lists them as the run will measure them again;
+    otherwise dataset_of itself (no other input: each costs every job of a dry run)."""
+    step = housekeeping.planned("set_aside_damaged_results", PLANNED)
+    if not step:
+        return dataset_of
+    pattern, damaged = train_outputs(impl)["result"], set(DAMAGED)
+
+    def inputs(wildcards):
+        files = dataset_of(wildcards)
+        result = pattern.format(cell=wildcards.cell, repeat=wildcards.repeat)
+        return {**files, "planned": step} if result in damaged else files
+
+    return of_wildcards(inputs)
 
 
 def priority_of(impl):

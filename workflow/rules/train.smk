@@ -12,8 +12,7 @@
 # holds it apart from other runs too).
 rule train_static:
     input:
-        unpack(dataset_of),
-        planned=replanned("static"),
+        unpack(training_inputs("static")),
     output:
         result=train_outputs("static")["result"],
     log:
@@ -36,8 +35,8 @@ rule train_static:
         rule="train_static",
         log_every=config["log_every"],
         impl="static",
-        workflow_meta=of_cell(lambda cell: as_json(workflow_meta(cell["tf_version"]))),
-        cell=of_cell(as_json),
+        workflow_meta=of_cell(lambda cell: WORKFLOW_META_JSON[cell["tf_version"]]),
+        cell=of_wildcards(lambda wildcards: cell_json(wildcards.cell)),
         protocol=as_json({key: config[key] for key in PROTOCOL_KEYS}),
     shell:
         TRAIN_COMMAND
@@ -45,8 +44,7 @@ rule train_static:
 
 use rule train_static as train_dynamic with:
     input:
-        unpack(dataset_of),
-        planned=replanned("dynamic"),
+        unpack(training_inputs("dynamic")),
     output:
         result=train_outputs("dynamic")["result"],
     log:

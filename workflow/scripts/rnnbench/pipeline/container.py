@@ -132,13 +132,20 @@ def check_tf_version(containers_dir: str | Path, flavor: str, tf_version: str,
 def installed_tf_version() -> str | None:
     """Read the version of the TensorFlow this Python would import, without importing it.
 
-    Reading the distribution's metadata saves seconds on every snakemake call.
+    Reading the distribution's metadata saves seconds on every snakemake call. The usual
+    distributions are asked by name first; mapping every installed distribution to its
+    packages (packages_distributions, 0.1 s) is left for another one (tensorflow-macos, ...).
 
     Returns:
         The version, e.g. "2.21.0"; None if none is installed.
     """
     from importlib import metadata
 
+    for dist in ("tensorflow", "tensorflow-cpu"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
     for dist in metadata.packages_distributions().get("tensorflow", []):
         return metadata.version(dist)
     return None

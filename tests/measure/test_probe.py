@@ -39,3 +39,26 @@ def test_the_probe_measures_every_unit_cost_of_this_machine(tmp_path):
     assert record["environment"].startswith(record["meta"]["cpu_model"])
     assert "TensorFlow" in record["environment"] and record["probe_s"] < 60
     assert "while_iteration_s" in done.stdout and str(out) in done.stdout
+
+
+def test_a_matmul_rate_is_the_median_of_its_positive_slopes(monkeypatch):
+    from rnnbench.measure import probe
+
+    # per shape, three tries of (forward_s, backward_s): one busy moment's slope near 0, one
+    # at or below 0; the rate follows the other tries, not the outlier
+    tries = iter([(1e-12, 2e-5), (1e-5, -1e-6), (3e-5, 4e-5)] * len(probe.MATMUL_SHAPES))
+    monkeypatch.setattr(probe, "_matmul_slopes", lambda *args: next(tries))
+    rows = probe.matmul_rates(None, None)
+    assert len(rows) == len(probe.MATMUL_SHAPES)
+    assert all(row["forward_s"] == 1e-5 and row["backward_s"] == pytest.approx(3e-5) for row in rows), rows
+    flop = [2.0 * row["batch_size"] * row["k"] * row["n"] for row in rows]
+    assert [row["forward_flop_per_s"] for row in rows] == [f / 1e-5 for f in flop]
+
+
+def test_a_matmul_never_slower_at_more_copies_has_no_rate(monkeypatch):
+    from rnnbench.measure import probe
+
+    monkeypatch.setattr(probe, "_matmul_slopes", lambda *args: (0.0, -1e-6))
+    rows = probe.matmul_rates(None, None)
+    assert all(math.isnan(row["forward_s"]) and math.isnan(row["backward_flop_per_s"])
+               for row in rows)

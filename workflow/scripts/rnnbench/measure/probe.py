@@ -143,6 +143,11 @@ def chain_costs(tf: ModuleType, config: Any, name: str, unit: Callable,
             "bytes_per_node": max(_slope(rss), 0.0) * 2 ** 20 / node_slope}
 
 
+TRIES = 3
+"""Times each group of unit costs, and each matmul, is measured; each cost is the median of
+its positive measurements (probes of one VM minutes apart once differed 2x in a cond's cost)."""
+
+
 MATMUL_COPIES = (2, 10)
 """The matmul probes' two sizes: independent copies of the matmul in one graph (a slope, as
 every unit cost: a small matmul takes less than one session.run's jitter)."""
@@ -165,11 +170,26 @@ def _matmul_graph(tf: ModuleType, rng: Any, batch: int, k: int, n: int,
     return graph, forward, backward
 
 
+def _matmul_slopes(tf: ModuleType, config: Any, rng: Any, batch: int, k: int,
+                   n: int) -> tuple[float, float]:
+    """Seconds of one [batch, k] x [k, n] matmul and of its gradient: slopes over
+    MATMUL_COPIES, measured once (either at or below zero under a busy moment's jitter)."""
+    ahead, back = {}, {}
+    for copies in MATMUL_COPIES:
+        graph, forward, backward = _matmul_graph(tf, rng, batch, k, n, copies)
+        with tf.compat.v1.Session(graph=graph, config=config) as session:
+            session.run(graph.init)
+            ahead[copies] = _median_run(session, forward)
+            back[copies] = _median_run(session, backward)
+    return _slope(ahead), _slope(back)
+
+
 def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
     """Measure an LSTM step's matmul and its gradient at each of MATMUL_SHAPES.
 
     The gradient is two matmuls of the same size. Each time is a slope over MATMUL_COPIES, so
-    that the run's overhead and its jitter cancel.
+    that the run's overhead and its jitter cancel, measured TRIES times: the median of the
+    slopes above 0 (one busy moment's slope near 0 once gave a rate over 5 TFLOP/s).
 
     Args:
         tf: TensorFlow, imported for TF1 graph mode.
@@ -177,33 +197,22 @@ def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
 
     Returns:
         One dict per shape: batch_size, num_units, k, n (the matmul [batch, k] x [k, n]),
-        forward_s, backward_s (seconds; NaN for a slope at or below zero, below the timer's
+        forward_s, backward_s (seconds; NaN when no slope was above zero, below the timer's
         reach), forward_flop_per_s and backward_flop_per_s.
     """
     rows = []
     rng = np.random.default_rng(0)
     for batch, units in MATMUL_SHAPES:
         k, n = 16 + units, 4 * units
-        ahead, back = {}, {}
-        for copies in MATMUL_COPIES:
-            graph, forward, backward = _matmul_graph(tf, rng, batch, k, n, copies)
-            with tf.compat.v1.Session(graph=graph, config=config) as session:
-                session.run(graph.init)
-                ahead[copies] = _median_run(session, forward)
-                back[copies] = _median_run(session, backward)
-        forward_s, backward_s = (slope if (slope := _slope(t)) > 0 else float("nan")
-                                 for t in (ahead, back))
+        tries = np.array([_matmul_slopes(tf, config, rng, batch, k, n) for _ in range(TRIES)])
+        forward_s, backward_s = (float(np.median(s[s > 0])) if (s > 0).any() else float("nan")
+                                 for s in tries.T)
         flop = 2.0 * batch * k * n
         rows.append({"batch_size": batch, "num_units": units, "k": k, "n": n,
                      "forward_s": forward_s, "backward_s": backward_s,
                      "forward_flop_per_s": flop / forward_s,
                      "backward_flop_per_s": 2 * flop / backward_s})
     return rows
-
-
-TRIES = 3
-"""Times each group of unit costs is measured; each cost is the median of its positive
-measurements (probes of one VM minutes apart once differed 2x in a cond's cost)."""
 
 
 def _resolved(measure: Callable[[], dict[str, float]]) -> dict[str, float]:

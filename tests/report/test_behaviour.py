@@ -40,6 +40,9 @@ ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", 
 processes used, the measuring lock's span; the CPU's widest vector instruction set; the
 machine's speed during the run and where its process ran; the other measuring jobs seen
 beside it), which the fixture's results predate: empty for them."""
+RECORDED_ADDED = ("data_sha256", "initial_weights_sha256", "numpy_version")
+"""measurements.csv's columns added since from what every result recorded (the inputs runs of
+one cell must share): filled for the fixture, one value per cell."""
 SUMMARY_ADDED = {"ratio_confidence": 0.95}
 """summary.csv's columns added since, with their value for the fixture: the level of the ratio
 intervals (95 %: one look; more_repeats would make it 97.5 %)."""
@@ -93,6 +96,10 @@ def test_the_tables_are_the_ones_written_before(aggregated, table):
     after = read_table(out / table)
     added = [column for column in ADDED if column in after]
     assert after[added].isna().all().all()
+    if table == "measurements.csv":
+        assert after[list(RECORDED_ADDED)].notna().all().all()
+        assert (after.groupby("measured_in")[list(RECORDED_ADDED)].nunique() == 1).all().all()
+        added += list(RECORDED_ADDED)
     if table == "summary.csv":
         assert {c: set(after[c]) for c in SUMMARY_ADDED} == {c: {v} for c, v in
                                                              SUMMARY_ADDED.items()}

@@ -66,6 +66,11 @@ BUSY_OTHERS_SHARE = 0.10
 # The result keys of the phases renamed in schema 6 (generic names, per-api words only when
 # rendered): the measurements column -> the key a schema 5 result holds it under.
 SCHEMA_5_KEYS = {"init_s": "session_setup_s", "optimisation_s": "graph_optimisation_s"}
+MAX_SECONDS = 1e7
+"""Above any time a run can take (about 116 days), and far below float overflow in the
+statistics' sums of squares."""
+MIN_STEP_S = 1e-9
+"""Below any step a timer can see (perf_counter's resolution is about a nanosecond)."""
 RELATED_COLUMNS = ("base_cell_id", "compat_v1_cell_id", "default_tf_cell_id", "ablations")
 
 
@@ -149,6 +154,9 @@ def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = N
         validate_result(result)
     except jsonschema.ValidationError as error:
         raise ValueError(f"{path}: not a valid result: {error.message}: {fix}") from error
+    bad = _bad_timing(result["timings"])
+    if bad:
+        raise ValueError(f"{path}: not a valid result: {bad}: {fix}")
     where = parse_result_path(path)
     said = (result["cell_id"], result["impl"], result["repeat"])
     if where and where != said:
@@ -160,6 +168,23 @@ def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = N
         raise ValueError(f"{path}: {mismatch}, so its timing is not its cell's and is never "
                          f"pooled with the others: move it to results/stale/ and run again")
     return result
+
+
+def _bad_timing(timings: dict) -> str | None:
+    """The first of a result's timings that no run can have, in words, or None: a number
+    (or a list's item) that is not finite, or not in [0, MAX_SECONDS), or a median or mean
+    step below MIN_STEP_S (NaN and Infinity are JSON to Python's reader, and the schema's
+    bounds let NaN pass)."""
+    for key, value in timings.items():
+        for number in value if isinstance(value, list) else [value]:
+            if (isinstance(number, (int, float)) and not isinstance(number, bool)
+                    and not 0 <= number < MAX_SECONDS):
+                return f"timings.{key} holds {number!r}, not a number from 0 to below 1e+07"
+    for key in ("median_step_s", "mean_step_s"):
+        if timings[key] < MIN_STEP_S:
+            return (f"timings.{key} is {timings[key]!r} s, below any step a timer can see "
+                    f"({MIN_STEP_S:g} s)")
+    return None
 
 
 def _settings_mismatch(result: dict, cells: dict[str, dict] | None = None,
@@ -221,6 +246,8 @@ def _run_columns(result: dict) -> dict:
         "peak_rss_mb": result["memory"]["peak_rss_mb"],
         "first_loss": result["loss"]["first"],
         "last_loss": result["loss"]["last"],
+        "data_sha256": result["data"]["sha256"],
+        "initial_weights_sha256": result["initial_weights_sha256"],
         **_protocol_columns(result),
         **_meta_columns(meta),
         **_exclusive_columns(result.get("exclusive")),
@@ -346,6 +373,7 @@ def _meta_columns(meta: dict) -> dict:
         "cpus": _cpus(meta),
         "tensorflow_version": meta["tf_version"],
         "keras_version": meta["keras_version"],
+        "numpy_version": meta.get("numpy_version"),
         "jax_version": meta.get("jax_version"),  # the JAX apis' runs (axes.JAX_APIS)
         "python_version": meta["python_version"],
         "python_prefix": meta["python_prefix"],
@@ -416,26 +444,39 @@ def _cpus(meta: dict) -> int:
     return meta.get("cpu_affinity") or meta["cpu_count"]
 
 
-def check_one_environment(runs: pd.DataFrame) -> None:
-    """Refuse to pool runs of one cell from more than one environment (fingerprint).
+SAME_IN_A_CELL = ("environment", "data_sha256", "initial_weights_sha256", "keras_version",
+                  "numpy_version")
+"""What every run one cell's jobs measured must share before its runs are pooled: the
+fingerprint (environment), the data and the initial weights (both implementations train
+from the same), and the Keras and NumPy releases (the fingerprint names TensorFlow's)."""
 
-    Every cell's runs (both implementations, shared runs included) must share one.
+
+def check_one_environment(runs: pd.DataFrame) -> None:
+    """Refuse to pool runs of one cell that differ in any of SAME_IN_A_CELL.
+
+    Every cell's runs (both implementations; a shared run is checked in the cell that
+    measured it) must share one fingerprint, data, initial weights, Keras and NumPy.
 
     Args:
         runs: load_results's table.
 
     Raises:
-        ValueError: naming the first such cell, each environment and a file measured in it.
+        ValueError: naming the first such cell and setting, each value and a file with it.
     """
-    counts = runs.groupby("cell_id", sort=False)["environment"].nunique()
-    for cell_id in counts.index[counts > 1][:1]:  # the first such cell, in table order
-        group = runs[runs["cell_id"] == cell_id]
-        where = "; ".join(f"{env} (e.g. {files.iloc[0]})" for env, files
-                          in group.groupby("environment", sort=True)["path"])
-        raise ValueError(
-            f"cell {cell_id}: its runs come from {group['environment'].nunique()} "
-            f"environments, which are never pooled: {where}. Keep one environment's "
-            "results in this folder (move the others to a folder of their own)")
+    for column in SAME_IN_A_CELL:
+        values = runs[column].fillna("none")
+        counts = values.groupby(runs["measured_in"], sort=False).nunique()
+        for cell_id in counts.index[counts > 1][:1]:  # the first such cell, in table order
+            mine = runs["measured_in"] == cell_id
+            where = "; ".join(f"{value} (e.g. {files.iloc[0]})" for value, files
+                              in runs.loc[mine, "path"].groupby(values[mine], sort=True))
+            words = (f"come from {counts[cell_id]} environments" if column == "environment"
+                     else f"hold {counts[cell_id]} values of {column}")
+            raise ValueError(
+                f"cell {cell_id}: its runs {words}, which are "
+                f"never pooled: {where}. Keep one environment's results in this folder (move "
+                "the others to a folder of their own, or to results/stale/ to measure them "
+                "anew)")
 
 
 def check_folders_one_environment(tables: list[pd.DataFrame], folders: list, doing: str

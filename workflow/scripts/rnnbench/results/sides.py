@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.grid.layout import PARTIAL, RESULT_GLOB, STALE, parse_result_path
-from rnnbench.results.load import (LATE_COLUMNS, load_results, read_table, share_runs,
-                                   shared_in)
+from rnnbench.results.load import (LATE_COLUMNS, MAX_SECONDS, load_results, read_table,
+                                   share_runs, shared_in)
 
 SET_ASIDE = (Path(STALE).name, Path(PARTIAL).name)
 """The folders under a results folder whose files the workflow set aside (not read as runs)."""
@@ -34,9 +34,6 @@ def result_files(folder: Path) -> list[Path]:
 
 TIMES = ("setup_s", "median_step_s")
 """The times every run of a measurements.csv holds (s): what compare and predict read."""
-MAX_SECONDS = 1e7
-"""Above any time a run can take (about 116 days), and far below float overflow in the
-statistics' sums of squares."""
 RUN_KEY = ("environment", "protocol", "cell_id", "impl", "repeat")
 """What names one run in a measurements.csv (load.load_results' rows)."""
 

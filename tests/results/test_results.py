@@ -529,3 +529,26 @@ def test_summarize_answers_each_cell_as_alone(tmp_path):
     assert not flags.loc["c3", "ratio_paired"] and flags.loc["c1", "ratio_paired"]
     assert flags.loc["c2", "disagreeing_repeats"].startswith("static: repeats 1, 2, 3: ")
     assert flags.loc["c2", "unstable"] and flags.loc["c2", "fragile"]
+
+
+@pytest.mark.parametrize("edit, setting", [
+    (lambda r: r["data"].update(sha256="f" * 64), "data_sha256"),
+    (lambda r: r.update(initial_weights_sha256="e" * 64), "initial_weights_sha256"),
+    (lambda r: r["metadata"].update(keras_version="3.0.0"), "keras_version"),
+])
+def test_runs_of_other_inputs_in_one_cell_are_never_pooled(tmp_path, edit, setting):
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2, 3)]
+    edit(records[4])
+    with pytest.raises(ValueError, match=rf"cell c1: its runs hold 2 values of {setting}, "
+                                         r"which are never pooled: .*r4\.json"):
+        summarize(load.load_results(write_results(tmp_path, records)))
+
+
+@pytest.mark.parametrize("value", [1e308, 1e-300, float("nan"), float("inf")])
+def test_a_median_step_no_run_can_have_is_refused_naming_the_file(tmp_path, value):
+    records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")
+               for repeat in (1, 2)]
+    records[1]["timings"]["median_step_s"] = value
+    with pytest.raises(ValueError, match=r"r1\.json: not a valid result: timings\.median_step_s"):
+        load.load_results(write_results(tmp_path, records))

@@ -188,8 +188,9 @@ def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
     """Measure an LSTM step's matmul and its gradient at each of MATMUL_SHAPES.
 
     The gradient is two matmuls of the same size. Each time is a slope over MATMUL_COPIES, so
-    that the run's overhead and its jitter cancel, measured TRIES times: the median of the
-    slopes above 0 (one busy moment's slope near 0 once gave a rate over 5 TFLOP/s).
+    that the run's overhead and its jitter cancel, resolved as the unit costs are (_resolved:
+    the median of TRIES slopes above 0; one busy moment's slope near 0 once gave a rate over
+    5 TFLOP/s).
 
     Args:
         tf: TensorFlow, imported for TF1 graph mode.
@@ -204,9 +205,10 @@ def matmul_rates(tf: ModuleType, config: Any) -> list[dict[str, Any]]:
     rng = np.random.default_rng(0)
     for batch, units in MATMUL_SHAPES:
         k, n = 16 + units, 4 * units
-        tries = np.array([_matmul_slopes(tf, config, rng, batch, k, n) for _ in range(TRIES)])
-        forward_s, backward_s = (float(np.median(s[s > 0])) if (s > 0).any() else float("nan")
-                                 for s in tries.T)
+        slopes = _resolved(lambda: dict(zip(("forward_s", "backward_s"),
+                                            _matmul_slopes(tf, config, rng, batch, k, n))))
+        forward_s, backward_s = (slope if (slope := slopes[key]) > 0 else float("nan")
+                                 for key in ("forward_s", "backward_s"))
         flop = 2.0 * batch * k * n
         rows.append({"batch_size": batch, "num_units": units, "k": k, "n": n,
                      "forward_s": forward_s, "backward_s": backward_s,

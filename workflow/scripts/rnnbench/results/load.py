@@ -179,7 +179,8 @@ def _bad_timing(timings: dict) -> str | None:
         for number in value if isinstance(value, list) else [value]:
             if (isinstance(number, (int, float)) and not isinstance(number, bool)
                     and not 0 <= number < MAX_SECONDS):
-                return f"timings.{key} holds {number!r}, not a number from 0 to below 1e+07"
+                return (f"timings.{key} holds {number!r}, not a number from 0 to below "
+                        f"{MAX_SECONDS:.0e}")
     for key in ("median_step_s", "mean_step_s"):
         if timings[key] < MIN_STEP_S:
             return (f"timings.{key} is {timings[key]!r} s, below any step a timer can see "
@@ -454,8 +455,9 @@ from the same), and the Keras and NumPy releases (the fingerprint names TensorFl
 def check_one_environment(runs: pd.DataFrame) -> None:
     """Refuse to pool runs of one cell that differ in any of SAME_IN_A_CELL.
 
-    Every cell's runs (both implementations; a shared run is checked in the cell that
-    measured it) must share one fingerprint, data, initial weights, Keras and NumPy.
+    Every cell's runs (both implementations, shared runs included) must share one
+    fingerprint; the runs its jobs measured (a shared run's data may be another cell's) one
+    data, initial weights, Keras and NumPy.
 
     Args:
         runs: load_results's table.
@@ -465,9 +467,11 @@ def check_one_environment(runs: pd.DataFrame) -> None:
     """
     for column in SAME_IN_A_CELL:
         values = runs[column].fillna("none")
-        counts = values.groupby(runs["measured_in"], sort=False).nunique()
+        # the fingerprint across all a cell pools; the inputs across what its jobs measured
+        cell = runs["cell_id" if column == "environment" else "measured_in"]
+        counts = values.groupby(cell, sort=False).nunique()
         for cell_id in counts.index[counts > 1][:1]:  # the first such cell, in table order
-            mine = runs["measured_in"] == cell_id
+            mine = cell == cell_id
             where = "; ".join(f"{value} (e.g. {files.iloc[0]})" for value, files
                               in runs.loc[mine, "path"].groupby(values[mine], sort=True))
             words = (f"come from {counts[cell_id]} environments" if column == "environment"

@@ -480,6 +480,12 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(finis
     assert len(missing) == 4 and set(missing["error_line"]) == {
         f"{blocked} is a file where a folder must be"}
     assert (tmp_path / "results/partial/summary.csv").exists()
+    # every other result on disk: Snakemake has nothing to do and calls no hook, yet the run
+    # fails as before, naming the blocked jobs (it said "Nothing to be done", status 0)
+    shutil.rmtree(tmp_path / "results/partial")
+    proc = snakemake(tmp_path, "--cores", "1", check=False)
+    assert proc.returncode == 1 and "4 training job(s) were left out" in proc.stderr
+    assert len(pd.read_csv(tmp_path / "results/partial/missing.csv")) == 4
     # a blocked table stops the run before any job, named
     (tmp_path / blocked).unlink()
     (tmp_path / "results/FINDINGS.md").mkdir()

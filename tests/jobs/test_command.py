@@ -30,9 +30,10 @@ def formatted(folder="runs/p 1", cell=CELL):
 
 def test_the_command_reads_back_as_formatted_quoting_and_all():
     words = shlex.split(formatted())
-    assert words[:2] == ["/opt/my venv/bin/python", "/repo/train.py"]
+    # exec: the job replaces the shell (a signal to the group cannot end the shell alone)
+    assert words[:3] == ["exec", "/opt/my venv/bin/python", "/repo/train.py"]
     assert words[-2:] == ["2>", "runs/p 1/it's.log"]
-    job = parse_train_arguments(words[2:words.index("2>")])
+    job = parse_train_arguments(words[3:words.index("2>")])
     assert job.cell == CELL and job.protocol == {"steps": 4, "seed": 0}
     assert job.workflow_meta == {"git": None, "image_sha256": None}
     assert (job.rule, job.impl, job.cell_id, job.repeat, job.threads, job.log_every) == (
@@ -54,7 +55,7 @@ def test_as_json_is_one_text_for_equal_values():
 ])
 def test_a_bad_argument_is_named(argument, value, words, capsys):
     argv = shlex.split(formatted())
-    argv = argv[2:argv.index("2>")]
+    argv = argv[3:argv.index("2>")]
     argv[argv.index(argument) + 1] = value
     with pytest.raises(SystemExit) as stop:
         parse_train_arguments(argv)

@@ -3,6 +3,7 @@
 naming which in its log (rnnbench.jobs.watchdog, rnnbench.jobs.jobstart); failures.error_line carries
 that line to the terminal."""
 
+import os
 import pytest
 import signal
 import subprocess
@@ -57,6 +58,40 @@ def test_ctrl_c_ends_a_job_inside_a_long_call_at_once():
     assert _seconds_to_end(control, 0.5) is None
     control.kill()
     control.wait()
+
+
+# A job at its end: the result written, then a second of teardown (TensorFlow's, at exit).
+FINISHED = """
+import sys, time
+from pathlib import Path
+from rnnbench.jobs import interrupt
+interrupt.end_at_once_on_ctrl_c()
+if sys.argv[1] == "whole":
+    interrupt.write_result_whole(sys.argv[2], "{}")
+else:
+    Path(sys.argv[2]).write_text("{}")
+print("written", flush=True)
+time.sleep(1)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_group_after_the_result_is_written_keeps_it(tmp_path, signum):
+    """As ``timeout`` or Ctrl-C signal a run's process group: through the rules' shell
+    (``exec``, TRAIN_COMMAND), a job whose result is written exits 0, so Snakemake keeps the
+    result; one that wrote it plainly dies of the signal, and Snakemake would remove it."""
+    ends = {}
+    for how in ("whole", "plain"):
+        command = (f"set -euo pipefail; exec {sys.executable} -c '{FINISHED}' {how} "
+                   f"{tmp_path / how}.json")
+        proc = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE, text=True,
+                                env={"PYTHONPATH": str(SCRIPTS), "PATH": "/usr/bin:/bin"},
+                                start_new_session=True)
+        assert proc.stdout.readline().strip() == "written"
+        os.killpg(proc.pid, signum)
+        ends[how] = proc.wait(timeout=10)
+    assert ends == {"whole": 0, "plain": -signum}
+    assert (tmp_path / "whole.json").read_text() == "{}"
 
 
 def test_over_bound_names_the_bound_and_the_fix():

@@ -35,6 +35,22 @@ PLANNED = []  # what a run does before any job that this dry run did not (rule p
 DAMAGED = []  # results not valid: set aside and measured again (by a run; a dry run plans it)
 UNDRAWN = {}  # {chart: why}: with --report, the charts a run did not draw, left out of it
 
+
+def report_missing():
+    """Write results/partial/ and say which training runs are missing, and why."""
+    from rnnbench.pipeline import failures  # pandas: only after a failure
+
+    failures.report_missing(JOBS, SAY, SHARED_RUNS, BLOCKED)
+
+
+def left_out():
+    """The line that ends a run whose training jobs a file blocked (BLOCKED)."""
+    return (
+        f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
+        f"folder must be ({layout.PARTIAL}/missing.csv says which); move it away and run again"
+    )
+
+
 # Before any job, in the main Snakemake process only (not again in each job's own): a blocked
 # training job is left out, any other blocked output stops the run; results that are not valid
 # and tables that no longer describe the results on disk are set aside (every listed result
@@ -72,6 +88,11 @@ if workflow.is_main_process:
             config["missing_charts"] = failures.report_missing_charts(UNDRAWN, len(PLOTS), SAY)
     except housekeeping.Refused as error:
         refuse(str(error))
+    # Every other training result on disk: Snakemake has nothing to do and calls no hook
+    # (not onsuccess), so the jobs a file blocks are named now and the run fails, as after them.
+    if BLOCKED and not DRY_RUN and all(Path(result).exists() for result in targets()):
+        report_missing()
+        refuse(left_out())
     # only a dry run (-n) plans them: --summary and --report take the DAG as it is on disk
     if workflow.output_settings.dryrun:
         PLANNED = [step for step, skipped in SKIPPED.items() if skipped]
@@ -87,7 +108,11 @@ if workflow.is_main_process:
         MORE = MORE_JOBS if LOOKED is None else LOOKED
         ESTIMATE = housekeeping.estimate_line(
             CELLS,
-            [(cell, impl, result) for (cell, impl, _), result in zip(PLANNED_JOBS, RESULT_FILES)],
+            [  # a job a file blocks does not run
+                (cell, impl, result)
+                for (cell, impl, _), result in zip(PLANNED_JOBS, RESULT_FILES)
+                if result not in BLOCKED
+            ],
             config,
             {"dataset": [dataset_files(name)["npz"] for name in DATASETS], "peak": PEAKS},
             len(PLOTS),
@@ -100,13 +125,6 @@ if workflow.is_main_process:
         if ESTIMATE is not None:
             SAY(ESTIMATE)
 STARTED = time.time()  # this Snakemake's start: a log written since is this run's
-
-
-def report_missing():
-    """Write results/partial/ and say which training runs are missing, and why."""
-    from rnnbench.pipeline import failures  # pandas: only after a failure
-
-    failures.report_missing(JOBS, SAY, SHARED_RUNS, BLOCKED)
 
 
 # The run holds its locks: record who holds them (rnnbench/jobs/interrupt.py).
@@ -132,10 +150,7 @@ onsuccess:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go
     if BLOCKED:  # the rest of the grid is measured; what could not be written is named
         report_missing()
-        raise WorkflowError(
-            f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
-            f"folder must be ({layout.PARTIAL}/missing.csv says which); move it away and run again"
-        )
+        raise WorkflowError(left_out())
     # results/plots/ shows the current config's charts: drop those an earlier config asked for
     housekeeping.after_success(RESULT_FILES, set(ALL_CHARTS) - set(PLOTS))
     # runs that another run's measuring job (under another lock) measured beside

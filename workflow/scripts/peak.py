@@ -6,6 +6,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
+from rnnbench.jobs import interrupt  # noqa: E402
 from rnnbench.jobs.jobstart import check_still_bounded, start_measuring_job  # noqa: E402
 
 # a timing too: bounded and alone, as train.py
@@ -31,9 +32,8 @@ unit_costs = probe(tf, intra, inter) if device == "cpu" else None
 meta = {**metadata.collect(metadata.tensorflow_info(tf, device)), **dict(snakemake.params.workflow_meta),
         "intra_op_parallelism_threads": intra, "inter_op_parallelism_threads": inter}
 check_still_bounded()
-with open(snakemake.output[0], "w") as handle:
-    json.dump({"peak": peak, "probe": unit_costs, "tf_version": tf_version, "metadata": meta},
-              handle, indent=1)
+interrupt.write_result_whole(snakemake.output[0], json.dumps(
+    {"peak": peak, "probe": unit_costs, "tf_version": tf_version, "metadata": meta}, indent=1))
 print(f"{peak['size']}x{peak['size']} float32 matmul: {peak['flop_per_s'] / 1e9:.1f} GFLOP/s "
       f"(median of {peak['repeats']}, IQR / median {peak['iqr_over_median']:.2f})",
       file=sys.stderr)

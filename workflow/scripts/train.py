@@ -17,6 +17,7 @@ sys.stderr.reconfigure(line_buffering=True)
 logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                     format="%(asctime)s %(levelname)s %(message)s")
 
+from rnnbench.jobs import interrupt  # noqa: E402
 from rnnbench.jobs.jobstart import (  # noqa: E402
     check_still_bounded, end_measuring_job, start_measuring_job)
 
@@ -45,6 +46,5 @@ result.update(
 )
 validate_result(result)
 check_still_bounded()
-with open(job.result, "w") as handle:
-    json.dump(result, handle, indent=1)
+interrupt.write_result_whole(job.result, json.dumps(result, indent=1))
 logging.getLogger("rnnbench").info("wrote %s", job.result)

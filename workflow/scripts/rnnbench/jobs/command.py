@@ -14,7 +14,7 @@ import argparse
 import json
 
 TRAIN_COMMAND = (
-    "{params.python:q} {params.script:q} --rule {params.rule} --impl {params.impl}"
+    "exec {params.python:q} {params.script:q} --rule {params.rule} --impl {params.impl}"
     " --cell-id {wildcards.cell:q} --repeat {wildcards.repeat} --threads {threads}"
     " --mem-mb {resources.mem_mb} --runtime-min {resources.runtime}"
     " --npz {input.npz:q} --sidecar {input.sidecar:q} --result {output.result:q} --log {log:q}"
@@ -27,7 +27,8 @@ params.python and params.script are common.smk's TRAIN_PYTHON and TRAIN_SCRIPT; 
 params.protocol and params.workflow_meta are JSON text (as_json). log_every is apart from the
 protocol: it changes no measurement (the default profile's rerun triggers leave params out).
 Standard error goes to the job's log from the first line on, a failed import's traceback
-included."""
+included. ``exec``: the job replaces the shell, so a signal to the process group cannot end
+the shell while the job keeps a written result (interrupt.write_result_whole)."""
 
 
 def as_json(value) -> str:

@@ -3,8 +3,9 @@
 A killed Snakemake leaves its locks in ``.snakemake/locks/``. Each run records who holds
 them (OWNER), and the next run on the host removes them once that owner is gone
 (remove_stale_locks). A training job stops within a poll interval of its Snakemake's end
-(exit_with_snakemake); Ctrl-C ends it at once (end_at_once_on_ctrl_c). The reasons and the
-rules: docs/running.md, How a measuring job is bounded.
+(exit_with_snakemake); Ctrl-C ends it at once (end_at_once_on_ctrl_c), until its result is
+written (write_result_whole). The reasons and the rules: docs/running.md, How a measuring job
+is bounded.
 """
 
 from __future__ import annotations
@@ -149,6 +150,24 @@ def end_at_once_on_ctrl_c() -> None:
     (13 to 53 s late, measured): docs/running.md, How a measuring job is bounded.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def write_result_whole(path: str | Path, text: str) -> None:
+    """Write a finished job's result; from here on no SIGINT or SIGTERM stops the job.
+
+    The measurement is over: a Ctrl-C or a ``kill`` of the process group (``timeout``) that
+    arrives now would end the job with a signal after its result is written, and Snakemake
+    removes the output of a failed job. Ignoring both (signal(7)) lets the job exit with
+    status 0 (its teardown lasts about a second), so Snakemake keeps the result. The rules'
+    shell ``exec``s the job (TRAIN_COMMAND): no shell stands between them to die instead.
+
+    Args:
+        path: the result file (created or replaced).
+        text: its content.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    Path(path).write_text(text)
 
 
 TERMINATED = "SIGTERM"

@@ -1,6 +1,8 @@
 """Comparing two result sets (rnnbench.commands.compare), one of which holds two environments."""
 
+import itertools
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -23,10 +25,13 @@ def _write(folder, records):
     return folder
 
 
+MEASURED = itertools.count(1)  # no two measured runs' times agree to the last digit
+
+
 def _runs(cell_id, static_step, dynamic_step, cpu="cpu", max_len=10):
     records = []
     for repeat in (1, 2, 3):
-        jitter = 1 + 0.01 * repeat
+        jitter = 1 + 0.01 * repeat + 1e-9 * next(MEASURED)
         for impl, step in (("static", static_step), ("dynamic", dynamic_step)):
             record = make_result(impl, cell_id, repeat, max_len=max_len,
                                  step_s=(step * jitter,) * 3)
@@ -133,6 +138,12 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     assert cli.main(["compare", str(ours), str(ours / "c1")]) == 1
     assert f"{ours / 'c1'} lies inside {ours}: its runs would be on both sides" in \
         capsys.readouterr().err
+    # a copy of a side is not a second measurement (it was compared as one)
+    shutil.copytree(ours, tmp_path / "copy")
+    assert cli.main(["compare", str(ours), str(tmp_path / "copy")]) == 1
+    assert (f"{ours} and {tmp_path / 'copy'} hold 6 of the same runs (e.g. c1 dynamic repeat 1: "
+            "the same times to the last digit): one holds a copy of the other's runs; give "
+            "two result sets measured apart") in capsys.readouterr().err
     assert cli.main(["compare", str(ours), str(other), "--names", "a", "a"]) == 1
     assert "give two different names" in capsys.readouterr().err
     theirs = _write(tmp_path / "theirs", _runs("c1", 0.012, 0.020))
@@ -221,7 +232,8 @@ def test_a_measurements_csv_no_run_could_give_is_refused_naming_line_and_value(t
         assert cli.main(["compare", str(good), str(bad), "--out", str(tmp_path / "o")]) == 1
         assert capsys.readouterr().err == f"compare: {bad}{said}\n"
     # a side whose cell has no static runs
-    runs[runs["impl"] == "dynamic"].to_csv(tmp_path / "dynamic.csv", index=False)
+    other = sides.read_side(_write(tmp_path / "other", _runs("c1", 0.010, 0.020)))
+    other[other["impl"] == "dynamic"].to_csv(tmp_path / "dynamic.csv", index=False)
     assert cli.main(["compare", str(good), str(tmp_path / "dynamic.csv"), "--out",
                      str(tmp_path / "o")]) == 1
     assert capsys.readouterr().err == "compare: cell c1: no static runs\n"

@@ -62,7 +62,14 @@ def test_runs_of_different_grids_are_not_compared():
         reproduce.compare(FIRST, FIRST.iloc[:3])
 
 
-def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp_path):
+def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_run_again(
+        tmp_path, monkeypatch):
+    """A finished run of the same configs is run again (Snakemake measures a result deleted
+    since; before, its old verdicts were printed), keeping its first wall time; a folder
+    holding another config's run, finished or not, is refused before any run."""
+    ran = []
+    monkeypatch.setattr(reproduce.subprocess, "run", lambda command, stdout, stderr: (
+        ran.append(command) or reproduce.subprocess.CompletedProcess(command, 0)))
     grid_file = tmp_path / "grid.yaml"
     grid_file.write_text("repeats: 3\n")
     folder = tmp_path / "run1"
@@ -71,10 +78,13 @@ def test_a_folder_with_another_configs_run_is_refused_and_the_same_is_reused(tmp
     (folder / "config.yaml").write_bytes((reproduce.REPO / "config.yaml").read_bytes())
     (folder / "grid.yaml").write_text("repeats: 3\n")
     (folder / "wall_s").write_text("241.5\n")
-    assert reproduce.run_once(folder, grid_file, 1) == 241.5  # finished, same configs: reused
+    assert reproduce.run_once(folder, grid_file, 1) == 241.5  # finished: its first wall time
+    assert len(ran) == 1 and ran[0][-2:] == ["--configfile", str(folder / "grid.yaml")]
     grid_file.write_text("repeats: 4\n")
+    (folder / "results" / "FINDINGS.md").unlink()  # interrupted, or finished
     with pytest.raises(RuntimeError, match="holds a run of another config"):
         reproduce.run_once(folder, grid_file, 1)
+    assert len(ran) == 1 and (folder / "grid.yaml").read_text() == "repeats: 3\n"
 
 
 def test_bad_input_is_refused_in_one_line(tmp_path, capsys):

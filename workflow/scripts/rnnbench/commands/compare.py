@@ -40,7 +40,7 @@ from rnnbench.grid.configfiles import read_config
 from rnnbench.report.sections import jax_lines
 from rnnbench.stats.formats import column_interval, decision_text, margin_text
 from rnnbench.grid.layout import IMPLEMENTATIONS
-from rnnbench.results.sides import read_side
+from rnnbench.results.sides import read_side, same_runs
 from rnnbench.stats.summary import summarize
 from rnnbench.stats.tables import cell_labels, verdict
 from rnnbench.grid.layout import REPO
@@ -289,6 +289,13 @@ def main(args: argparse.Namespace) -> int:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:
         return _refuse(error)
+    copied = same_runs(a, b)
+    if len(copied):
+        run = copied.iloc[0]
+        return _refuse(f"{args.a} and {args.b} hold {len(copied)} of the same runs (e.g. "
+                       f"{run['cell_id']} {run['impl']} repeat {run['repeat']}: the same times "
+                       "to the last digit): one holds a copy of the other's runs; give two "
+                       "result sets measured apart")
     try:  # claims_from: the shipped config names the seeds' claims
         config = read_config([args.configfile], REPO)
     except ValueError as error:

@@ -18,8 +18,9 @@ covers the other run's estimate; and the totals. It checks the targets:
 The table also goes to ``OUTDIR/reproducibility.md`` and ``.csv``.
 
 Exit status 0 when the targets are met, 1 when not, 2 when a run fails or the input is wrong
-(a one-line message says why). A folder whose run finished with the same configs is not run
-again (delete it to re-measure); one that holds another config's run is refused.
+(a one-line message says why). In a folder that holds a run of the same configs the workflow
+runs again, measuring only what is missing (delete it to re-measure all); one that holds
+another config's run is refused.
 """
 
 from __future__ import annotations
@@ -151,7 +152,9 @@ def report(table: pd.DataFrame, wall_s: list[float]) -> str:
 def run_once(folder: Path, configfile: Path, cores: int) -> float:
     """Run the workflow in ``folder``, with copies of config.yaml and of ``configfile``.
 
-    A folder that holds a finished run of the same configs is not run again.
+    It runs in a folder that holds a run of the same configs too, finished or not: Snakemake
+    measures what is missing (a result deleted since, say) and rebuilds the tables, or does
+    nothing.
 
     Args:
         folder: the run's folder; its Snakemake output goes to ``folder/snakemake.log``.
@@ -159,8 +162,8 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
         cores: Snakemake's --cores.
 
     Returns:
-        The run's wall seconds, kept in ``folder/wall_s``. For a run not made again, the
-        kept value, or NaN if it was not recorded.
+        The run's wall seconds, kept in ``folder/wall_s``. Where the folder held a finished
+        run, that run's (what runs now only mends it), or NaN if it was not recorded.
 
     Raises:
         RuntimeError: if the folder holds a run of other configs, or Snakemake fails (names
@@ -168,13 +171,11 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
     """
     configs = {"config.yaml": (REPO / "config.yaml").read_bytes(),
                "grid.yaml": configfile.read_bytes()}
-    if (folder / "results" / "FINDINGS.md").exists():
-        if all((folder / name).is_file() and (folder / name).read_bytes() == content
-               for name, content in configs.items()):
-            kept = folder / "wall_s"
-            return float(kept.read_text()) if kept.is_file() else float("nan")
+    if any((folder / name).exists() and (folder / name).read_bytes() != content
+           for name, content in configs.items()):
         raise RuntimeError(f"{folder} holds a run of another config: give another OUTDIR, or "
                            "delete it to measure again")
+    finished = (folder / "results" / "FINDINGS.md").exists()
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in configs.items():
         (folder / name).write_bytes(content)
@@ -189,8 +190,11 @@ def run_once(folder: Path, configfile: Path, cores: int) -> float:
         refused = refusal_line(log.read_text(errors="replace").splitlines())
         raise RuntimeError(f"the run in {folder} failed: {refused} (see {log})" if refused
                            else f"the run in {folder} failed: see {log}")
+    kept = folder / "wall_s"
+    if finished:
+        return float(kept.read_text()) if kept.is_file() else float("nan")
     wall_s = time.perf_counter() - start
-    (folder / "wall_s").write_text(f"{wall_s:.1f}\n")
+    kept.write_text(f"{wall_s:.1f}\n")
     return wall_s
 
 

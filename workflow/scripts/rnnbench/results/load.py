@@ -466,7 +466,7 @@ def check_one_environment(runs: pd.DataFrame) -> None:
         ValueError: naming the first such cell and setting, each value and a file with it.
     """
     for column in SAME_IN_A_CELL:
-        values = runs[column].fillna("none")
+        values = runs[column].astype(object).fillna("none")
         # the fingerprint across all a cell pools; the inputs across what its jobs measured
         cell = runs["cell_id" if column == "environment" else "measured_in"]
         counts = values.groupby(cell, sort=False).nunique()

@@ -112,3 +112,21 @@ def read_side(source: str | Path) -> pd.DataFrame:
         raise ValueError(f"{source}: no result files (<cell>/static|dynamic/repeat<N>.json)")
     runs = load_results(paths)
     return share_runs(runs, shared_in(runs))  # a cell's runs measured in another (grid)
+
+
+SAME_RUN = ("environment", "protocol", "cell_id", "impl", "repeat", "setup_s", "median_step_s")
+"""What two sides share when one holds a copy of the other's run: its environment, protocol,
+cell, impl and repeat, and its times to the last digit (no two measured runs agree there)."""
+
+
+def same_runs(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Return the runs that both sides hold (copied, not measured apart).
+
+    Args:
+        a, b: read_side's rows of each side.
+
+    Returns:
+        The rows of ``a`` whose SAME_RUN values a row of ``b`` has too; empty for two sides
+        measured apart.
+    """
+    return a.merge(b[list(SAME_RUN)].drop_duplicates(), on=list(SAME_RUN))

@@ -535,6 +535,11 @@ def test_summarize_answers_each_cell_as_alone(tmp_path):
     (lambda r: r["data"].update(sha256="f" * 64), "data_sha256"),
     (lambda r: r.update(initial_weights_sha256="e" * 64), "initial_weights_sha256"),
     (lambda r: r["metadata"].update(keras_version="3.0.0"), "keras_version"),
+    (lambda r: r["metadata"].update(numpy_version="1.0.0"), "numpy_version"),
+    (lambda r: r["metadata"]["git"].update(commit="0" * 40), "git_commit"),
+    (lambda r: r["noise"].update(placement={
+        "cpus": [0], "migrations": 0, "involuntary_switches": 0, "voluntary_switches": 0,
+        "ld_preload": "/usr/lib/libtcmalloc.so.4"}), "ld_preload"),
 ])
 def test_runs_of_other_inputs_in_one_cell_are_never_pooled(tmp_path, edit, setting):
     records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")

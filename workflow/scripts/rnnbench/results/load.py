@@ -337,6 +337,7 @@ def _process_columns(noise: dict, meta: dict) -> dict:
         "migrations": _or_nan(place.get("migrations")),
         "involuntary_switches": _or_nan(place.get("involuntary_switches")),
         "aslr": meta.get("aslr"),
+        "ld_preload": place.get("ld_preload"),
     }
 
 
@@ -446,10 +447,12 @@ def _cpus(meta: dict) -> int:
 
 
 SAME_IN_A_CELL = ("environment", "data_sha256", "initial_weights_sha256", "keras_version",
-                  "numpy_version")
+                  "numpy_version", "git_commit", "ld_preload")
 """What every run one cell's jobs measured must share before its runs are pooled: the
 fingerprint (environment), the data and the initial weights (both implementations train
-from the same), and the Keras and NumPy releases (the fingerprint names TensorFlow's)."""
+from the same), the Keras and NumPy releases (the fingerprint names TensorFlow's), the
+workflow's code (its git commit) and a library preloaded into the process (LD_PRELOAD: an
+allocator such as tcmalloc changes step times)."""
 
 
 def check_one_environment(runs: pd.DataFrame) -> None:

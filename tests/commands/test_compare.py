@@ -236,4 +236,6 @@ def test_a_measurements_csv_no_run_could_give_is_refused_naming_line_and_value(t
     other[other["impl"] == "dynamic"].to_csv(tmp_path / "dynamic.csv", index=False)
     assert cli.main(["compare", str(good), str(tmp_path / "dynamic.csv"), "--out",
                      str(tmp_path / "o")]) == 1
-    assert capsys.readouterr().err == "compare: cell c1: no static runs\n"
+    err = capsys.readouterr().err  # the side, the cell, its group and a file named
+    assert err.startswith("compare: side B: cell c1 has dynamic runs but no static runs of "
+                          "protocol ") and f"(e.g. {tmp_path}/other/c1/dynamic/repeat" in err

@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -21,10 +22,11 @@ def a_run(folder, scale=1.0, probe=HELDOUT / "probe.json", environment=None):
     if environment:
         runs["environment"] = environment
     runs["job_start_unix_s"] += sum(map(ord, folder.name)) * 1000  # another run: other times
-    (folder / "runs" / "p").mkdir(parents=True)
+    protocol = folder / "runs" / Path(runs["path"].iloc[0]).parents[2].name  # the runs' own
+    protocol.mkdir(parents=True)
     runs.to_csv(folder / "measurements.csv", index=False)
     record = json.loads(probe.read_text())
-    shutil.copy(probe, folder / "runs" / "p" / "peak_intra1_tf2.21.json")
+    shutil.copy(probe, protocol / "peak_intra1_tf2.21.json")
     return folder, record
 
 
@@ -73,3 +75,20 @@ def test_a_copy_of_a_run_and_runs_without_static_cells_are_refused(tmp_path, cap
         runs.to_csv(folder / "measurements.csv", index=False)
     assert cli.main(["drift", str(first), str(second)]) == 2
     assert "not busy) with static runs that every run holds" in capsys.readouterr().err
+
+
+def test_the_probe_is_the_one_of_the_run_the_table_holds(tmp_path, capsys):
+    """A results folder keeps an earlier protocol's runs and probe (runs/<protocol>/): its
+    table's run gives the probe; two probes for that one run are refused, naming each."""
+    first, _ = a_run(tmp_path / "one")
+    second, _ = a_run(tmp_path / "two", scale=1.1)
+    earlier = first / "runs" / "cpu_n32_steps5-0.0s_warmup2-2_hooks100_seed0"
+    earlier.mkdir()
+    shutil.copy(HELDOUT / "probe.json", earlier / "peak_intra1_tf2.21.json")
+    assert cli.main(["drift", str(first), str(second)]) == 0
+    capsys.readouterr()
+    mine = next(path for path in (first / "runs").iterdir() if path != earlier)
+    shutil.copy(HELDOUT / "probe.json", mine / "peak_intra2_tf2.21.json")
+    assert cli.main(["drift", str(first), str(second)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"rnnbench drift: {first}: 2 probes, need exactly 1 (one run's): {mine}/peak_intra1")

@@ -110,7 +110,10 @@ def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tm
             (runs.assign(busy="maybe"), "busy 'maybe' is neither True nor False"),
             (runs.assign(api="nonsense"), "api ['nonsense'] (known:"),
             (pd.concat([runs, runs.iloc[:1]]), f"line {len(runs) + 2}: the run "
-                                               f"{runs['cell_id'].iloc[0]} ")):
+                                               f"{runs['cell_id'].iloc[0]} "),
+            # two protocols' folders: named each, not "a run twice" (never fitted together)
+            (pd.concat([runs, runs.assign(protocol="steps9", path="p9/" + runs["path"])]),
+             "holds runs of 2 protocols, never fitted together (")):
         status, out = ask(table)
         assert status == 2 and words in out and "Traceback" not in out, words
     status, out = ask(runs[runs["max_len"] == 20])  # one max_len: no setup law, no break-even

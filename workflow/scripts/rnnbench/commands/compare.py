@@ -62,10 +62,24 @@ def summarize_side(runs: pd.DataFrame, name: str) -> pd.DataFrame:
         group's number when the side has several), ``environment`` and ``protocol``
         (cells.protocol_label) first. Runs of two machines, or of two protocols such as
         ``steps500`` and ``steps50``, give two groups.
+
+    Raises:
+        ValueError: naming the side, the cell, its group and a file of it, where a cell of a
+            group lacks the static or the dynamic runs (one run recording another protocol
+            than its neighbours, say).
     """
     groups = runs.groupby(["environment", "protocol"])  # sorted by both
     parts = []
     for number, ((environment, protocol), mine) in enumerate(groups, 1):
+        impls = mine.groupby("cell_id", sort=False)["impl"].agg(set)
+        for cell, has in impls[impls.map(len) < 2].items():
+            lacks = ({"static", "dynamic"} - has).pop()
+            file = mine.loc[mine["cell_id"] == cell, "path"].iloc[0] if "path" in mine else ""
+            raise ValueError(
+                f"side {name}: cell {cell} has {has.pop()} runs but no {lacks} runs of protocol "
+                f"{protocol} on {environment}" + (f" (e.g. {file})" if file else "")
+                + ": runs of other protocols or machines are never pooled; give each cell "
+                "both implementations' runs of one protocol")
         summary = summarize(mine)
         summary.insert(0, "side", name if groups.ngroups == 1 else f"{name} #{number}")
         summary.insert(1, "environment", environment)

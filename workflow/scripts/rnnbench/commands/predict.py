@@ -75,7 +75,8 @@ def _runs(results: Path) -> pd.DataFrame:
     of result JSONs (``rnnbench jax``'s OUT/runs: rnnbench.results.sides.read_side).
 
     Raises:
-        ValueError: naming the path, where it holds no runs.
+        ValueError: naming the path, where it holds no runs, or runs of several protocols
+            (naming the folder of each).
     """
     from rnnbench.results.sides import read_side
 
@@ -106,9 +107,23 @@ def _runs(results: Path) -> pd.DataFrame:
         runs["busy"] = runs["busy"].map(flags).astype(bool)
     if unknown := sorted(set(runs["api"].astype(str)) - set(API_WORDS)):
         raise ValueError(f"--results {results}: api {unknown} (known: {sorted(API_WORDS)})")
+    protocols = runs.groupby(runs["protocol"].astype(str))["path"].first() \
+        if "protocol" in runs and "path" in runs else pd.Series(dtype=object)
+    if len(protocols) > 1:  # never fitted together: give one
+        where = "; ".join(f"{label}: {_protocol_folder(path)}"
+                          for label, path in protocols.items())
+        raise ValueError(f"--results {results}: holds runs of {len(protocols)} protocols, never "
+                         f"fitted together ({where}): give one of those folders")
     if "repeat" in runs and runs.duplicated(["cell_id", "impl", "repeat", "environment"]).any():
         raise ValueError(f"--results {results}: it holds a run twice (cell_id, impl, repeat)")
     return runs
+
+
+def _protocol_folder(path: str) -> str:
+    """The protocol's folder a result path lies in (``<protocol>/<cell>/<impl>/<file>``),
+    or the path itself where it is shorter."""
+    parents = Path(path).parents
+    return str(parents[2]) if len(parents) > 3 else str(path)
 
 
 def _only(runs: pd.DataFrame, column: str, value, option: str):

@@ -68,14 +68,14 @@ def cell_steps(runs: list[pd.DataFrame], probes: list[dict], fits: dict,
     from rnnbench.costmodel.machine import step_columns
 
     if len(runs) < 2 or len(runs) != len(probes):
-        raise ValueError(f"drift: need two runs or more, each with its probe ({len(runs)} runs, "
+        raise ValueError(f"need two runs or more, each with its probe ({len(runs)} runs, "
                          f"{len(probes)} probes)")
     known = set(counts["cell"])
     kept = [model_runs(r[(r["api"] == "compat_v1") & r["cell"].isin(known)]) for r in runs]
     common = set.intersection(*(set(zip(k["cell_id"], k["impl"])) for k in kept))
     lacking = [impl for impl in ("static", "dynamic") if impl not in {i for _, i in common}]
     if lacking:
-        raise ValueError(f"drift: no modelled compat_v1 cell (with graph counts, at its "
+        raise ValueError(f"no modelled compat_v1 cell (with graph counts, at its "
                          f"reference ablations, not busy) with {lacking[0]} runs that every "
                          "run holds")
     rows = []

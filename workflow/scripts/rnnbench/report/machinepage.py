@@ -5,6 +5,8 @@ probe's units."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from rnnbench.stats.formats import interval_text
@@ -88,18 +90,31 @@ def shown(table: pd.DataFrame) -> str:
 def peak_probe(results) -> tuple[dict, str]:
     """The probe of a results folder's run (rule peak's JSON under runs/), and its path.
 
+    A folder that kept the runs of an earlier protocol (runs/<protocol>/, one probe each)
+    gives the probe of the protocol its measurements.csv holds.
+
     Raises:
-        ValueError: naming the folder, where it holds no probe or several.
+        ValueError: naming the folder, where it holds no probe, or several for its run
+            (naming each).
     """
     from rnnbench.costmodel.machine import read_probe
 
-    found = [(read_probe(path, optional=True), str(path))
+    found = [(read_probe(path, optional=True), path)
              for path in sorted(results.glob("runs/*/peak_*.json"))]
     probes = [(probe, path) for probe, path in found if probe is not None]
-    if len(probes) != 1:
-        raise ValueError(f"{results}: {len(probes)} probes (rule peak's "
-                         "runs/*/peak_*.json on a CPU), need exactly 1")
-    return probes[0]
+    table = results / "measurements.csv"
+    if len(probes) > 1 and table.is_file():  # the probe of the run the table holds
+        mine = {Path(path).parents[2].name for path in
+                pd.read_csv(table, usecols=["path"])["path"] if len(Path(path).parents) > 3}
+        probes = [(probe, path) for probe, path in probes if path.parent.name in mine]
+    if not probes:
+        raise ValueError(f"{results}: 0 probes (rule peak's runs/*/peak_*.json on a CPU), "
+                         "need exactly 1")
+    if len(probes) > 1:
+        raise ValueError(f"{results}: {len(probes)} probes, need exactly 1 (one run's): "
+                         f"{', '.join(str(path) for _, path in probes)}; give a results folder "
+                         "that holds one run (move the other runs/<protocol>/ folders away)")
+    return probes[0][0], str(probes[0][1])
 
 
 def model_page(runs: pd.DataFrame, probe: dict, fits: dict) -> str:

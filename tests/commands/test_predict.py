@@ -80,6 +80,10 @@ def test_predict_inside_the_map_says_so():
     (["--batch", "32", "--units", "64", "--max-len", "20", "--cell", "gru"], "--cell gru"),
     (["--batch", "32", "--units", "64", "--max-len", "20", "--results", "nowhere"],
      "--results nowhere"),
+    # runs of three cell types and no --cell: the option to give, not "--cell None"
+    (["--batch", "8", "--units", "8", "--max-len", "10", "--results",
+      str(REPO / "docs/figures/probe-heldout")],
+     "--cell: the runs hold cell ['basic_lstm', 'gru', 'lstm']: choose one with --cell"),
 ])
 def test_predict_refuses_bad_options_by_name(options, words, capsys):
     code, err = predict_here(capsys, *options)

@@ -82,6 +82,7 @@ def test_the_standalone_script_writes_the_workflows_results(scenarios):
     ({"repeats": 0}, "preset: repeats: 0 is less than the minimum of 1"),
     # JSON's quoting named, not YAML's or --config's
     ({"batch_size": ["8"]}, "a number in quotes: write it without them"),
+    ({"unroll": ["2"]}, "unroll.0: '2' is not one of ['max_len']; a number in quotes: write"),
     ({"max_len": [True]}, "JSON's true and false are booleans: write the value the schema"),
     ({"api": ["jax_scan", "keras"]}, "preset: api: 'keras' is not one of ['keras_jax', "
                                      "'jax_scan'] (this command runs no TensorFlow)"),

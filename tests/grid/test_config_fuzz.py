@@ -78,6 +78,9 @@ CASES = [
      {"device": False}),  # device: off, unquoted
     ("batch_size.0: '8' is not of type 'integer'; a number in quotes (--config passes",
      {"batch_size": ["8"]}),
+    # a word list's alternative: the quotes named too (was: "'2' is not one of ['max_len']")
+    ("unroll.0: '2' is not one of ['max_len']; a number in quotes (--config passes",
+     {"unroll": ["2"]}),
     ("log_every", {"log_every": -2}),
 ]
 
@@ -187,6 +190,11 @@ def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkey
     with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file here or in"):
         configcheck.check_config_files([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
                             None, REPO)
+    twice = ["presets/seed-claims.yaml", str(REPO / "presets/seed-claims.yaml")]
+    with pytest.raises(ValueError, match=f"claims_from: {twice[1]}: the same file as "
+                                         f"{twice[0]}, listed twice"):  # was: a duplicate id
+        configcheck.check_config_files([tmp_path / "mine.yaml"], {**asked, "claims_from": twice},
+                                       None, REPO)
 
 
 def test_claims_from_given_with_config_is_kept_over_a_config_file(tmp_path, monkeypatch):

@@ -136,7 +136,9 @@ def _only(runs: pd.DataFrame, column: str, value, option: str):
     held = sorted(set(runs[column]))
     if value is None and len(held) == 1:
         return held[0]
-    if value is None or value not in held:
+    if value is None:
+        raise ValueError(f"{option}: the runs hold {column} {held}: choose one with {option}")
+    if value not in held:
         raise ValueError(f"{option} {value}: the runs hold {column} {held} (choose one)")
     return value
 

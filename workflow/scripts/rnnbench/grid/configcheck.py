@@ -342,7 +342,7 @@ def schema_error(config: dict, json_preset: bool = False) -> None:
         hint += ("; JSON's true and false are booleans: write the value the schema asks for"
                  if json_preset else "; YAML reads an unquoted yes, no, on, off, true or false "
                  "as a boolean: quote it, or write the value the schema asks for")
-    elif error.validator == "type" and isinstance(error.instance, str) and re.fullmatch(
+    elif isinstance(error.instance, str) and re.fullmatch(  # a type's or a word list's
             r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", error.instance):
         hint += ("; a number in quotes: write it without them" if json_preset else
                  "; a number in quotes (--config passes a list's items as text): write it "

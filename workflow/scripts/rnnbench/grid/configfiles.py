@@ -220,7 +220,7 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
 
     Raises:
         ValueError: naming a claims_from that is not a list, a file that is in neither place,
-            or holds no list; and check_config_file's errors.
+            is listed twice, or holds no list; and check_config_file's errors.
     """
     import yaml
 
@@ -228,11 +228,15 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
     if not isinstance(files, list):
         raise ValueError(f"claims_from: {files!r} is not a list of files, e.g. "
                          "[presets/seed-claims.yaml]")
-    origins = {}
+    origins, read = {}, {}
     for name in files:
         path = Path(name) if Path(name).exists() else Path(repo) / name
         if not path.is_file():
             raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
+        if path.resolve() in read:
+            raise ValueError(f"claims_from: {name}: the same file as {read[path.resolve()]}, "
+                             "listed twice (its claims would be judged twice): list it once")
+        read[path.resolve()] = name
         check_config_file(path, keys=False)
         claims = yaml.safe_load(path.read_text())
         if not isinstance(claims, list):

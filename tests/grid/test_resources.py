@@ -92,6 +92,18 @@ def test_write_partial_with_nothing_measured(tmp_path):
          ("c", "dynamic", 1, str(tmp_path / "c/dynamic/repeat1.json"), str(tmp_path / "empty.log"))],
         tmp_path / "partial")
     assert missing["error_line"].tolist() == [failures.NOT_STARTED, failures.STOPPED_EARLY]
+    # a log an earlier run wrote (its job finished then; the result is gone now): this run
+    # never started the job, and the earlier run's last line is not quoted as this one's
+    import os
+
+    (tmp_path / "earlier.log").write_text("INFO wrote c/static/repeat1.json\n")
+    os.utime(tmp_path / "earlier.log", (1e9, 1e9))
+    job = [("c", "static", 1, str(tmp_path / "c/static/repeat1.json"),
+            str(tmp_path / "earlier.log"))]
+    assert failures.write_partial(job, tmp_path / "p2", since=2e9)["error_line"].tolist() == [
+        failures.NOT_STARTED]
+    assert failures.write_partial(job, tmp_path / "p3")["error_line"].tolist() != [
+        failures.NOT_STARTED]  # without this run's start, every log is taken as this run's
     # a log that ends with no error: the job was ended from outside (Ctrl-C, a kill)
     assert failures.error_line(["starting", "first step ...", ""]) == (
         "stopped without an error of its own (Ctrl-C, or killed), after: first step ...")

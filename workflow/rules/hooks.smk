@@ -29,6 +29,7 @@ OTHER_OUTPUTS = [
     f"{layout.PARTIAL}/missing.csv",
     layout.FINDINGS_SETTINGS,
 ]
+STARTED = time.time()  # this Snakemake's start: a log written since is this run's
 LOOKED = looked_jobs()  # the jobs an earlier first look added; None before any look
 BLOCKED = {}  # {result: why}: training jobs a file blocks, left out and named when the run ends
 PLANNED = []  # what a run does before any job that this dry run did not (rule plan_only)
@@ -40,7 +41,7 @@ def report_missing():
     """Write results/partial/ and say which training runs are missing, and why."""
     from rnnbench.pipeline import failures  # pandas: only after a failure
 
-    failures.report_missing(JOBS, SAY, SHARED_RUNS, BLOCKED)
+    failures.report_missing(JOBS, SAY, SHARED_RUNS, BLOCKED, since=STARTED)
 
 
 def left_out():
@@ -124,7 +125,6 @@ if workflow.is_main_process:
         )
         if ESTIMATE is not None:
             SAY(ESTIMATE)
-STARTED = time.time()  # this Snakemake's start: a log written since is this run's
 
 
 # The run holds its locks: record who holds them (rnnbench/jobs/interrupt.py).
@@ -141,7 +141,7 @@ onerror:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go
     from rnnbench.pipeline import failures
 
-    failures.after_failure(JOBS, SAY, SHARED_RUNS, BLOCKED)
+    failures.after_failure(JOBS, SAY, SHARED_RUNS, BLOCKED, since=STARTED)
     steps = failures.rule_steps(PLOTS, list(zip(PEAK_LOGS, PEAKS)), DATASETS)
     failures.report_failed_tables(steps, STARTED, SAY)
 

@@ -134,7 +134,8 @@ def refusal_line(lines: list[str]) -> str | None:
 
 def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | Path,
                   shared: dict[tuple[str, str], str] | None = None,
-                  blocked: dict[str, str] | None = None) -> pd.DataFrame:
+                  blocked: dict[str, str] | None = None,
+                  since: float | None = None) -> pd.DataFrame:
     """After a failed run: list the missing results and summarise the runs that exist.
 
     Args:
@@ -147,6 +148,8 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         blocked: result path -> why it could not be written, for results whose job did not
             run (obstacles); it is their error_line. A job that left no log: NOT_STARTED; an
             empty log: STOPPED_EARLY.
+        since: this run's start (Unix seconds): a log last written before it is an earlier
+            run's, and its job NOT_STARTED in this one; None: every log is this run's.
 
     Returns:
         The missing rows, missing.csv's columns.
@@ -163,7 +166,8 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
         if Path(path).exists():
             present.append(path)
         else:
-            lines = Path(log).read_text().splitlines() if Path(log).is_file() else None
+            ours = Path(log).is_file() and (since is None or Path(log).stat().st_mtime >= since)
+            lines = Path(log).read_text().splitlines() if ours else None
             why = ((blocked or {}).get(str(path))
                    or (NOT_STARTED if lines is None else error_line(lines) or STOPPED_EARLY))
             rows.append({"cell_id": cell_id, "impl": impl, "repeat": repeat, "path": str(path),
@@ -183,7 +187,7 @@ def write_partial(expected: list[tuple[str, str, int, str, str]], outdir: str | 
 def after_failure(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],
                   shared: dict[tuple[str, str], str] | None = None,
                   blocked: dict[str, str] | None = None,
-                  partial: str = PARTIAL) -> pd.DataFrame | None:
+                  partial: str = PARTIAL, since: float | None = None) -> pd.DataFrame | None:
     """After a failed or interrupted run: list what is missing, or drop a listing now stale.
 
     A run that still lacks a training result (or was blocked from one) writes ``partial``
@@ -197,19 +201,21 @@ def after_failure(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str
         shared: cells.shared_runs of the grid.
         blocked: why a result could not be written, for jobs a file blocked.
         partial: the folder a failed run writes.
+        since: this run's start (write_partial).
 
     Returns:
         report_missing's rows, or None where every result exists and ``partial`` was removed.
     """
     if blocked or not all(Path(job[3]).exists() for job in jobs):
-        return report_missing(jobs, say, shared, blocked, partial)
+        return report_missing(jobs, say, shared, blocked, partial, since)
     shutil.rmtree(partial, ignore_errors=True)
     return None
 
 
 def report_missing(jobs: list[tuple[str, str, int, str, str]], say: Callable[[str], None],
                    shared: dict[tuple[str, str], str] | None = None,
-                   blocked: dict[str, str] | None = None, partial: str = PARTIAL) -> pd.DataFrame:
+                   blocked: dict[str, str] | None = None, partial: str = PARTIAL,
+                   since: float | None = None) -> pd.DataFrame:
     """Write ``partial`` and say which runs are missing and why, after failed or blocked jobs.
 
     Args:
@@ -218,11 +224,12 @@ def report_missing(jobs: list[tuple[str, str, int, str, str]], say: Callable[[st
         shared: cells.shared_runs of the grid.
         blocked: why a result could not be written, for jobs a file blocked.
         partial: the folder written.
+        since: this run's start (write_partial).
 
     Returns:
         The missing rows (write_partial's); nothing is said when there are none.
     """
-    missing = write_partial(jobs, partial, shared, blocked)
+    missing = write_partial(jobs, partial, shared, blocked, since)
     if not len(missing):
         return missing
     say(f"{len(missing)} of {len(jobs)} training results are missing:")

@@ -32,6 +32,11 @@ def test_identical_runs_meet_every_target():
     assert "- no contradictory decision: met" in text
     assert (table["drift_share"] == 0).all()  # the same estimates: no drift between them
     assert "the drift between the runs is a median 0% of a run's variance" in text
+    assert "- every setup and memory decision identical: met\n" in text
+    steps = FIRST[FIRST["quantity"] == "median_step_s"]  # no setup claim: nothing to compare
+    text = reproduce.report(reproduce.compare(steps, steps), [200.0, 210.0])
+    assert ("- every setup and memory decision identical: met (no such decision to compare)"
+            in text)
 
 
 def test_a_contradiction_and_a_changed_setup_verdict_fail_their_targets():

@@ -185,3 +185,11 @@ def test_a_preset_that_is_not_utf8_is_named(tmp_path):
     path.write_bytes(b'\xff\xfe{"steps": 5}')
     with pytest.raises(ValueError, match=r"bin.json: not UTF-8 text \(byte 0\): save it as UTF-8"):
         standalone.read_preset(path)
+    path.write_text("nope{")
+    with pytest.raises(ValueError, match=r"bin.json: not JSON \(Expecting value: line 1 column 1 "
+                                         r"\(char 0\)\): a preset is a JSON object of config keys"):
+        standalone.read_preset(path)
+    preset = json.loads((REPO / "presets/jax-tiny.json").read_text())
+    del preset["cell"]
+    with pytest.raises(ValueError, match=r'preset: cell is missing \(a list, e.g. \["basic_lstm"\]\)'):
+        standalone.expand(preset)

@@ -64,6 +64,11 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
     text = findings.findings_markdown(summary, runs, [CLAIM],
                                       {"margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "### steps: static trains faster" in text
+    marked = {**CLAIM, "statement": "static <b>trains</b> faster & leaner"}  # config text
+    text_marked = findings.findings_markdown(summary, runs, [marked], {
+        "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert "### steps: static &lt;b&gt;trains&lt;/b&gt; faster &amp; leaner" in text_marked
+    assert "<b>" not in text_marked
     # the bottom line first, a sentence per claim over the reference cells
     assert text.index("## Bottom line") < text.index("## Where this was measured")
     # the claim's source, then its verdicts per api, counted over the cells without an
@@ -216,6 +221,9 @@ def test_interval_text_shows_an_interval_that_is_not_a_point():
     assert formats.interval_text(1.4851, 1.1606, 1.9003) == "1.49 [1.16, 1.90]"
     assert formats.interval_text(1.2224, 1.2218, 1.2231) == "1.222 [1.222, 1.223]"
     assert formats.interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
+    # a claim's own ratio: never 0.00 for a tiny one
+    assert [formats.figure_text(f) for f in (4.0, 0.25, 1e-300, 0.004)] == [
+        "4.00", "0.25", "1e-300", "0.004"]
 
 
 def test_a_verdict_one_process_decides_is_marked(tmp_path):

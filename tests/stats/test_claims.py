@@ -152,7 +152,7 @@ def test_law_judges_a_line_and_an_extrapolation(tmp_path):
                                       "max_warmup_steps": 1})
     assert "- **build**: the t says \"s\".\n  - It holds in the one group of cells: static " \
            "graph_construction_s at max_len 3000: " in text
-    assert "### build: s" in text and "within the line's 95 % prediction interval" in text
+    assert "### build: s" in text and "within the 95 % prediction interval of the law the runs choose" in text
     # a seed with a newline and blanks stays on its line; an empty one is named as such
     odd = findings.findings_markdown(summarize(runs), runs, [
         {**reaches, "id": "odd", "seed": "a  blog\npost"}, {**reaches, "id": "blank", "seed": ""}],

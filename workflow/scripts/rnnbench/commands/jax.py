@@ -59,6 +59,9 @@ SETTINGS = ("repeats", "steps", "min_measure_s", "warmup_steps", "max_warmup_ste
 AXES = ("cell", "batch_size", "max_len", "sequence_length", "num_units", "input_dim", "unroll",
         "mode", "api")
 """The preset's grid axes; each a list, as in config.yaml (the first six required)."""
+AXIS_EXAMPLES = {"cell": ["basic_lstm"], "batch_size": [64], "max_len": [100],
+                 "sequence_length": ["max_len"], "num_units": [64], "input_dim": [32]}
+"""A value of each required axis, for the message that names it missing."""
 LOG_EVERY = 100
 """The runs' loss-logging interval, steps (bench.run's protocol log_every)."""
 
@@ -118,7 +121,8 @@ def expand(preset: dict) -> tuple[dict, dict[str, dict]]:
                          f"{sorted(set(SETTINGS) | set(AXES))}")
     for axis in AXES[:6]:
         if axis not in preset:
-            raise ValueError(f"preset: {axis} is missing (a list, e.g. [64])")
+            raise ValueError(f"preset: {axis} is missing (a list, e.g. "
+                             f"{json.dumps(AXIS_EXAMPLES[axis])})")
     for axis in AXES:
         if axis in preset and not isinstance(preset[axis], list):
             raise ValueError(f"preset: {axis}: {preset[axis]!r} is not a list")
@@ -285,8 +289,11 @@ def read_preset(path: str | Path) -> dict:
 
     try:
         preset = json.loads(Path(path).read_text(), object_pairs_hook=no_repeats)
-    except (OSError, json.JSONDecodeError) as error:
+    except OSError as error:
         raise ValueError(f"{path}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error}): a preset is a JSON object of config "
+                         "keys, as presets/jax-tiny.json") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text (byte {error.start}): save it as UTF-8") from None
     if not isinstance(preset, dict):

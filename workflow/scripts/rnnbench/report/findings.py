@@ -8,6 +8,7 @@ rnnbench.report.sections'; numbers are written as rnnbench.stats.formats writes 
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import datetime, timezone
 
@@ -18,8 +19,8 @@ from rnnbench.stats.claims import judge, unclear_reason
 from rnnbench.report.sections import (busy_words, cold_fetch_lines, effects_section, jax_lines,
                                         keras_lines, overlapped, probe_lines, setup_section,
                                         stability_lines, version_section)
-from rnnbench.stats.formats import (breakeven_text, decision_text, margin_text, ratio_text,
-                                    shape_words)
+from rnnbench.stats.formats import (breakeven_text, decision_text, figure_text, margin_text,
+                                    ratio_text, shape_words)
 from rnnbench.stats.intervals import CONFIDENCE, MIN_REPEATS
 from rnnbench.stats.scaling import scaling_section, scaling_table
 from rnnbench.report.why import why_section
@@ -28,6 +29,12 @@ from rnnbench.stats.tables import (QUANTITIES, ablation_effects, cell_labels, cl
                              decided_gap_share, setup_split, version_table)
 from rnnbench.grid.apis import APIS
 from rnnbench.grid.vocabulary import API_WORDS
+
+
+def statement(claim: dict) -> str:
+    """A claim's statement as FINDINGS.md shows it: its own words, with HTML's <, > and &
+    escaped (config text, shown as text: never as markup in a Markdown viewer)."""
+    return html.escape(claim["statement"], quote=False)
 
 
 def claim_source(claim: dict) -> str:
@@ -104,7 +111,7 @@ def bottom_line(table: pd.DataFrame, claims: list[dict], labels: dict[str, str],
         rows = table[table["claim"] == claim["id"]]
         if rows.empty:
             continue
-        lines.append(f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\""
+        lines.append(f"- **{claim['id']}**: {claim_source(claim)} says \"{statement(claim)}\""
                      + (" (its figures, not ours)." if re.search(r"\d", claim["statement"])
                         else "."))
         for api, in_api in rows.groupby("api", sort=False):
@@ -157,8 +164,9 @@ def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
     figure = claim.get("figure")
     if figure is not None:
         inside = int(base["figure_in_interval"].sum())
-        out.append(f"The claim's {figure:.2f} lies inside {inside} of these intervals."
-                   if inside else f"The claim's {figure:.2f} lies outside every interval.")
+        said = f"The claim's {figure_text(figure)} lies"
+        out.append(f"{said} inside {inside} of these intervals." if inside
+                   else f"{said} outside every interval.")
     for _, twin in rows[~rows["reference"]].iterrows():
         ref = rows[rows["cell_id"] == twin["base_cell_id"]]
         if ref.empty or ref.iloc[0]["verdict"] == twin["verdict"]:
@@ -169,7 +177,7 @@ def _api_sentences(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
         share = decided_gap_share(twin, ref, figure)
         if share is not None:
             out.append(f"That closes {100 * share:.0f} % of the log-ratio gap to the claim's "
-                       f"{figure:.2f}.")
+                       f"{figure_text(figure)}.")
     return out
 
 
@@ -186,13 +194,14 @@ def _other_claim_test(claim: dict) -> str:
         return (f"{claim['impl']} {quantity} linear in {claim['axis']} (a line that fits the "
                 "repeats, rising)")
     return (f"{claim['impl']} {quantity} reaches {claim['value']:g} at {claim['axis']} "
-            f"{claim['at']:g} (within the line's 95 % prediction interval)")
+            f"{claim['at']:g} (within the 95 % prediction interval of the law the runs "
+            "choose: a line, or a power law where the repeats reject the line)")
 
 
 def _other_claim_line(claim: dict, verdicts: list[dict]) -> list[str]:
     """The bottom line of a between, trend or law claim: who claimed it, its verdicts, the
     first estimate, and why a verdict is inconclusive (claims.judge's reasons)."""
-    head = f"- **{claim['id']}**: {claim_source(claim)} says \"{claim['statement']}\"."
+    head = f"- **{claim['id']}**: {claim_source(claim)} says \"{statement(claim)}\"."
     if not verdicts:
         return [head, "  - Not judged: no group of cells in this grid has what it needs."]
     said = _count(pd.Series([v["verdict"] for v in verdicts]),
@@ -256,7 +265,7 @@ def causes(table: pd.DataFrame, labels: dict[str, str] | None = None) -> list[st
         share = decided_gap_share(twin, ref, twin["figure"])
         if share is not None:
             line += (f"; it closes {100 * share:.0f} % of the log-ratio gap to the claim's "
-                     f"{twin['figure']:.2f}")
+                     f"{figure_text(twin['figure'])}")
         elif twin["figure"] is not None and not pd.isna(twin["figure"]):
             line += ("; the intervals are too wide to say how much of the gap to the claim's "
                      "figure it closes")
@@ -491,7 +500,7 @@ def _other_claim_section(claim: dict, judged: list[dict]) -> list[str]:
         [{"scope": v["scope"], "estimate": v["estimate"],
           "verdict": v["verdict"] + (f" ({v['reason']})" if v.get("reason") else "")}
          for v in judged], columns=["scope", "estimate", "verdict"])
-    return [f"### {claim['id']}: {claim['statement']}", "",
+    return [f"### {claim['id']}: {statement(claim)}", "",
             f"Source: {_source_line(claim)}. "
             f"Tested: {_other_claim_test(claim)}.", "",
             verdicts.to_markdown(index=False) if len(verdicts) else
@@ -515,11 +524,11 @@ def _claim_section(claim: dict, rows: pd.DataFrame, labels: dict[str, str],
                     for _, r in rows.iterrows()],
     })
     out = [
-        f"### {claim['id']}: {claim['statement']}",
+        f"### {claim['id']}: {statement(claim)}",
         "",
         f"Source: {_source_line(claim)}. "
         f"Tested: {QUANTITIES[claim['quantity']]}, {claim['direction']}"
-        + (f"; the claim's own ratio {figure:.2f} (its figures, not ours)"
+        + (f"; the claim's own ratio {figure_text(figure)} (its figures, not ours)"
            if figure is not None else "") + ".",
         "",
         verdicts.to_markdown(index=False),

@@ -58,6 +58,12 @@ def interval_text(estimate: float, low: float, high: float) -> str:
     return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def figure_text(figure: float) -> str:
+    """Write a claim's own ratio: two decimals ('0.25'), or two significant digits where two
+    decimals would show none ('1e-05', not '0.00')."""
+    return f"{figure:.2f}" if abs(figure) >= 0.005 else f"{figure:.2g}"
+
+
 def ratio_text(row: pd.Series) -> str:
     """interval_text of a claim_table or ablation_effects row (ratio, ci_low, ci_high)."""
     return interval_text(row["ratio"], row["ci_low"], row["ci_high"])

@@ -3,6 +3,7 @@ shape off the map in under 2 seconds without TensorFlow, says when it extrapolat
 refuses bad options by name; and the committed pages written from the model (the held-out
 predictions, VALIDATION.md, docs/presets.md's block) are what the committed runs give."""
 
+import json
 import re
 import subprocess
 import sys
@@ -241,6 +242,15 @@ def test_predict_writes_a_grids_predictions_once(tmp_path):
     assert (table["ratio"] < table["expected_high"]).all()
     again = run_predict(*options)
     assert again.returncode == 2 and "exists" in again.stderr
+    # the shipped config: its cells the model describes, the others named (it was refused
+    # whole, for its loop_bound max_len cell)
+    shipped = run_predict("--probe", MAP_PROBE, "--grid", "config.yaml", "--out",
+                          str(tmp_path / "shipped.csv"))
+    assert shipped.returncode == 0, shipped.stderr
+    assert "predicted 2 of the 3 cells of config.yaml" in shipped.stdout
+    assert "left out 1 cell(s) the model does not predict before a run, e.g. " \
+           "basic_lstm_bs32_ml24_sl2_nu32_in16_lbmaxlen: loop_bound 'max_len'" in shipped.stderr
+    assert len(read_table(tmp_path / "shipped.csv")) == 2
 
 
 @pytest.mark.parametrize("options, words", [
@@ -254,3 +264,19 @@ def test_predict_with_a_probe_refuses_what_it_cannot_read(options, words, capsys
     code, err = predict_here(capsys, "--batch", "32", "--units", "64", "--max-len", "20",
                              *options)
     assert code == 2 and words in err, err
+
+
+def test_a_gpu_runs_peak_is_no_probe(tmp_path, capsys):
+    """Rule peak probes a CPU's unit costs alone: a peak record of a GPU run is refused as
+    --probe, naming the device, not read as a CPU's probe."""
+    from rnnbench.costmodel.machine import read_probe
+
+    probe = json.loads((REPO / MAP_PROBE).read_text())
+    record = {"probe": probe.get("probe", probe), "metadata": {"device": "gpu"}}
+    (tmp_path / "peak.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="a run on device 'gpu'; the probe's unit costs are a "
+                                         "CPU's"):
+        read_probe(tmp_path / "peak.json")
+    record["metadata"]["device"] = "cpu"
+    (tmp_path / "peak.json").write_text(json.dumps(record))
+    assert read_probe(tmp_path / "peak.json")["unit_costs"]

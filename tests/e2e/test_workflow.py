@@ -495,6 +495,19 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(finis
            "move it away" in proc.stdout + proc.stderr
 
 
+def test_a_measuring_lock_no_job_can_open_stops_the_run_before_any_job(tmp_path):
+    """RNNBENCH_MEASURING_LOCK in a folder that does not exist: named at the start, not by
+    the first training job's failure (a dry run opens nothing)."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    lock = {"RNNBENCH_MEASURING_LOCK": str(tmp_path / "nowhere" / "lock")}
+    assert snakemake(tmp_path, "-n", "--cores", "1", env=lock).returncode == 0
+    proc = snakemake(tmp_path, "--cores", "1", check=False, env=lock)
+    assert proc.returncode == 1
+    assert (f"{tmp_path}/nowhere/lock: cannot open the measuring lock (No such file or "
+            "directory); set RNNBENCH_MEASURING_LOCK to a file every job") in proc.stderr
+    assert not (tmp_path / "results" / "data").exists()  # no job ran
+
+
 def test_another_working_directory_reads_the_workflows_config_yaml(tmp_path):
     """--directory elsewhere, where there is no config.yaml, with a --configfile that sets the
     steps alone: the grid is the workflow's config.yaml under it (num_units 32, not the

@@ -257,6 +257,12 @@ def test_an_unroll_at_or_above_max_len_is_the_full_unroll():
     assert unrolls == [(4, "2"), (4, "max_len"), (8, "2"), (8, "4"), (8, "max_len")]
     assert ("1 combination of the grid's axes left out: an unroll at or above max_len is "
             "unroll max_len (the scan unrolls fully)") in configcheck.config_warnings(config)
+    assert not any("dynamic's own loop" in w for w in configcheck.config_warnings(config))
+    # unroll 1 alone: static runs dynamic's loop, a comparison of one program with itself
+    alone = default_config(api=["jax_scan"], max_len=[4], unroll=[1], sequence_length=[2])
+    assert ("unroll: 1 is dynamic's own loop (lax.scan's unroll=1): those jax_scan cells compare "
+            "one program with itself, their ratios 1 but for noise; list max_len or a factor "
+            "above 1 to measure unrolling") in configcheck.config_warnings(alone)
 
 
 def test_config_warnings():

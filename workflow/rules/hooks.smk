@@ -8,7 +8,7 @@ from functools import partial
 from snakemake.exceptions import WorkflowError
 
 from rnnbench.grid.axes import CELL_AXES  # noqa: E402  (on the path: config.smk)
-from rnnbench.jobs import interrupt  # noqa: E402
+from rnnbench.jobs import exclusive, interrupt  # noqa: E402
 from rnnbench.pipeline import housekeeping  # noqa: E402
 from rnnbench.pipeline.files import changed_results, listed_results  # noqa: E402
 from rnnbench.results.load import LATE_COLUMNS  # noqa: E402
@@ -103,6 +103,13 @@ if workflow.is_main_process:
     # onsuccess remove the record when the run ends; onstart writes it.
     if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=SAY)
+    # the measuring lock every local measuring job takes: one it cannot open stops the run
+    # now, not at the first training job (rnnbench/jobs/exclusive.py)
+    if LOCAL and not DRY_RUN:
+        try:
+            os.close(exclusive.open_lock(exclusive.lock_path()))
+        except OSError as error:
+            refuse(f"{error}")
     # how long the run will take here, before any job (a dry run says it too), and which
     # other run holds the measuring lock now
     if not INVOCATION.report:

@@ -454,11 +454,37 @@ def _grid_main(args: argparse.Namespace) -> int:
                                                     if args.grid.is_dir() else
                                                     "no such config file"))
     config, cells, _ = check_files([args.grid])
-    table = predicted_table(_fits(args.fits), read_probe(args.probe), cells, config["repeats"])
+    kept, left_out = _modelled(cells)
+    if not kept:
+        raise ValueError(f"--grid {args.grid}: none of its {len(cells)} cells is one the "
+                         f"model predicts before a run, e.g. {next(iter(left_out.values()))}")
+    table = predicted_table(_fits(args.fits), read_probe(args.probe), kept, config["repeats"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
-    print(f"predicted {len(table)} cells of {args.grid} for {args.probe}: wrote {args.out}")
+    print(f"predicted {len(table)} of the {len(cells)} cells of {args.grid} for {args.probe}: "
+          f"wrote {args.out}")
+    if left_out:
+        print(f"left out {len(left_out)} cell(s) the model does not predict before a run, "
+              f"e.g. {next(iter(left_out.values()))}", file=sys.stderr)
     return 0
+
+
+def _modelled(cells: dict[str, dict]) -> tuple[dict[str, dict], dict[str, str]]:
+    """The cells machine.predicted_table predicts, and why each other one is left out
+    (its ValueError: a sequence_length not fixed, a setting the model does not describe)."""
+    from rnnbench.costmodel.check import fixed_length
+    from rnnbench.costmodel.machine import check_modelled
+
+    kept, left_out = {}, {}
+    for name, cell in cells.items():
+        try:
+            fixed_length(name, cell)
+            check_modelled(name, cell)
+        except ValueError as error:
+            left_out[name] = str(error)
+        else:
+            kept[name] = cell
+    return kept, left_out
 
 
 def _fits(path: Path) -> dict:

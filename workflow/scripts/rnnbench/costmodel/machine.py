@@ -573,7 +573,8 @@ def read_probe(path: str | Path, optional: bool = False) -> dict | None:
         names the machine; None as ``optional`` says.
 
     Raises:
-        ValueError: naming the file, where it holds no probe.
+        ValueError: naming the file, where it holds no probe, or it is another device's run
+            than a CPU's.
     """
     try:
         record = json.loads(Path(path).read_text())
@@ -586,7 +587,11 @@ def read_probe(path: str | Path, optional: bool = False) -> dict | None:
         raise ValueError(f"--probe {path}: no probe in it (rnnbench probe's record, or a "
                          "results/runs/.../peak_*.json of a CPU run)")
     check_probe(probe, f"--probe {path}")
-    meta = record.get("metadata") or record.get("meta") or {}
+    meta = (record.get("metadata") or record.get("meta") or {}) if isinstance(record, dict) \
+        else {}
+    if meta.get("device", "cpu") != "cpu":  # rule peak probes the CPU's units alone
+        raise ValueError(f"--probe {path}: a run on device {meta['device']!r}; the probe's "
+                         "unit costs are a CPU's (a results/runs/.../peak_*.json of a CPU run)")
     environment = record.get("environment") or meta.get("cpu_model")
     return {**probe, "environment": environment}
 

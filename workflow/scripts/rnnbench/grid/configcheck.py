@@ -360,8 +360,9 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
 
     Returns:
         The warnings: fewer repeats than the intervals need (MIN_REPEATS); combinations of its
-        axes left out (left_out_reasons, but for ablation_design's and the loop bound's); hook
-        fetches that never run in the measured steps (of a cell that fetches hooks).
+        axes left out (left_out_reasons, but for ablation_design's and the loop bound's); a
+        jax_scan unroll of 1 (static runs dynamic's loop); hook fetches that never run in the
+        measured steps (of a cell that fetches hooks).
     """
 
     out = []
@@ -374,6 +375,11 @@ def config_warnings(config: dict, grid_cells: dict[str, dict] | None = None) -> 
         if reason not in (LOOP_BOUND_ONCE, ONE_AT_A_TIME):
             out.append(f"{count} combination{'s' if count > 1 else ''} of the grid's axes "
                        f"left out: {reason}")
+    if 1 in config["unroll"] and "jax_scan" in config["api"]:  # a null comparison, on purpose?
+        out.append("unroll: 1 is dynamic's own loop (lax.scan's unroll=1): those jax_scan cells "
+                   "compare one program with itself, their ratios 1 but for noise"
+                   + ("" if len(config["unroll"]) > 1 else "; list max_len or a factor above 1 "
+                      "to measure unrolling"))
     # the first measured step (k = 1 + warmup_steps) at which axes.hook_step("hooks", ...)
     # fires (k % hook_every == 0), computed rather than listed: steps may be large; only where
     # a cell fetches hooks (left_out may leave every such cell out)

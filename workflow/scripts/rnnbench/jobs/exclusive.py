@@ -47,6 +47,28 @@ def _open(path: Path) -> int:
     return fd
 
 
+def open_lock(path: Path) -> int:
+    """Open the measuring lock file (created where missing), as every measuring job does.
+
+    The workflow opens it once before any job, so that a lock no job can open stops the run
+    at its start, not at its first measuring job.
+
+    Args:
+        path: lock_path's file.
+
+    Returns:
+        A descriptor of it (the caller closes it, or holds the lock through it).
+
+    Raises:
+        OSError: naming the path, the cause and LOCK_VARIABLE.
+    """
+    try:
+        return _open(path)
+    except OSError as error:
+        raise OSError(f"{path}: cannot open the measuring lock ({error.strerror}); set "
+                      f"{LOCK_VARIABLE} to a file every job on this machine can open") from None
+
+
 def measure_alone(log: Callable[[str], None] | None = None,
                   environ: Mapping[str, str] = os.environ) -> dict:
     """Take the machine's measuring lock and hold it until this process ends.
@@ -70,11 +92,7 @@ def measure_alone(log: Callable[[str], None] | None = None,
         raise RuntimeError("measure_alone: this process holds the measuring lock already")
     path = lock_path(environ)
     began = time.monotonic()
-    try:
-        fd = _open(path)
-    except OSError as error:
-        raise OSError(f"{path}: cannot open the measuring lock ({error.strerror}); set "
-                      f"{LOCK_VARIABLE} to a file every job on this machine can open") from None
+    fd = open_lock(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

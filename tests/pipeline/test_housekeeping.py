@@ -440,3 +440,34 @@ def test_a_chart_renderer_stopped_by_an_address_space_limit_is_named_with_its_fi
                            "4000000); lift it (ulimit -v unlimited)"), line
     monkeypatch.setattr(failures, "address_space_limit", lambda: "unlimited")
     assert error_line(log.read_text().splitlines()) == ADDRESS_SPACE_THEN
+
+
+def test_a_damaged_dataset_is_remade_from_its_seed_and_its_results_kept(workdir):
+    """A dataset file changed since it was made (cut short): Snakemake alone would measure
+    again, deleting first, every result that reads it (the file is newer than them); here it is
+    remade in place with its sidecar's time, the damaged bytes kept under results/stale/."""
+    from rnnbench.measure.data import make_dataset, sha256_file, write_dataset
+
+    params = {"max_len": 4, "sequence_length": 2, "input_dim": 3, "num_classes": 2,
+              "num_samples": 5, "seed": 0}
+    npz, sidecar = "results/data/d.npz", "results/data/d.json"
+    Path("results/data").mkdir(parents=True)
+    good = write_dataset(make_dataset(**params), params, npz, sidecar)["sha256"]
+    os.utime(sidecar, ns=(10**18, 10**18))
+    said = []
+    datasets = {"d": (params, npz, sidecar)}
+    assert housekeeping.remake_damaged_datasets(datasets, False, said.append) == []  # intact
+    Path(npz).write_bytes(Path(npz).read_bytes()[:100])
+    assert housekeeping.remake_damaged_datasets(datasets, True, said.append) == [npz]
+    assert len(Path(npz).read_bytes()) == 100 and "nothing moved" in said[-1]  # a dry run
+    assert housekeeping.remake_damaged_datasets(datasets, False, said.append) == [npz]
+    assert sha256_file(npz) == good and os.stat(npz).st_mtime_ns == 10**18
+    assert len(Path("results/stale/results/data/d.npz").read_bytes()) == 100
+    assert said[-1].startswith(f"results: {npz} was changed since it was made (sha256): moved "
+                               "to results/stale/results/data/d.npz and remade from its seed")
+    # a sidecar that records other bytes than its seed makes: named, with the fix, not remade
+    Path(sidecar).write_text(json.dumps({"sha256": "0" * 64}))
+    with pytest.raises(housekeeping.Refused, match=f"remade from its seed it has another "
+                                                   f"\\({good[:12]}\\): move {npz} and"):
+        housekeeping.remake_damaged_datasets(datasets, False, said.append)
+    assert sorted(os.listdir("results/data")) == ["d.json", "d.npz"]  # no remade file left

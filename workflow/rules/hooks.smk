@@ -53,7 +53,8 @@ def left_out():
 
 
 # Before any job, in the main Snakemake process only (not again in each job's own): a blocked
-# training job is left out, any other blocked output stops the run; results that are not valid
+# training job is left out, any other blocked output stops the run; a damaged dataset is
+# remade; results that are not valid
 # and tables that no longer describe the results on disk are set aside (every listed result
 # read and hashed once); FINDINGS' settings written; a report's grid checked. A command that
 # runs no job changes nothing: it says what a run would do, and a dry run (-n) plans it.
@@ -62,6 +63,12 @@ if workflow.is_main_process:
         BLOCKED = housekeeping.blocked_results(
             list(zip(RESULT_FILES, LOG_FILES, BENCHMARK_FILES)),
             OTHER_OUTPUTS,
+            SAY,
+        )
+        # a dataset changed since it was made is remade from its seed, not measured again
+        housekeeping.remake_damaged_datasets(
+            {name: (DATASETS[name], *dataset_files(name).values()) for name in DATASETS},
+            DRY_RUN,
             SAY,
         )
         LISTED = listed_results(layout.MEASUREMENTS)

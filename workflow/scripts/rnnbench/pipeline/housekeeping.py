@@ -3,6 +3,7 @@
 workflow/rules/hooks.smk calls each. Before any job, while the Snakefile is read:
 
 - outputs that a file in the way blocks (blocked_results);
+- a damaged dataset remade from its seed (remake_damaged_datasets);
 - invalid results and stale tables set aside (set_aside_damaged_results,
   set_aside_stale_tables);
 - FINDINGS' settings written (write_findings_settings);
@@ -170,6 +171,65 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
         say(f"results: {path} was not a valid result ({why}): moved to {target}; it is "
             "measured again")
     return changed, list(damaged)
+
+
+def remake_damaged_datasets(datasets: dict[str, tuple[dict, str, str]], dry_run: bool,
+                            say: Say, folder: str = STALE) -> list[str]:
+    """Remake in place each dataset whose .npz no longer has the sha256 its sidecar records.
+
+    A dataset is made from its seed (rule make_data), so remaking it gives the very bytes its
+    results were measured on. Snakemake alone would measure again every result that reads a
+    damaged file (it is newer than them: rerun-triggers mtime), deleting each before its job
+    fails on the sha256 check. Here the damaged file is moved below ``folder``, and the remade
+    one gets its sidecar's modification time: those results stay, as measured.
+
+    Args:
+        datasets: {name: (make_data's params, the .npz, the sidecar)}.
+        dry_run: True for a command that runs no job: it remakes nothing and says so.
+        say: where each line goes.
+        folder: where a damaged .npz goes.
+
+    Returns:
+        The damaged .npz files (remade, or with ``dry_run``, to be remade by a run).
+
+    Raises:
+        Refused: where the sidecar is not readable, or the remade file's sha256 is not the
+            sidecar's (the sidecar or the generator changed): naming both files and the fix.
+    """
+    from rnnbench.measure.data import make_dataset, sha256_file, write_dataset
+
+    damaged = []
+    for name, (params, npz, sidecar) in datasets.items():
+        if not (Path(npz).is_file() and Path(sidecar).is_file()):
+            continue  # rule make_data makes it
+        fix = (f"move {npz} and {sidecar} away: the run makes them anew and measures again "
+               "every result that reads them")
+        try:
+            recorded = json.loads(Path(sidecar).read_text())["sha256"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            raise Refused(f"results: {sidecar} is not a dataset's sidecar (no sha256): {fix}")
+        if sha256_file(npz) == recorded:
+            continue
+        damaged.append(npz)
+        if dry_run:
+            say(f"results: {npz} no longer has the sha256 {sidecar} records (changed since it "
+                "was made): a run remakes it from its seed and keeps the results measured on "
+                f"it, though the plan below lists their jobs {NOTHING_MOVED}")
+            continue
+        remade = Path(npz).with_name(f".remade.{Path(npz).name}")
+        made = write_dataset(make_dataset(**params), params, remade, f"{remade}.json")
+        Path(f"{remade}.json").unlink()
+        if made["sha256"] != recorded:
+            remade.unlink()
+            raise Refused(f"results: {npz} no longer has the sha256 {sidecar} records, and "
+                          f"remade from its seed it has another ({made['sha256'][:12]}): {fix}")
+        target = move_aside(npz, Path(folder) / npz)
+        os.replace(remade, npz)
+        when = Path(sidecar).stat().st_mtime_ns  # made with it: no result is older than it
+        os.utime(npz, ns=(when, when))
+        say(f"results: {npz} was changed since it was made (sha256): moved to {target} and "
+            "remade from its seed, the bytes its results were measured on; they are kept")
+    return damaged
 
 
 def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,

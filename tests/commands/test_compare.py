@@ -239,3 +239,15 @@ def test_a_measurements_csv_no_run_could_give_is_refused_naming_line_and_value(t
     err = capsys.readouterr().err  # the side, the cell, its group and a file named
     assert err.startswith("compare: side B: cell c1 has dynamic runs but no static runs of "
                           "protocol ") and f"(e.g. {tmp_path}/other/c1/dynamic/repeat" in err
+
+
+def test_committed_tables_that_predate_a_recorded_column_compare(tmp_path):
+    """Two committed rounds' measurements.csv, written before data_sha256 was a column: the
+    check of what one cell's runs share takes the columns they have (was a KeyError)."""
+    from conftest import REPO
+
+    rounds = [sides.read_side(REPO / f"docs/figures/probe-heldout/round{k}/measurements.csv")
+              for k in (1, 2)]
+    assert "data_sha256" not in rounds[0]
+    table = compare.compare(*rounds, [CLAIM], 0.1)
+    assert len(table) == 12

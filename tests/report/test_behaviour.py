@@ -41,7 +41,7 @@ ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", 
 processes used, the measuring lock's span; the CPU's widest vector instruction set; the
 machine's speed during the run and where its process ran; the other measuring jobs seen
 beside it), which the fixture's results predate: empty for them."""
-RECORDED_ADDED = ("data_sha256", "initial_weights_sha256", "numpy_version")
+RECORDED_ADDED = ("data_sha256", "initial_weights_sha256", "numpy_version", "git_dirty")
 """measurements.csv's columns added since from what every result recorded (the inputs runs of
 one cell must share): filled for the fixture, one value per cell."""
 SUMMARY_ADDED = {"ratio_confidence": 0.95}

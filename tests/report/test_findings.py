@@ -69,6 +69,14 @@ def test_claim_table_and_findings_from_fixed_results(tmp_path):
         "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
     assert "### steps: static &lt;b&gt;trains&lt;/b&gt; faster &amp; leaner" in text_marked
     assert "<b>" not in text_marked
+    # runs measured from an edited working tree: said, with their count (they are pooled:
+    # an edited config.yaml makes the tree dirty)
+    assert "git dirty" not in text
+    edited = runs.assign(git_dirty=[True, True] + [False] * (len(runs) - 2))
+    text_edited = findings.findings_markdown(summary, edited, [CLAIM], {
+        "margin": 0.1, "repeats": 3, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
+    assert (f" 2 of {len(runs)} runs were measured with uncommitted changes to the workflow's "
+            "tracked files (git dirty; an edited config.yaml counts)") in text_edited
     # the bottom line first, a sentence per claim over the reference cells
     assert text.index("## Bottom line") < text.index("## Where this was measured")
     # the claim's source, then its verdicts per api, counted over the cells without an

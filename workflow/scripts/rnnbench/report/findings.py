@@ -291,7 +291,8 @@ def _hosts(runs: pd.DataFrame) -> str:
     own = runs.drop_duplicates("path") if "path" in runs else runs
     if own["environment"].nunique() == 1 and own["hostname"].nunique() == 1:
         return f"host {own['hostname'].iloc[0]}"
-    return "environments (each cell's runs come from one; never pooled): " + "; ".join(
+    return ("environments (each cell's runs come from one, never pooled across them; hosts "
+            "of one environment may share a cell): ") + "; ".join(
         f"{env}, host(s) {', '.join(sorted(set(group['hostname'])))}: {len(group)} runs"
         for env, group in own.groupby("environment", sort=True))
 
@@ -403,9 +404,19 @@ def _where_measured(summary: pd.DataFrame, runs: pd.DataFrame, config: dict) -> 
         + f". {len(summary)} cells, {config['repeats']} repeats per cell and implementation, "
         f"each a fresh process measuring at least {config['steps']} steps and at least "
         f"{config.get('min_measure_s', 0):g} s ({int(runs['n_steps'].min())} to "
-        f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + ".",
+        f"{int(runs['n_steps'].max())} steps) after " + _warmup_text(config, runs) + "."
+        + _dirty_text(runs),
         "",
     ]
+
+
+def _dirty_text(runs: pd.DataFrame) -> str:
+    """' N of M runs were measured ... (git dirty) ...', or '' where none was (or none says)."""
+    own = runs.drop_duplicates("path") if "path" in runs else runs
+    dirty = int((own["git_dirty"].astype(str) == "True").sum()) if "git_dirty" in own else 0
+    return (f" {dirty} of {len(own)} runs were measured with uncommitted changes to the "
+            "workflow's tracked files (git dirty; an edited config.yaml counts): their commit "
+            "does not name all the code that measured them." if dirty else "")
 
 
 def _more_repeats(config: dict, summary: pd.DataFrame) -> list[str]:

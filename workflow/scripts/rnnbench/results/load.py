@@ -383,6 +383,7 @@ def _meta_columns(meta: dict) -> dict:
         "hostname": meta["hostname"],
         "utc_time": meta["utc_time"],
         "git_commit": meta["git"]["commit"],
+        "git_dirty": meta["git"]["dirty"],
         "environment": environment(meta),
     }
 
@@ -460,7 +461,8 @@ def check_one_environment(runs: pd.DataFrame) -> None:
 
     Every cell's runs (both implementations, shared runs included) must share one
     fingerprint; the runs its jobs measured (a shared run's data may be another cell's) one
-    data, initial weights, Keras and NumPy.
+    data, initial weights, Keras and NumPy. A table written before a column was recorded
+    (a committed measurements.csv) is checked on the columns it has.
 
     Args:
         runs: load_results's table.
@@ -468,7 +470,7 @@ def check_one_environment(runs: pd.DataFrame) -> None:
     Raises:
         ValueError: naming the first such cell and setting, each value and a file with it.
     """
-    for column in SAME_IN_A_CELL:
+    for column in (c for c in SAME_IN_A_CELL if c in runs):  # older tables lack some
         values = runs[column].astype(object).fillna("none")
         # the fingerprint across all a cell pools; the inputs across what its jobs measured
         cell = runs["cell_id" if column == "environment" else "measured_in"]

@@ -118,7 +118,10 @@ def test_predict_names_what_is_wrong_with_a_table_and_never_prints_a_negative(tm
                                                f"{runs['cell_id'].iloc[0]} "),
             # two protocols' folders: named each, not "a run twice" (never fitted together)
             (pd.concat([runs, runs.assign(protocol="steps9", path="p9/" + runs["path"])]),
-             "holds runs of 2 protocols, never fitted together (")):
+             "holds runs of 2 protocols, never fitted together ("),
+            # one run that records another protocol than its folder's: its file named
+            (runs.assign(protocol=["steps9"] + list(runs["protocol"].iloc[1:])),
+             f"steps9: 1 run(s), e.g. {runs['path'].iloc[0]}")):
         status, out = ask(table)
         assert status == 2 and words in out and "Traceback" not in out, words
     status, out = ask(runs[runs["max_len"] == 20])  # one max_len: no setup law, no break-even

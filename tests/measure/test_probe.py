@@ -62,3 +62,28 @@ def test_a_matmul_never_slower_at_more_copies_has_no_rate(monkeypatch):
     rows = probe.matmul_rates(None, None)
     assert all(math.isnan(row["forward_s"]) and math.isnan(row["backward_flop_per_s"])
                for row in rows)
+
+
+def test_the_probe_measures_alone_under_the_measuring_lock(tmp_path):
+    """rnnbench probe is a measurement: it waits while a measuring job holds the machine's
+    lock (it measured beside training jobs, unseen), and a lock it cannot open is one line."""
+    import fcntl
+    import os
+
+    env = {"PYTHONPATH": str(REPO / "workflow" / "scripts"), "PATH": "/usr/bin:/bin",
+           "RNNBENCH_MEASURING_LOCK": str(tmp_path / "nowhere" / "lock")}
+    command = [sys.executable, "-m", "rnnbench", "probe", "--out", str(tmp_path / "p.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2 and done.stderr.startswith(
+        f"rnnbench probe: {tmp_path}/nowhere/lock: cannot open the measuring lock")
+    env["RNNBENCH_MEASURING_LOCK"] = str(tmp_path / "lock")
+    held = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)  # a measuring job of a workflow, say
+    waiting = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "another measuring job holds" in waiting.stderr.readline()
+        assert waiting.poll() is None and not (tmp_path / "p.json").exists()
+    finally:
+        waiting.kill()
+        waiting.wait()
+        os.close(held)

@@ -107,16 +107,25 @@ def _runs(results: Path) -> pd.DataFrame:
         runs["busy"] = runs["busy"].map(flags).astype(bool)
     if unknown := sorted(set(runs["api"].astype(str)) - set(API_WORDS)):
         raise ValueError(f"--results {results}: api {unknown} (known: {sorted(API_WORDS)})")
-    protocols = runs.groupby(runs["protocol"].astype(str))["path"].first() \
-        if "protocol" in runs and "path" in runs else pd.Series(dtype=object)
-    if len(protocols) > 1:  # never fitted together: give one
-        where = "; ".join(f"{label}: {_protocol_folder(path)}"
-                          for label, path in protocols.items())
-        raise ValueError(f"--results {results}: holds runs of {len(protocols)} protocols, never "
-                         f"fitted together ({where}): give one of those folders")
+    if "protocol" in runs and "path" in runs and runs["protocol"].nunique() > 1:
+        raise ValueError(f"--results {results}: holds runs of {runs['protocol'].nunique()} "
+                         f"protocols, never fitted together ({_protocols_where(runs)}): give "
+                         "one protocol's runs (one folder; move a run of another protocol away)")
     if "repeat" in runs and runs.duplicated(["cell_id", "impl", "repeat", "environment"]).any():
         raise ValueError(f"--results {results}: it holds a run twice (cell_id, impl, repeat)")
     return runs
+
+
+def _protocols_where(runs: pd.DataFrame) -> str:
+    """Where each protocol's runs are: its folders, or where a folder holds runs of another
+    protocol too (one run edited or copied), its count of runs and a file of it."""
+    groups = runs.groupby(runs["protocol"].astype(str))["path"]
+    folders = {label: {_protocol_folder(path) for path in paths} for label, paths in groups}
+    seen = [folder for mine in folders.values() for folder in mine]
+    shared = {folder for folder in seen if seen.count(folder) > 1}
+    return "; ".join(f"{label}: {len(paths)} run(s), e.g. {paths.iloc[0]}"
+                     if folders[label] & shared else f"{label}: {', '.join(sorted(folders[label]))}"
+                     for label, paths in groups)
 
 
 def _protocol_folder(path: str) -> str:

@@ -7,17 +7,22 @@ graph construction and Session setup per node, the memory a node holds, and matm
 an LSTM step's shapes (forward and gradient), in TF1 graph mode with the training jobs'
 threads (docs/cost-model.md, The probe). Writes the record (the unit costs, the machine's
 fingerprint as results carry it: load.environment) to FILE (default: results/probe.json)
-and prints the unit costs. Exit status 0, or 2 with a one-line message for bad arguments.
+and prints the unit costs. It takes the machine's measuring lock first, as the workflow's
+measuring jobs do (rnnbench/jobs/exclusive.py): it never measures beside them. Exit status 0,
+or 2 with a one-line message for bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
 import numpy as np
 
 from rnnbench.costmodel.machine import probe_record
+from rnnbench.jobs import exclusive
 from rnnbench.pipeline.arguments import at_least, output_record
 
 MAX_THREADS = 1024
@@ -43,8 +48,14 @@ def main(args: argparse.Namespace) -> int:
         args: the parsed command line (add_arguments).
 
     Returns:
-        The exit status, 0.
+        The exit status: 0, or 2 with one line where the measuring lock cannot be opened.
     """
+    # a measurement: alone on the machine, as every measuring job of the workflow
+    try:
+        alone = exclusive.measure_alone(lambda line: print(f"probe: {line}", file=sys.stderr))
+    except OSError as error:  # a lock no process can open
+        print(f"rnnbench probe: {error}", file=sys.stderr)
+        return 2
     result = probe_record(args.threads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
@@ -54,5 +65,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"{name:32} {shown:10.3g}{unit}")
     best = np.nanmax([row["forward_flop_per_s"] for row in result["matmul"]])
     print(f"{'matmul forward, best shape':32} {best / 1e9:10.3g} GFLOP/s")
-    print(f"{result['environment']}; {result['probe_s']:.0f} s; wrote {args.out}")
+    print(f"{result['environment']}; {result['probe_s']:.0f} s"
+          + (f" (after {alone['waited_s']:.0f} s waiting for the measuring lock)"
+             if alone["waited_s"] >= 1 else "") + f"; wrote {args.out}")
     return 0

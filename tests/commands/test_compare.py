@@ -161,6 +161,10 @@ def test_what_is_not_two_result_sets_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"compare: {listed}: is not a mapping of keys at top level: Snakemake refuses such a "
         "config file; write the keys to change (e.g. steps: 200), or leave the file out\n")
+    listed.write_text("steps: -1\n")  # a value the workflow refuses: refused here too
+    assert cli.main(["compare", str(ours), str(theirs), "--configfile", str(listed)]) == 1
+    assert capsys.readouterr().err == (f"compare: --configfile {listed}: steps: -1 is less "
+                                       "than the minimum of 2\n")
 
 
 @pytest.mark.slow

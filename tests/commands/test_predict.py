@@ -262,6 +262,9 @@ def test_predict_writes_a_grids_predictions_once(tmp_path):
     (["--probe", MAP_PROBE, "--cell", "peephole"], "cell 'peephole'"),
     (["--probe", MAP_PROBE, "--input-dim", "0"], "--input-dim 0"),
     (["--grid", "presets/probe-heldout.yaml"], "--probe"),
+    # --fits without --probe was ignored without a word
+    (["--fits", "docs/figures/probe-map/machine.json"],
+     "--fits docs/figures/probe-map/machine.json: goes with --probe"),
 ])
 def test_predict_with_a_probe_refuses_what_it_cannot_read(options, words, capsys):
     code, err = predict_here(capsys, "--batch", "32", "--units", "64", "--max-len", "20",

@@ -230,7 +230,14 @@ def test_the_probes_account_for_drift_the_machine_made_and_not_for_drift_it_did_
      "forward_flop_per_s: no positive"),
     ({"matmul": [{**r, "backward_flop_per_s": math.inf} if r["batch_size"] == 8 else r
                  for r in PROBE["matmul"]]},
-     "backward_flop_per_s: a rate infinite"),
+     "backward_flop_per_s: a rate below 0, or not below 1e+17"),
+    # hand-edited: no machine's (the prediction overflowed to a 300-digit break-even)
+    ({"unit_costs": {**PROBE["unit_costs"], "graph_construction_s_per_node": 1e300}},
+     "graph_construction_s_per_node 1e+300 s: not from 0 to below 1 s"),
+    ({"unit_costs": {**PROBE["unit_costs"], "while_iteration_s": -5.0}},
+     "while_iteration_s -5.0 s: not from 0"),
+    ({"matmul": [{**r, "forward_flop_per_s": 1e20} for r in PROBE["matmul"]]},
+     "forward_flop_per_s: a rate below 0, or not below 1e+17 FLOP/s"),
 ])
 def test_a_probe_the_model_cannot_read_is_refused_naming_the_field(change, words, tmp_path):
     path = tmp_path / "probe.json"

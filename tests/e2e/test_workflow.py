@@ -505,7 +505,7 @@ def test_a_measuring_lock_no_job_can_open_stops_the_run_before_any_job(tmp_path)
     assert proc.returncode == 1
     assert (f"{tmp_path}/nowhere/lock: cannot open the measuring lock (No such file or "
             "directory); set RNNBENCH_MEASURING_LOCK to a file every job") in proc.stderr
-    assert not (tmp_path / "results" / "data").exists()  # no job ran
+    assert not (tmp_path / "results").exists()  # refused before anything changed
 
 
 def test_another_working_directory_reads_the_workflows_config_yaml(tmp_path):

@@ -237,3 +237,18 @@ def test_a_working_directory_without_config_yaml_is_told_where_the_grid_comes_fr
     config, notes = {**yaml.safe_load((REPO / "config.yaml").read_text()), **TINY}, []
     configcheck.check_config_files([mine], config, None, REPO, notes, "config.yaml")
     assert not any("working directory" in note for note in notes)
+
+
+def test_an_error_names_which_file_set_each_key(tmp_path):
+    """A preset's warmup_steps over a config.yaml's max_warmup_steps: the cross-field error
+    says where each came from (it read as the preset's alone)."""
+    from rnnbench.grid.configfiles import sources_of
+
+    base, preset = tmp_path / "config.yaml", tmp_path / "preset.yaml"
+    base.write_text("warmup_steps: 2\nmax_warmup_steps: 2\n")
+    preset.write_text("warmup_steps: 100\n")
+    message = "max_warmup_steps: 2 is below warmup_steps 100"
+    assert sources_of(message, [base, preset]) == (
+        f" (warmup_steps from {preset}; max_warmup_steps from {base})")
+    assert sources_of(message, [base]) == ""  # one file: it names itself
+    assert sources_of("steps: -1 is less than the minimum of 2", [base, preset]) == ""

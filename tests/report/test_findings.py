@@ -263,7 +263,7 @@ def test_findings_name_every_environment_and_host(tmp_path):
     runs = load.load_results(write_results(tmp_path, records))
     text = findings.findings_markdown(summarize(runs), runs, [], {
         "margin": 0.1, "repeats": 2, "steps": 3, "warmup_steps": 1, "max_warmup_steps": 1})
-    assert ("environments (each cell's runs come from one; never pooled): cpu (2 CPUs), CPU, "
+    assert ("environments (each cell's runs come from one, never pooled across them; hosts of one environment may share a cell): cpu (2 CPUs), CPU, "
             "TensorFlow 2.21.0 (CPU build), Python 3.11, bare, host(s) h, node2: 4 runs") in text
 
 

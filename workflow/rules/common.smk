@@ -12,6 +12,7 @@ from rnnbench.grid import layout  # noqa: E402  (on the path: config.smk)
 from rnnbench.grid.axes import PROTOCOL_KEYS  # noqa: E402
 from rnnbench.grid.cells import datasets, protocol_id, shared_runs  # noqa: E402
 from rnnbench.grid.configcheck import check_config_files, config_warnings  # noqa: E402
+from rnnbench.grid.configfiles import sources_of  # noqa: E402
 from rnnbench.grid.plan import job_priorities, job_threads  # noqa: E402
 from rnnbench.report.chartlist import ALL_CHARTS, plots  # noqa: E402
 from rnnbench.stats.intervals import look_confidence  # noqa: E402
@@ -56,8 +57,8 @@ try:
     )
     hardware.check_device(config["device"], LOCAL)
     check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)
-except ValueError as error:
-    refuse(f"config: {error}")
+except ValueError as error:  # and which file set each key it names
+    refuse(f"config: {error}{sources_of(str(error), workflow.configfiles)}")
 for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
 # the TensorFlow versions the grid's cells run at (no image, peak or check for another)

@@ -59,6 +59,13 @@ def left_out():
 # read and hashed once); FINDINGS' settings written; a report's grid checked. A command that
 # runs no job changes nothing: it says what a run would do, and a dry run (-n) plans it.
 if workflow.is_main_process:
+    # the measuring lock every local measuring job takes: one it cannot open stops the run
+    # now, before anything changes, not at the first training job (rnnbench/jobs/exclusive.py)
+    if LOCAL and not DRY_RUN:
+        try:
+            os.close(exclusive.open_lock(exclusive.lock_path()))
+        except OSError as error:
+            refuse(f"{error}")
     try:
         BLOCKED = housekeeping.blocked_results(
             list(zip(RESULT_FILES, LOG_FILES, BENCHMARK_FILES)),
@@ -110,13 +117,6 @@ if workflow.is_main_process:
     # onsuccess remove the record when the run ends; onstart writes it.
     if not DRY_RUN:
         interrupt.remove_stale_locks(".snakemake", log=SAY)
-    # the measuring lock every local measuring job takes: one it cannot open stops the run
-    # now, not at the first training job (rnnbench/jobs/exclusive.py)
-    if LOCAL and not DRY_RUN:
-        try:
-            os.close(exclusive.open_lock(exclusive.lock_path()))
-        except OSError as error:
-            refuse(f"{error}")
     # how long the run will take here, before any job (a dry run says it too), and which
     # other run holds the measuring lock now
     if not INVOCATION.report:

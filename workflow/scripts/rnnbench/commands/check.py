@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from rnnbench.grid.configcheck import check_files
+from rnnbench.grid.configfiles import base_config, sources_of
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.container import FLAVOR_OF_DEVICE, deployment_images
 from rnnbench.pipeline.hardware import check_device
@@ -41,8 +42,9 @@ def main(args: argparse.Namespace) -> int:
     """
     try:
         config, cells, line = check_files(args.configs)
-    except ValueError as error:
-        print(f"config: {error}", file=sys.stderr)
+    except ValueError as error:  # and which file set each key it names
+        files = [base_config(REPO), *args.configs]
+        print(f"config: {error}{sources_of(str(error), files)}", file=sys.stderr)
         return 1
     try:
         check_device(config["device"], local=True)

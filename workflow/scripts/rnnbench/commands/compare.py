@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.stats import intervals
-from rnnbench.grid.configcheck import margin_of
+from rnnbench.grid.configcheck import margin_of, schema_error
 from rnnbench.grid.configfiles import read_config
 from rnnbench.report.sections import jax_lines
 from rnnbench.stats.formats import column_interval, decision_text, margin_text
@@ -299,6 +299,19 @@ def main(args: argparse.Namespace) -> int:
                            "give two folders apart")
     if args.names[0] == args.names[1]:
         return _refuse(f"--names {args.names[0]} {args.names[1]}: give two different names")
+    try:  # claims_from: the shipped config names the seeds' claims
+        config = read_config([args.configfile], REPO)
+    except ValueError as error:  # names the file
+        return _refuse(error)
+    try:
+        schema_error(config)  # as the workflow would refuse it, key and value named
+    except ValueError as error:
+        return _refuse(f"--configfile {args.configfile}: {error}")
+    claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
+    if not claims:
+        print(f"compare: --configfile {args.configfile} lists no ratio claim: the table has "
+              "no verdicts (the shipped config.yaml names the seeds')", file=sys.stderr)
+    margin = margin_of(config)
     try:
         a, b = read_side(args.a), read_side(args.b)
     except ValueError as error:
@@ -310,12 +323,6 @@ def main(args: argparse.Namespace) -> int:
                        f"{run['cell_id']} {run['impl']} repeat {run['repeat']}: the same times "
                        "to the last digit): one holds a copy of the other's runs; give two "
                        "result sets measured apart")
-    try:  # claims_from: the shipped config names the seeds' claims
-        config = read_config([args.configfile], REPO)
-    except ValueError as error:
-        return _refuse(error)
-    claims = [c for c in config["claims"] if c.get("kind", "ratio") == "ratio"]
-    margin = margin_of(config)
     try:
         table = compare(a, b, claims, margin, tuple(args.names))
     except ValueError as error:  # a side whose cell lacks static or dynamic runs

@@ -58,8 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="predict for the machine this probe measured (rnnbench probe's "
                              "record, or a run's results/runs/.../peak_*.json), in the probe's "
                              "units: any cell type (basic_lstm, lstm, gru) and input_dim")
-    parser.add_argument("--fits", type=given_path, default=MAP_FITS,
-                        help="with --probe: the probe-unit coefficients (default: %(default)s)")
+    parser.add_argument("--fits", type=given_path, default=None,
+                        help="with --probe: the probe-unit coefficients (default: "
+                             f"{MAP_FITS.relative_to(REPO)})")
     parser.add_argument("--grid", type=given_path, default=None,
                         help="with --probe and --out: predict every cell of this config file "
                              "before it runs, into a CSV (--batch, --units, --max-len unused)")
@@ -467,7 +468,7 @@ def _grid_main(args: argparse.Namespace) -> int:
     if not kept:
         raise ValueError(f"--grid {args.grid}: none of its {len(cells)} cells is one the "
                          f"model predicts before a run, e.g. {next(iter(left_out.values()))}")
-    table = predicted_table(_fits(args.fits), read_probe(args.probe), kept, config["repeats"])
+    table = predicted_table(_fits(args.fits or MAP_FITS), read_probe(args.probe), kept, config["repeats"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
     print(f"predicted {len(table)} of the {len(cells)} cells of {args.grid} for {args.probe}: "
@@ -678,8 +679,11 @@ def main(args: argparse.Namespace) -> int:
         if missing:
             raise ValueError(f"{', '.join(missing)}: required (or --probe P --grid CONFIG "
                              "--out CSV)")
+        if args.probe is None and args.fits is not None:  # it would be ignored
+            raise ValueError(f"--fits {args.fits}: goes with --probe (the probe-unit "
+                             "coefficients); without it predict reads --results")
         if args.probe is not None:
-            p = machine_prediction(args.fits, args.probe, args.cell, args.batch, args.units,
+            p = machine_prediction(args.fits or MAP_FITS, args.probe, args.cell, args.batch, args.units,
                                    args.input_dim, args.max_len, args.length, args.steps)
             print(machine_report(p, args.batch, args.units, args.max_len, args.steps,
                                  str(args.probe)))

@@ -481,6 +481,11 @@ UNIT_KEYS = ("op_pair_s", "op_pair_nodes", "loop_op_pair_s", "while_iteration_s"
              "cond_skipped_s", "graph_construction_s_per_node", "session_setup_s_per_node")
 """The probe's unit costs the model reads (unit_costs)."""
 MATMUL_KEYS = ("batch_size", "num_units", "forward_flop_per_s", "backward_flop_per_s")
+MAX_UNIT_S = 1.0
+"""The bound (exclusive) of a unit cost in seconds: an op pair, an iteration or a node's
+construction takes microseconds; a second is no machine's, but a hand-edited probe's."""
+MAX_FLOP_PER_S = 1e17
+"""The bound (exclusive) of a matmul rate: 100 PFLOP/s, far above any one device's."""
 
 
 def _number(value, finite: bool = True) -> bool:
@@ -497,10 +502,10 @@ def check_probe(probe: dict, source: str) -> None:
         source: its name in the message (``--probe FILE``).
 
     Raises:
-        ValueError: naming the source and the field: a unit cost missing or not a finite
-            number; op_pair_nodes below 1; a matmul table that is not a full grid of batch
-            sizes and units (each at least 1, once each) with numeric rates and a positive,
-            finite rate in each pass.
+        ValueError: naming the source and the field: a unit cost missing, not a finite
+            number, or outside [0, MAX_UNIT_S) seconds; op_pair_nodes below 1; a matmul table
+            that is not a full grid of batch sizes and units (each at least 1, once each) with
+            numeric rates below MAX_FLOP_PER_S and a positive, finite rate in each pass.
     """
     costs = probe.get("unit_costs")
     if not isinstance(costs, dict):
@@ -509,6 +514,9 @@ def check_probe(probe: dict, source: str) -> None:
         if not _number(costs.get(key)):
             raise ValueError(f"{source}: unit cost {key} {costs.get(key)!r} is not a finite "
                              "number")
+        if key != "op_pair_nodes" and not 0 <= costs[key] < MAX_UNIT_S:
+            raise ValueError(f"{source}: unit cost {key} {costs[key]!r} s: not from 0 to below "
+                             f"{MAX_UNIT_S:g} s (no machine's)")
     if costs["op_pair_nodes"] < 1:
         raise ValueError(f"{source}: op_pair_nodes {costs['op_pair_nodes']!r}: below 1")
     rows = probe.get("matmul")
@@ -529,8 +537,9 @@ def check_probe(probe: dict, source: str) -> None:
     for key in MATMUL_KEYS[2:]:
         if not any(math.isfinite(r[key]) and r[key] > 0 for r in rows):
             raise ValueError(f"{source}: matmul {key}: no positive, finite rate")
-        if any(r[key] == math.inf or r[key] < 0 for r in rows):
-            raise ValueError(f"{source}: matmul {key}: a rate infinite or below 0")
+        if any(r[key] >= MAX_FLOP_PER_S or r[key] < 0 for r in rows):
+            raise ValueError(f"{source}: matmul {key}: a rate below 0, or not below "
+                             f"{MAX_FLOP_PER_S:.0e} FLOP/s (no device's)")
 
 
 PROBE_SCHEMA_VERSION = 1

@@ -83,6 +83,35 @@ def _walk_yaml(node, where: list, path: str | Path) -> None:
                          f"write {mantissa}e{exponent}")
 
 
+def sources_of(message: str, files: list[str | Path]) -> str:
+    """Say which file set each top-level key a message names, where several files were read.
+
+    A cross-field error ("max_warmup_steps: 2 is below warmup_steps 100") may join a value
+    of config.yaml with one of a preset: naming only the preset would blame it for both.
+
+    Args:
+        message: the error's text.
+        files: the config files read, in order (a later file's keys win).
+
+    Returns:
+        `` (max_warmup_steps from config.yaml; warmup_steps from presets/x.yaml)``, or ''
+        where one file was read, or the message names no key of them.
+    """
+    import yaml
+
+    if len({str(path) for path in files}) < 2:
+        return ""
+    where = {}
+    for path in files:
+        try:
+            keys = yaml.safe_load(Path(path).read_text())
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        where.update({str(key): str(path) for key in keys} if isinstance(keys, dict) else {})
+    named = [key for key in where if re.search(rf"(?<![\w.]){re.escape(key)}\b", message)]
+    return (" (" + "; ".join(f"{key} from {where[key]}" for key in named) + ")") if named else ""
+
+
 def base_config(repo: str | Path) -> str:
     """Return the config file under every grid: ``config.yaml`` here, else the workflow's own.
 

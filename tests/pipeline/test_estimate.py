@@ -88,7 +88,11 @@ def test_the_line_names_another_run_holding_the_lock_and_its_plans_rest(tmp_path
                                                       "folder": None}):
         words, seconds = estimate.lock_words(unknown, 1000.0)
         assert seconds is None and "how long it will go on is not known here" in words
-    assert "since a time it did not write" in words and "a folder hidden from this user" in words
+    # a holder that wrote no record (flock by another program, or an older workflow's job):
+    # not called "another run"
+    assert words.startswith("the measuring lock /tmp/l.lock is held now by a process that wrote "
+                            "no record of its run (pid 7, in a folder hidden from this user; an "
+                            "older workflow's job, or another program)")
 
 
 def test_the_probe_model_estimates_compat_v1_jobs_and_leaves_the_rest_to_the_api_model(tmp_path):

@@ -39,10 +39,10 @@ def tree(folder="results"):
 
 def tables(columns=COLUMNS, listed=()):
     """A measurements.csv with ``columns`` listing ``listed``, and the other tables and a chart."""
-    rows = "".join(f"{path},\n" for path in listed)
+    rows = "".join(f"{path},{',' * len(columns)}\n" for path in listed)
     write(layout.MEASUREMENTS, f"{','.join(['path', 'sha256', *columns])}\n{rows}")
     for name in ("summary", "cumulative", "findings"):
-        write(layout.TABLES[name], name)
+        write(layout.TABLES[name], f"{name}\n")
     write(layout.chart_path("setup_time"), "<svg/>")
 
 
@@ -83,6 +83,15 @@ def test_why_tables_are_stale(workdir):
         f"{RESULT} is gone", "r2 changed since it was aggregated"]
     assert housekeeping.stale_tables({}, [*COLUMNS, "unroll", "jax_version"]) == [
         "results/measurements.csv has no column unroll, jax_version (an older workflow's)"]
+    # a table cut short (a row with fewer fields than its header), or a JSON table that is
+    # not one: set aside and rebuilt (every later run failed in the rule that reads it)
+    write(layout.TABLES["summary"], "cell_id,ratio\nc1,0.5\nc2,")
+    write(layout.TABLES["costmodel"], '{"fits": [')
+    assert housekeeping.stale_tables({}, COLUMNS) == [
+        f"{layout.TABLES['summary']} is cut short or not a table of this workflow",
+        f"{layout.TABLES['costmodel']} is cut short or not a table of this workflow"]
+    tables()
+    os.remove(layout.TABLES["costmodel"])
     os.remove(layout.MEASUREMENTS)
     assert housekeeping.stale_tables({}, COLUMNS) == [
         "results/measurements.csv is missing (a failed aggregation?)"]
@@ -471,3 +480,21 @@ def test_a_damaged_dataset_is_remade_from_its_seed_and_its_results_kept(workdir)
                                                    f"\\({good[:12]}\\): move {npz} and"):
         housekeeping.remake_damaged_datasets(datasets, False, said.append)
     assert sorted(os.listdir("results/data")) == ["d.json", "d.npz"]  # no remade file left
+
+
+def test_a_file_in_the_way_of_the_set_aside_folder_is_named_in_one_line(workdir):
+    """results/stale made a file (or a folder below it), and a damaged result to move there:
+    one refusal naming the file (was a NotADirectoryError traceback), in a dry run too."""
+    write(RESULT, '{"impl": "sta')  # cut short
+    for blocking in ("results/stale", "results/stale/results"):
+        Path("results/stale").unlink(missing_ok=True)
+        if Path("results/stale").is_dir():
+            import shutil
+
+            shutil.rmtree("results/stale")
+        write(blocking, "x")
+        for dry_run in (True, False):
+            with pytest.raises(housekeeping.Refused, match=f"results: {blocking} is a file "
+                                                           "where a folder must be"):
+                housekeeping.set_aside_damaged_results([RESULT], {}, {}, dry_run, print)
+    assert Path(RESULT).read_text() == '{"impl": "sta'  # nothing moved

@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 
 from rnnbench.grid.axes import CELL_AXES  # noqa: E402  (on the path: config.smk)
 from rnnbench.jobs import exclusive, interrupt  # noqa: E402
-from rnnbench.pipeline import housekeeping  # noqa: E402
+from rnnbench.pipeline import estimate, housekeeping  # noqa: E402
 from rnnbench.pipeline.files import changed_results, listed_results  # noqa: E402
 from rnnbench.results.load import LATE_COLUMNS  # noqa: E402
 
@@ -28,6 +28,8 @@ OTHER_OUTPUTS = [
     layout.rule_log("aggregate"),
     f"{layout.PARTIAL}/missing.csv",
     layout.FINDINGS_SETTINGS,
+    f".snakemake/{interrupt.OWNER}",  # this workflow's own records in Snakemake's folder
+    f".snakemake/{estimate.PLAN}",
 ]
 STARTED = time.time()  # this Snakemake's start: a log written since is this run's
 LOOKED = looked_jobs()  # the jobs an earlier first look added; None before any look
@@ -47,8 +49,8 @@ def report_missing():
 def left_out():
     """The line that ends a run whose training jobs a file blocked (BLOCKED)."""
     return (
-        f"{len(BLOCKED)} training job(s) were left out: a file stands where their output "
-        f"folder must be ({layout.PARTIAL}/missing.csv says which); move it away and run again"
+        f"{len(BLOCKED)} training job(s) were left out: a file or folder stands in the way of "
+        f"their output ({layout.PARTIAL}/missing.csv says which); move it away and run again"
     )
 
 

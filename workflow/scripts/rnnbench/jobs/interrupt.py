@@ -234,6 +234,8 @@ def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
         written = (folder / OWNER).stat().st_mtime
     except (OSError, ValueError):
         return [], None
+    if not isinstance(record, dict):  # not a record of ours (edited): no owner known
+        return [], None
     now = start_time(record.get("pid", -1))
     alive = now is not None and now == record.get("start_time")
     if record.get("host") != socket.gethostname() or alive:

@@ -445,13 +445,14 @@ def lock_words(holder: dict, now: float) -> tuple[str, float | None]:
         (the words, the modelled seconds left of the holder's run by its own plan, or None
         where not known: remaining).
     """
-    words = (f"the measuring lock {holder['lock']} is held now by another run (pid "
-             f"{holder['pid']}, in {holder.get('folder') or 'a folder hidden from this user'})")
+    where = f"pid {holder['pid']}, in {holder.get('folder') or 'a folder hidden from this user'}"
     if isinstance(holder.get("run_since_s"), (int, float)):
-        words += (f", measuring for {_ago(now - holder['run_since_s'])} (its current job for "
-                  f"{_ago(now - holder['since_s'])})")
-    else:
-        words += ", since a time it did not write (an older workflow)"
+        words = (f"the measuring lock {holder['lock']} is held now by another run ({where}), "
+                 f"measuring for {_ago(now - holder['run_since_s'])} (its current job for "
+                 f"{_ago(now - holder['since_s'])})")
+    else:  # a process that wrote no record: an older workflow's job, or no workflow's
+        words = (f"the measuring lock {holder['lock']} is held now by a process that wrote no "
+                 f"record of its run ({where}; an older workflow's job, or another program)")
     words += ", and this run's measuring jobs wait for each of its jobs"
     left = remaining(holder)
     if left is None:

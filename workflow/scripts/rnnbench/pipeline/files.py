@@ -8,6 +8,8 @@ does not import pandas and scipy.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
 import shutil
 import tempfile
@@ -120,6 +122,41 @@ def listed_results(measurements: str | Path) -> dict[str, str | None]:
     with open(measurements, newline="") as handle:
         return {row["path"]: row.get("sha256") for row in csv.DictReader(handle)
                 if row.get("path")}
+
+
+def damaged_tables(tables: Iterable[str | Path]) -> list[str]:
+    """Say which written tables are cut short or overwritten (a CSV empty, not ending in a
+    newline, or whose rows do not all have its header's fields; a JSON that is not an
+    object).
+
+    Snakemake takes such a file as up to date, and every later run then fails in the rule
+    that reads it; set aside with the other tables, it is rebuilt.
+
+    Args:
+        tables: the tables' paths (.csv, .json; others are not read).
+
+    Returns:
+        One line per damaged table; [] where every one that exists is whole.
+    """
+    import csv
+
+    why = []
+    for table in map(Path, tables):
+        if not table.is_file() or table.suffix not in (".csv", ".json"):
+            continue
+        try:
+            text = table.read_text()
+            if table.suffix == ".json":
+                whole = isinstance(json.loads(text), dict)
+            else:
+                rows = list(csv.reader(io.StringIO(text, newline="")))  # quoted newlines
+                whole = (text.endswith("\n") and bool(rows)  # a row cut short: no newline
+                         and all(len(row) == len(rows[0]) for row in rows))
+        except (ValueError, UnicodeDecodeError, csv.Error):
+            whole = False
+        if not whole:
+            why.append(f"{table} is cut short or not a table of this workflow")
+    return why
 
 
 def missing_columns(table: str | Path, columns: list[str]) -> list[str]:

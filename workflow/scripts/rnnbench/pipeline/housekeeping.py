@@ -45,6 +45,7 @@ from rnnbench.jobs import exclusive
 from rnnbench.pipeline import estimate
 from rnnbench.pipeline.files import (
     damaged_results,
+    damaged_tables,
     listed_results,
     missing_columns,
     move_aside,
@@ -64,6 +65,21 @@ NOTHING_MOVED = "(this command runs no job: nothing moved)"
 
 class Refused(Exception):
     """A step that stops the run before any job; its message names the cause and the fix."""
+
+
+def free_folder(target: str | Path) -> None:
+    """Refuse where a file stands in the way of the folder ``target`` goes into.
+
+    Args:
+        target: a file to be written or moved there (its folders are made).
+
+    Raises:
+        Refused: naming the first such file (e.g. results/stale made a file), and the fix.
+    """
+    for folder in reversed(Path(target).parents):
+        if folder.exists() and not folder.is_dir():
+            raise Refused(f"results: {folder} is a file where a folder must be ({target} goes "
+                          "below it): move it away")
 
 
 def blocked_results(jobs: list[tuple[str, str, str]], others: list[str],
@@ -108,10 +124,11 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
     """Say why the tables no longer describe the results on disk.
 
     Reasons: a listed result file is gone or changed since it was aggregated (stale_records);
-    measurements.csv lacks a column (an older workflow's); it is missing beside other tables
-    (a failed aggregation); or the tables were made before the first look more_repeats asks
-    for. Snakemake alone may then say "Nothing to be done" or leave them in place. Tables of
-    another grid are not stale: a run of this grid rewrites them.
+    a table is cut short or overwritten (damaged_tables); measurements.csv lacks a column (an
+    older workflow's); it is missing beside other tables (a failed aggregation); or the
+    tables were made before the first look more_repeats asks for. Snakemake alone may then
+    say "Nothing to be done" or leave them in place. Tables of another grid are not stale: a
+    run of this grid rewrites them.
 
     Args:
         changed: {path: ``gone`` or ``changed``} (rnnbench.pipeline.files.changed_results).
@@ -123,7 +140,7 @@ def stale_tables(changed: dict[str, str], columns: Iterable[str],
         One line per reason; [] while the tables describe the results.
     """
     measurements = tables["measurements"]
-    why = stale_records(changed)
+    why = stale_records(changed) + damaged_tables(tables.values())
     older = missing_columns(measurements, list(columns))
     if older:
         why = [f"{measurements} has no column {', '.join(older)} (an older workflow's)"]
@@ -156,11 +173,16 @@ def set_aside_damaged_results(results: list[str], listed: dict[str, str | None],
     Returns:
         (``changed``, with each listed result moved away now ``gone`` (a new dict); the
         damaged results, moved or, with ``dry_run``, to be moved by a run).
+
+    Raises:
+        Refused: a file stands where ``folder`` or a folder below it must be (free_folder;
+            a dry run refuses too).
     """
     changed = dict(changed)
     damaged = damaged_results(results, listed, changed, peaks)
     for path, why in damaged.items():
         target = Path(folder) / path
+        free_folder(target)
         if dry_run:
             say(f"results: {path} is not a valid result ({why}): a run moves it to {target} "
                 f"and measures it again {NOTHING_MOVED}")
@@ -194,7 +216,8 @@ def remake_damaged_datasets(datasets: dict[str, tuple[dict, str, str]], dry_run:
 
     Raises:
         Refused: where the sidecar is not readable, or the remade file's sha256 is not the
-            sidecar's (the sidecar or the generator changed): naming both files and the fix.
+            sidecar's (the sidecar or the generator changed): naming both files and the fix;
+            a file stands in the way of ``folder`` (free_folder).
     """
     from rnnbench.measure.data import make_dataset, sha256_file, write_dataset
 
@@ -211,6 +234,7 @@ def remake_damaged_datasets(datasets: dict[str, tuple[dict, str, str]], dry_run:
         if sha256_file(npz) == recorded:
             continue
         damaged.append(npz)
+        free_folder(Path(folder) / npz)
         if dry_run:
             say(f"results: {npz} no longer has the sha256 {sidecar} records (changed since it "
                 "was made): a run remakes it from its seed and keeps the results measured on "
@@ -256,18 +280,19 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
         True where a run would move them and this dry run did not.
 
     Raises:
-        Refused: ``folder`` is a file.
+        Refused: ``folder``, or a folder it holds, is a file (a dry run refuses too).
     """
     why = stale_tables(changed, columns, tables, unlooked)
     if not why:
         return False
     what = f"results: the tables no longer describe the results on disk ({len(why)}: {why[0]})"
+    if Path(folder).exists() and not Path(folder).is_dir():
+        raise Refused(f"results: {folder} is a file where the stale tables must go: move it away")
+    free_folder(Path(folder, "plots", "chart"))
     if dry_run:
         say(f"{what}: a run moves them and the charts to {folder}/, measures what is missing "
             f"and rebuilds them {NOTHING_MOVED}")
         return True
-    if Path(folder).exists() and not Path(folder).is_dir():
-        raise Refused(f"results: {folder} is a file where the stale tables must go: move it away")
     moved = {table: move_aside(table, Path(folder) / Path(table).name)
              for table in tables.values() if Path(table).exists()}
     for chart in Path(plots).glob("*.*"):

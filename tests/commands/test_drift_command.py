@@ -22,6 +22,7 @@ def a_run(folder, scale=1.0, probe=HELDOUT / "probe.json", environment=None):
     if environment:
         runs["environment"] = environment
     runs["job_start_unix_s"] += sum(map(ord, folder.name)) * 1000  # another run: other times
+    runs["setup_s"] *= 1 + 1e-9 * sum(map(ord, folder.name))  # never equal to the last digit
     protocol = folder / "runs" / Path(runs["path"].iloc[0]).parents[2].name  # the runs' own
     protocol.mkdir(parents=True)
     runs.to_csv(folder / "measurements.csv", index=False)
@@ -66,8 +67,15 @@ def test_a_copy_of_a_run_and_runs_without_static_cells_are_refused(tmp_path, cap
     shutil.copytree(first, tmp_path / "copy")
     assert cli.main(["drift", str(first), str(tmp_path / "copy")]) == 2
     assert capsys.readouterr().err == (f"rnnbench drift: {tmp_path / 'copy'} holds the same runs "
-                                       f"as {first} (the same job start times: a copy?): give "
-                                       "each run's folder once\n")
+                                       f"as {first} (the same times to the last digit: a copy?): "
+                                       "give each run's folder once\n")
+    # a copy in part: some of its runs measured again (compare refused it; drift did not)
+    part = pd.read_csv(tmp_path / "copy" / "measurements.csv")
+    part.loc[:4, "setup_s"] *= 1.1
+    part.to_csv(tmp_path / "copy" / "measurements.csv", index=False)
+    assert cli.main(["drift", str(first), str(tmp_path / "copy")]) == 2
+    assert (f"{tmp_path / 'copy'} holds {len(part) - 5} of the same runs as {first}"
+            in capsys.readouterr().err)
     second, _ = a_run(tmp_path / "two")
     for folder in (first, second):  # every static run flagged busy: no static cell is left
         runs = pd.read_csv(folder / "measurements.csv")

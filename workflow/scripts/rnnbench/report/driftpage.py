@@ -33,6 +33,7 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
     """
     from rnnbench.report.machinepage import peak_probe
     from rnnbench.results.load import check_folders_one_environment, read_table
+    from rnnbench.results.sides import same_runs
 
     runs, probes = [], []
     for folder in folders:
@@ -42,12 +43,15 @@ def read_runs(folders: list[Path]) -> tuple[list[pd.DataFrame], list[dict]]:
         runs.append(read_table(folder / "measurements.csv"))
         probes.append(peak_probe(folder)[0])
     check_folders_one_environment(runs, folders, "compared")
-    started = [frozenset(r["job_start_unix_s"]) for r in runs]
-    for later, mine in enumerate(started):
-        if mine in started[:later]:
-            earlier = folders[started.index(mine)]
-            raise ValueError(f"{folders[later]} holds the same runs as {earlier} (the same job "
-                             "start times: a copy?): give each run's folder once")
+    for later in range(len(runs)):
+        for earlier in range(later):  # a copy, whole or in part (some runs measured again)
+            copied = same_runs(runs[later], runs[earlier])
+            if len(copied):
+                whole = "the same runs" if len(copied) == len(runs[later]) else \
+                    f"{len(copied)} of the same runs"
+                raise ValueError(f"{folders[later]} holds {whole} as {folders[earlier]} (the "
+                                 "same times to the last digit: a copy?): give each run's "
+                                 "folder once")
     if len({frozenset(r["cell_id"]) for r in runs}) > 1:
         raise ValueError("the runs hold different grids' cells: give runs of one config")
     return runs, probes

@@ -43,6 +43,7 @@ def tables(columns=COLUMNS, listed=()):
     write(layout.MEASUREMENTS, f"{','.join(['path', 'sha256', *columns])}\n{rows}")
     for name in ("summary", "cumulative", "findings"):
         write(layout.TABLES[name], f"{name}\n")
+    write(layout.TABLES["costmodel"], "{}\n")
     write(layout.chart_path("setup_time"), "<svg/>")
 
 
@@ -158,7 +159,8 @@ def test_stale_tables_and_charts_are_moved_aside(workdir):
     tables(listed=[RESULT])
     said = []
     assert not housekeeping.set_aside_stale_tables({RESULT: "gone"}, COLUMNS, False, said.append)
-    assert sorted(tree()) == ["results/stale/FINDINGS.md", "results/stale/cumulative_time.csv",
+    assert sorted(tree()) == ["results/stale/FINDINGS.md", "results/stale/costmodel.json",
+                              "results/stale/cumulative_time.csv",
                               "results/stale/measurements.csv", "results/stale/plots/setup_time.svg",
                               "results/stale/summary.csv"]
     assert said == [
@@ -249,6 +251,10 @@ def test_a_report_of_an_unfinished_run_or_another_grid_is_refused(workdir):
            "c9/static/repeat1.json; this config has 2)" in str(refused.value)
     tables(listed=results)
     assert housekeeping.check_report_grid(results) is None
+    os.remove(layout.FINDINGS)  # a run stopped before it (or --until): the tool's own line
+    with pytest.raises(housekeeping.Refused, match="results/FINDINGS.md does not exist; run the "
+                                                   "same command without --report"):
+        housekeeping.check_report_grid(results)
 
 
 def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):

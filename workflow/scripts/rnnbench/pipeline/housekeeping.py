@@ -362,7 +362,7 @@ def planned(step: str, steps: list[str]) -> list[str]:
 
 
 def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
-                      partial: str = PARTIAL) -> None:
+                      partial: str = PARTIAL, tables: dict[str, str] = TABLES) -> None:
     """Refuse a report of tables that are not this config's or that do not exist.
 
     A run with --configfile F and a report without it would put F's results beside this
@@ -372,6 +372,7 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
         results: the grid's training results.
         measurements: the measurements table.
         partial: the folder a failed run writes.
+        tables: every table the report embeds (layout.TABLES): each must exist.
 
     Raises:
         Refused: naming the table, a run it lacks or holds, and the fix.
@@ -390,10 +391,11 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
             "axis values from the config (in a file F given with --configfile F; --config "
             "passes a list's items as text, which the schema refuses): the "
             "run then finishes without it, and the report describes the rest")
-    if not Path(measurements).exists():
-        raise Refused(
-            f"report: the run of this config did not finish: {measurements} does not exist; "
-            "run the same command without --report to finish it, then build the report")
+    for table in (measurements, *(t for t in tables.values() if t != measurements)):
+        if not Path(table).exists():  # a run stopped before it, or --until, or a target
+            raise Refused(
+                f"report: the run of this config did not finish: {table} does not exist; "
+                "run the same command without --report to finish it, then build the report")
     if listed != expected:
         other = sorted(listed - expected) or [f"not {path}" for path in sorted(expected - listed)]
         raise Refused(

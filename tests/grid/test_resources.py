@@ -108,6 +108,10 @@ def test_write_partial_with_nothing_measured(tmp_path):
     assert failures.error_line(["starting", "first step ...", ""]) == (
         "stopped without an error of its own (Ctrl-C, or killed), after: first step ...")
     assert failures.error_line([]) == failures.error_line(["", " "]) == ""
+    # Ctrl-C while a chart job ran Python code: stopped, not failed with "KeyboardInterrupt"
+    assert failures.error_line(["drawing ratio_heatmap", "Traceback (most recent call last):",
+                                '  File "plot.py", line 3', "KeyboardInterrupt"]) == (
+        "stopped without an error of its own (Ctrl-C, or killed), after: drawing ratio_heatmap")
     # TensorFlow's out of memory: an InvalidArgumentError whose cause is lines above it
     oom = ["2026 W tensorflow/core/framework/op_kernel.cc:1828] OP_REQUIRES failed: OOM when "
            "allocating tensor with shape[64,4096] and type float on /job:localhost",

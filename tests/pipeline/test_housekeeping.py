@@ -285,6 +285,9 @@ def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is not None  # FINDINGS
     write(layout.FINDINGS)
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3) is None  # nothing to run
+    # a damaged result a dry run left in place is measured again: counted (it was not)
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, damaged=[RESULT])
+    assert calls[-1][1] == [("c1", "static")]
 
 
 def test_a_success_removes_the_partial_report_and_old_charts(workdir):

@@ -138,6 +138,7 @@ if workflow.is_main_process:
                 for (cell, impl, _), result in zip(MORE, result_paths(jobs=MORE))
             ],
             plan=None if DRY_RUN else ".snakemake",  # read by another run's estimate
+            damaged=DAMAGED,  # measured again; a dry run has not moved them
         )
         if ESTIMATE is not None:
             SAY(ESTIMATE)

@@ -94,8 +94,8 @@ def error_line(lines: list[str]) -> str:
         - the last exception message line (a TensorFlow error is followed by more stack
           frames, so the log's last line is no message). Where another line names a
           ROOT_CAUSE the exception does not: 'out of memory: ' and that cause;
-        - without an exception, the job was stopped from outside (Ctrl-C, a kill):
-          STOPPED_FROM_OUTSIDE and the log's last line.
+        - without an exception, or with a KeyboardInterrupt (Ctrl-C in Python code), the job
+          was stopped from outside: STOPPED_FROM_OUTSIDE and the log's last line before it.
     """
     lines = [line.strip() for line in lines if line.strip()]
     if any(ADDRESS_SPACE.search(line) for line in lines):
@@ -108,6 +108,10 @@ def error_line(lines: list[str]) -> str:
     if not lines:
         return ""
     errors = [line for line in lines if ERROR_LINE.match(line)]
+    if errors and errors[-1].startswith("KeyboardInterrupt"):  # Ctrl-C in Python code
+        before = lines[:max((i for i, line in enumerate(lines)
+                             if line.startswith("Traceback")), default=len(lines))]
+        return f"{STOPPED_FROM_OUTSIDE}{before[-1] if before else errors[-1]}"
     last = errors[-1] if errors else lines[-1]
     if ROOT_CAUSE.search(last):
         return last

@@ -409,7 +409,7 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
                   others: dict[str, list[str]], charts: int,
                   tables: dict[str, str] = TABLES,
                   more: list[tuple[str, str, str]] = (),
-                  plan: str | None = None) -> str | None:
+                  plan: str | None = None, damaged: Iterable[str] = ()) -> str | None:
     """Say how long the run will take here, before any job (a dry run says it too).
 
     Where another run holds the measuring lock now (exclusive.lock_holder), say who.
@@ -426,11 +426,15 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
         plan: the Snakemake folder (``.snakemake``) to write the run's plan into
             (estimate.write_plan), which another run's estimate reads while this one
             measures; None writes none (a command that runs no job).
+        damaged: results set_aside_damaged_results found (a dry run leaves them in place):
+            measured again, so counted as missing.
 
     Returns:
         rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist.
     """
-    todo = [(cell, impl, result) for cell, impl, result in jobs if not Path(result).exists()]
+    damaged = set(damaged)
+    todo = [(cell, impl, result) for cell, impl, result in jobs
+            if result in damaged or not Path(result).exists()]
     pending = [(cell, impl) for cell, impl, _ in todo]
     more = [(cell, impl) for cell, impl, result in more if not Path(result).exists()]
     if not pending and not more and Path(tables["findings"]).exists():

@@ -116,6 +116,14 @@ def test_ctrl_c_ends_a_command_in_one_line(name, where, argv, capsys, monkeypatc
         raise KeyboardInterrupt  # Ctrl-C deep in TensorFlow, or while Snakemake runs
 
     monkeypatch.setattr(importlib.import_module(f"rnnbench.commands.{name}"), where, interrupted)
+    monkeypatch.setenv("RNNBENCH_MEASURING_LOCK", str(tmp_path / "lock"))
     assert cli.main([word.replace("{tmp}", str(tmp_path)) for word in argv]) == 130
     assert capsys.readouterr().err.strip().splitlines() == [f"rnnbench {name}: interrupted"]
     assert not (tmp_path / "p.json").exists()
+    if name == "probe":  # the measuring lock it took is let go (the process goes on: it
+        import fcntl     # held it, and every later workflow job on the machine waited)
+        import os
+
+        fd = os.open(tmp_path / "lock", os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError while still held
+        os.close(fd)

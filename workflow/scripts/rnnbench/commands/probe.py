@@ -56,7 +56,10 @@ def main(args: argparse.Namespace) -> int:
     except OSError as error:  # a lock no process can open
         print(f"rnnbench probe: {error}", file=sys.stderr)
         return 2
-    result = probe_record(args.threads)
+    try:
+        result = probe_record(args.threads)
+    finally:  # the measurement is over (or stopped): the lock goes, the process may go on
+        exclusive.release()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for name, value in result["unit_costs"].items():

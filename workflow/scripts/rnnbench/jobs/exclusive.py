@@ -107,6 +107,18 @@ def measure_alone(log: Callable[[str], None] | None = None,
             "start_s": start}
 
 
+def release() -> None:
+    """Let go of the measuring lock this process took (measure_alone), if it holds it.
+
+    A measuring job holds it until it ends; a command that measures and then goes on (or a
+    test that calls one in its own process) lets go when its measurement is over.
+    """
+    while _held:
+        fd = _held.pop()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 def holder_record(previous: dict | None, now: float, pid: int | None = None) -> dict:
     """Who holds the lock, as its holder writes it into the lock file.
 

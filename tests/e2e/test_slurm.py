@@ -63,7 +63,8 @@ def results_of(workdir, config):
 
 
 def failing_cell_scenario(workdir):
-    """The tiny grid through profiles/slurm, one cell's dataset corrupted after rule make_data.
+    """The tiny grid through profiles/slurm, one cell's dataset corrupted after rule make_data
+    (its bytes and its sidecar's sha256).
     Returns what the test checks; run in the background from the session's start (conftest)."""
     config = {**TINY, "repeats": 1, "api": ["compat_v1"]}  # 4 SLURM jobs: 2 cells x 2 impls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
@@ -79,6 +80,12 @@ def failing_cell_scenario(workdir):
     raw = bytearray(npz.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     npz.write_bytes(bytes(raw))
+    # ... and its sidecar's sha256 with it: a dataset whose sha256 is not its sidecar's is
+    # remade from its seed before any job; this one passes that check and fails in its jobs
+    sidecar = npz.with_suffix(".json")
+    record = json.loads(sidecar.read_text())
+    record["sha256"] = __import__("hashlib").sha256(bytes(raw)).hexdigest()
+    sidecar.write_text(json.dumps(record))
     # the training results only: aggregation cannot run anyway, and rule peak would be one
     # more SLURM job to wait for
     protocol = grid_cells.protocol_id(config)
@@ -137,9 +144,9 @@ def test_grid_on_slurm_with_one_failing_cell(scenarios):
     summary = pd.read_csv(workdir / "results/partial/summary.csv")
     assert summary["cell_id"].tolist() == [c for c in cells if c != bad_cell]
     log = next((workdir / "results/logs").rglob(f"{bad_cell}/static/repeat1.log")).read_text()
-    assert "does not match" in log  # the checksum check caught the corrupted data
+    assert "not a whole dataset" in log  # the corrupted data were caught on reading
     assert f"{bad_cell} static repeat 1: ValueError" in output  # and the terminal says why
-    assert missing["error_line"].str.contains("does not match").all()
+    assert missing["error_line"].str.contains("not a whole dataset").all()
 
 
 @needs_image

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,8 @@ def load_dataset(npz_path: str | Path, sidecar_path: str | Path) -> tuple[dict[s
         (arrays, sidecar) with the arrays named as in make_dataset.
 
     Raises:
-        ValueError: if the file's sha256 differs from the sidecar's (names both hashes).
+        ValueError: if the file's sha256 differs from the sidecar's (names both hashes), or
+            numpy cannot read it whole (a corrupted zip member).
     """
     sidecar = json.loads(Path(sidecar_path).read_text())
     actual = sha256_file(npz_path)
@@ -91,6 +93,10 @@ def load_dataset(npz_path: str | Path, sidecar_path: str | Path) -> tuple[dict[s
         raise ValueError(
             f"{npz_path}: sha256 {actual} does not match {sidecar['sha256']} in {sidecar_path}"
         )
-    with np.load(npz_path, allow_pickle=False) as npz:
-        arrays = {name: npz[name] for name in npz.files}
+    try:
+        with np.load(npz_path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as error:  # e.g. "Bad CRC-32"
+        raise ValueError(f"{npz_path}: not a whole dataset ({error}): delete it and "
+                         f"{sidecar_path}; the workflow makes them anew") from None
     return arrays, sidecar

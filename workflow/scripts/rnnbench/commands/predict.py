@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from rnnbench.costmodel.machine import MAP_FITS
-from rnnbench.grid.layout import REPO
+from rnnbench.grid.layout import REPO, protocol_folder
 from rnnbench.pipeline.arguments import given_path, output_file
 
 MAP = REPO / "docs" / "figures" / "map"
@@ -121,19 +121,13 @@ def _protocols_where(runs: pd.DataFrame) -> str:
     """Where each protocol's runs are: its folders, or where a folder holds runs of another
     protocol too (one run edited or copied), its count of runs and a file of it."""
     groups = runs.groupby(runs["protocol"].astype(str))["path"]
-    folders = {label: {_protocol_folder(path) for path in paths} for label, paths in groups}
+    folders = {label: {str(protocol_folder(path) or path) for path in paths}
+               for label, paths in groups}
     seen = [folder for mine in folders.values() for folder in mine]
     shared = {folder for folder in seen if seen.count(folder) > 1}
     return "; ".join(f"{label}: {len(paths)} run(s), e.g. {paths.iloc[0]}"
                      if folders[label] & shared else f"{label}: {', '.join(sorted(folders[label]))}"
                      for label, paths in groups)
-
-
-def _protocol_folder(path: str) -> str:
-    """The protocol's folder a result path lies in (``<protocol>/<cell>/<impl>/<file>``),
-    or the path itself where it is shorter."""
-    parents = Path(path).parents
-    return str(parents[2]) if len(parents) > 3 else str(path)
 
 
 def _only(runs: pd.DataFrame, column: str, value, option: str):

@@ -87,6 +87,19 @@ def parse_result_path(path: str | Path) -> tuple[str, str, int] | None:
     return path.parent.parent.name, path.parent.name, int(match[1])
 
 
+def protocol_folder(path: str | Path) -> Path | None:
+    """Return the protocol's folder a training result lies in.
+
+    Args:
+        path: a result file's path, ``<protocol>/<cell>/<impl>/repeat<N>.json``.
+
+    Returns:
+        ``<protocol>`` (with what lies above it); None for a path laid out otherwise.
+    """
+    path = Path(path)
+    return path.parents[2] if parse_result_path(path) and len(path.parents) > 3 else None
+
+
 def peak_path(runs: str | Path, threads: int | str, tf_version: str,
               suffix: str = ".json") -> str:
     """Return the path of rule peak's matmul rate.

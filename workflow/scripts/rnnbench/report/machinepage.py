@@ -5,8 +5,6 @@ probe's units."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from rnnbench.stats.formats import interval_text
@@ -98,14 +96,15 @@ def peak_probe(results) -> tuple[dict, str]:
             (naming each).
     """
     from rnnbench.costmodel.machine import read_probe
+    from rnnbench.grid.layout import protocol_folder
 
     found = [(read_probe(path, optional=True), path)
              for path in sorted(results.glob("runs/*/peak_*.json"))]
     probes = [(probe, path) for probe, path in found if probe is not None]
     table = results / "measurements.csv"
     if len(probes) > 1 and table.is_file():  # the probe of the run the table holds
-        mine = {Path(path).parents[2].name for path in
-                pd.read_csv(table, usecols=["path"])["path"] if len(Path(path).parents) > 3}
+        folders = map(protocol_folder, pd.read_csv(table, usecols=["path"])["path"])
+        mine = {folder.name for folder in folders if folder is not None}
         probes = [(probe, path) for probe, path in probes if path.parent.name in mine]
     if not probes:
         raise ValueError(f"{results}: 0 probes (rule peak's runs/*/peak_*.json on a CPU), "

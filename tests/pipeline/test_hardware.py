@@ -60,6 +60,13 @@ def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
     got = hardware.invocation(["snakemake", "--set-resources", "train_static:mem_mb=0",
                                "peak:runtime=5"])
     assert got.set_resources == {"train_static": {"mem_mb": 0}, "peak": {"runtime": 5}}
+    # which options run other jobs than the whole workflow's missing ones, as a user writes them
+    assert hardware.invocation(["snakemake", "--cores", "1"])[-2:] == ((), ())
+    got = hardware.invocation(["snakemake", "--until", "aggregate", "--omit-from", "plot",
+                               "-R", "train_static", "--", "results/summary.csv"])
+    assert (got.narrowed, got.forced) == (("a named target", "--until", "--omit-from"),
+                                          ("--forcerun",))
+    assert hardware.invocation(["snakemake", "-F"]).forced == ("--forceall",)
     assert os.getcwd() == str(tmp_path)
 
 

@@ -176,6 +176,13 @@ def test_stale_tables_and_charts_are_moved_aside(workdir):
     assert {"results/stale/measurements.2.csv", "results/stale/plots/setup_time.2.svg"} <= set(
         tree())
     assert "(as results/stale/measurements.2.csv, ...: an earlier set-aside's are kept)" in said[0]
+    # a run narrowed by --until may not rebuild them: it says which run does (it said
+    # "the tables rebuilt")
+    tables(listed=[RESULT])
+    said.clear()
+    housekeeping.set_aside_stale_tables({RESULT: "gone"}, COLUMNS, False, said.append,
+                                        narrowed=("--until",))
+    assert said[0].endswith("; a run without --until measures what is missing and rebuilds them")
 
 
 def test_tables_that_describe_the_results_stay(workdir):
@@ -288,6 +295,18 @@ def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
     # a damaged result a dry run left in place is measured again: counted (it was not)
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, damaged=[RESULT])
     assert calls[-1][1] == [("c1", "static")]
+    # --forcerun or --until runs other jobs than the missing ones: the line says what it
+    # counts, and says so where nothing is missing (it said nothing, or a wrong count)
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, damaged=[RESULT],
+                                      narrowed=("--until",)) == (
+        "time: about 1 min (for the whole workflow's missing jobs: with --until this command "
+        "may run others, which -n lists)")
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3,
+                                      narrowed=("a named target",), forced=("--forcerun",)) == (
+        "time: not estimated: nothing of the whole workflow is missing, and with --forcerun this "
+        "command runs jobs again, which -n lists")
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3,
+                                      narrowed=("--until",)) is None  # nothing runs
 
 
 def test_a_success_removes_the_partial_report_and_old_charts(workdir):

@@ -92,6 +92,7 @@ if workflow.is_main_process:
                 DRY_RUN,
                 SAY,
                 unlooked=LOOKED is None,
+                narrowed=INVOCATION.narrowed,
             ),
             "write_findings_settings": housekeeping.write_findings_settings(config, DRY_RUN, SAY),
         }
@@ -139,6 +140,9 @@ if workflow.is_main_process:
             ],
             plan=None if DRY_RUN else ".snakemake",  # read by another run's estimate
             damaged=DAMAGED,  # measured again; a dry run has not moved them
+            # targets, --until, --forcerun: other jobs than the whole workflow's missing ones
+            narrowed=INVOCATION.narrowed,
+            forced=INVOCATION.forced,
         )
         if ESTIMATE is not None:
             SAY(ESTIMATE)

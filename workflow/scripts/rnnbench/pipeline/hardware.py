@@ -69,6 +69,9 @@ class Invocation(NamedTuple):
         cores: --cores as Snakemake parsed it (``all``: this machine's); None where not given.
         jobs: --jobs, likewise.
         config: --config's ``key=value`` texts, in order.
+        narrowed: the options that run fewer jobs than the whole workflow (NARROWING), as a
+            user writes them (``a named target`` for targets on the command line); ().
+        forced: the options that run jobs whose output exists (FORCING); ().
     """
     executor: str
     executes: bool
@@ -78,6 +81,16 @@ class Invocation(NamedTuple):
     cores: int | None = None
     jobs: int | None = None
     config: tuple = ()
+    narrowed: tuple = ()
+    forced: tuple = ()
+
+
+NARROWING = {"targets": "a named target", "until": "--until", "omit_from": "--omit-from",
+             "allowed_rules": "--allowed-rules", "batch": "--batch"}
+"""Snakemake's options (argparse destinations) that run fewer jobs than the whole workflow,
+and how a user writes them."""
+FORCING = {"forcerun": "--forcerun", "forceall": "--forceall"}
+"""Snakemake's options that run jobs whose output exists, and how a user writes them."""
 
 
 def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> Invocation:
@@ -122,7 +135,9 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
                       {rule: value.raw if value.is_evaluable() else value.value for rule, value
                        in (getattr(args, "set_threads", None) or {}).items()},
                       getattr(args, "cores", None), getattr(args, "jobs", None),
-                      tuple(getattr(args, "config", None) or ()))
+                      tuple(getattr(args, "config", None) or ()),
+                      *(tuple(word for name, word in options.items() if getattr(args, name, None))
+                        for options in (NARROWING, FORCING)))
 
 
 def check_cores(invocation: Invocation) -> None:

@@ -258,7 +258,8 @@ def remake_damaged_datasets(datasets: dict[str, tuple[dict, str, str]], dry_run:
 
 def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_run: bool,
                            say: Say, tables: dict[str, str] = TABLES, plots: str = PLOTS,
-                           folder: str = STALE, unlooked: bool = False) -> bool:
+                           folder: str = STALE, unlooked: bool = False,
+                           narrowed: tuple = ()) -> bool:
     """Move the tables and charts aside where stale_tables says why.
 
     The run then measures what is missing and aggregates again. So the tables never report a
@@ -275,6 +276,8 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
         folder: where they go (the charts to its plots/).
         unlooked: more_repeats is set and checkpoint first_look has not looked yet
             (stale_tables).
+        narrowed: the command line's options that run other jobs than the whole workflow's
+            (hardware.Invocation.narrowed): its run may not rebuild the tables.
 
     Returns:
         True where a run would move them and this dry run did not.
@@ -299,8 +302,9 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
         move_aside(chart, Path(folder, "plots", chart.name))
     renamed = [str(to) for table, to in moved.items() if to.name != Path(table).name]
     kept = f" (as {renamed[0]}, ...: an earlier set-aside's are kept)" if renamed else ""
-    say(f"{what}: they and the charts are moved to {folder}/{kept}; what is missing is "
-        "measured again and the tables rebuilt")
+    rebuilt = (f"a run without {' or '.join(narrowed)} measures what is missing and rebuilds "
+               "them" if narrowed else "what is missing is measured again and the tables rebuilt")
+    say(f"{what}: they and the charts are moved to {folder}/{kept}; {rebuilt}")
     return False
 
 
@@ -409,7 +413,8 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
                   others: dict[str, list[str]], charts: int,
                   tables: dict[str, str] = TABLES,
                   more: list[tuple[str, str, str]] = (),
-                  plan: str | None = None, damaged: Iterable[str] = ()) -> str | None:
+                  plan: str | None = None, damaged: Iterable[str] = (),
+                  narrowed: tuple = (), forced: tuple = ()) -> str | None:
     """Say how long the run will take here, before any job (a dry run says it too).
 
     Where another run holds the measuring lock now (exclusive.lock_holder), say who.
@@ -428,10 +433,28 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
             measures; None writes none (a command that runs no job).
         damaged: results set_aside_damaged_results found (a dry run leaves them in place):
             measured again, so counted as missing.
+        narrowed: the command line's options that run fewer jobs (hardware.Invocation):
+            the line says it counts the whole workflow's.
+        forced: the command line's options that run jobs whose output exists
+            (hardware.Invocation): likewise, and where nothing is missing, that those run.
 
     Returns:
-        rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist.
+        rnnbench.pipeline.estimate.run_line's line; None when every result and FINDINGS exist
+        and nothing is forced.
     """
+    line = _whole_estimate(cells, jobs, config, others, charts, tables, more, plan, damaged)
+    if line and (narrowed or forced):
+        return (f"{line} (for the whole workflow's missing jobs: with "
+                f"{' or '.join((*narrowed, *forced))} this command may run others, which -n "
+                "lists)")
+    if not line and forced:
+        return (f"time: not estimated: nothing of the whole workflow is missing, and with "
+                f"{' or '.join(forced)} this command runs jobs again, which -n lists")
+    return line
+
+
+def _whole_estimate(cells, jobs, config, others, charts, tables, more, plan, damaged):
+    """estimate_line's line for the whole workflow's missing jobs (its arguments)."""
     damaged = set(damaged)
     todo = [(cell, impl, result) for cell, impl, result in jobs
             if result in damaged or not Path(result).exists()]

@@ -230,6 +230,25 @@ def test_a_dry_run_writes_no_findings_settings(workdir):
     assert housekeeping.findings_settings(True) == layout.FINDINGS_SETTINGS
 
 
+def test_a_report_under_other_findings_settings_is_refused(workdir):
+    """--report embeds FINDINGS.md as it is: under another margin it would show verdicts of
+    the earlier margin (it only said that a run rewrites it)."""
+    config = {"claims": [{"id": "c"}], "extrapolate": 10, "margin": 0.1}
+    housekeeping.write_findings_settings(config, False, print)
+    assert not housekeeping.write_findings_settings(config, True, print, report=True)
+    with pytest.raises(housekeeping.Refused) as refused:
+        housekeeping.write_findings_settings({**config, "margin": 0.2, "claims": []}, True,
+                                             print, report=True)
+    assert str(refused.value) == (
+        "results: FINDINGS.md was written under other settings than this config's (claims "
+        "changed, margin: 0.1 -> 0.2): a report would hold it as it is; run the same command "
+        "without --report first")
+    write(layout.FINDINGS_SETTINGS, '{"cut')
+    with pytest.raises(housekeeping.Refused, match="results/findings_settings.json is not "
+                                                   "readable JSON"):
+        housekeeping.write_findings_settings(config, True, print, report=True)
+
+
 def test_a_planned_step_is_a_placeholder_input():
     steps = ["set_aside_stale_tables"]
     assert housekeeping.planned("set_aside_stale_tables", steps) == [

@@ -94,7 +94,9 @@ if workflow.is_main_process:
                 unlooked=LOOKED is None,
                 narrowed=INVOCATION.narrowed,
             ),
-            "write_findings_settings": housekeeping.write_findings_settings(config, DRY_RUN, SAY),
+            "write_findings_settings": housekeeping.write_findings_settings(
+                config, DRY_RUN, SAY, report=bool(INVOCATION.report)
+            ),
         }
         if INVOCATION.report:
             housekeeping.check_report_grid([*RESULT_FILES, *result_paths(jobs=LOOKED or [])])

@@ -309,7 +309,7 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
 
 
 def write_findings_settings(config: dict, dry_run: bool, say: Say,
-                            path: str = FINDINGS_SETTINGS) -> bool:
+                            path: str = FINDINGS_SETTINGS, report: bool = False) -> bool:
     """Write the settings FINDINGS.md depends on that change no measurement (FINDINGS_KEYS).
 
     The profile re-runs a rule on changed inputs only (not params, which would re-measure), so
@@ -321,19 +321,41 @@ def write_findings_settings(config: dict, dry_run: bool, say: Say,
             file.
         say: where the line goes.
         path: the settings file.
+        report: True for --report, which would embed FINDINGS.md as written under the
+            earlier settings.
 
     Returns:
         True where a run would rewrite the file and this dry run did not.
+
+    Raises:
+        Refused: for --report, where the settings changed, naming the keys.
     """
-    text = f"{json.dumps({key: config.get(key) for key in FINDINGS_KEYS}, indent=1)}\n"
+    settings = {key: config.get(key) for key in FINDINGS_KEYS}
+    text = f"{json.dumps(settings, indent=1)}\n"
     if not dry_run:
         write_if_changed(path, text)
         return False
     if Path(path).exists() and Path(path).read_text() != text:
+        if report:
+            raise Refused(f"results: FINDINGS.md was written under other settings than this "
+                          f"config's ({_changed_keys(path, settings)}): a report would hold it "
+                          "as it is; run the same command without --report first")
         say("results: the claims, extrapolate or margin changed since FINDINGS.md was written: a run "
             f"rewrites {path} and FINDINGS.md (this command runs no job: nothing written)")
         return True
     return False
+
+
+def _changed_keys(path: str, settings: dict) -> str:
+    """Name the keys of ``settings`` whose value differs in the JSON file at ``path``."""
+    try:
+        written = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return f"{path} is not readable JSON"
+    written = written if isinstance(written, dict) else {}
+    return ", ".join(f"{key}: {written.get(key)!r} -> {value!r}" if key != "claims" else
+                     "claims changed" for key, value in settings.items()
+                     if written.get(key) != value) or "the same values, written otherwise"
 
 
 def findings_settings(dry_run: bool, path: str = FINDINGS_SETTINGS) -> str | list[str]:

@@ -1,8 +1,12 @@
 """Cluster resources sized from the cell (rnnbench.grid.resources), and the partial summary written
 after failures (rnnbench.pipeline.failures.write_partial)."""
 
+import hashlib
 import json
+import os
 import re
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -133,6 +137,23 @@ def test_obstacles_name_a_file_where_a_folder_must_be(tmp_path):
         paths[0]: f"{tmp_path / 'runs/cell'} is a file where a folder must be",
         paths[2]: f"{tmp_path / 'summary.csv'} is a folder where a file must be",
         paths[4]: f"{tmp_path / 'plots'} is a link to /nonexistent/dir, which does not exist"}
+    # a FIFO where a result goes: any reader would wait for a writer (a dry run hung)
+    os.mkfifo(tmp_path / "runs/ok.json")
+    assert files.obstacles([str(tmp_path / "runs/ok.json")]) == {
+        str(tmp_path / "runs/ok.json"):
+            f"{tmp_path / 'runs/ok.json'} is not a regular file (a FIFO, socket or device)"}
+
+
+def test_a_listed_result_that_is_no_longer_a_file_is_gone_and_never_read(tmp_path):
+    """A folder or FIFO where a listed result was: a traceback (IsADirectoryError) and a hang
+    (a FIFO's reader waits for a writer), before any job."""
+    (tmp_path / "folder.json").mkdir()
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "kept.json").write_text("{}")
+    listed = {str(tmp_path / name): "0" * 64 for name in ("folder.json", "fifo.json")}
+    listed[str(tmp_path / "kept.json")] = hashlib.sha256(b"{}").hexdigest()
+    assert files.changed_results(listed) == {str(tmp_path / "folder.json"): "gone",
+                                             str(tmp_path / "fifo.json"): "gone"}
 
 
 def test_write_partial_names_what_blocked_a_job(tmp_path):
@@ -141,6 +162,12 @@ def test_write_partial_names_what_blocked_a_job(tmp_path):
                                     tmp_path / "partial",
                                     blocked={result: "c is a file where a folder must be"})
     assert missing["error_line"].tolist() == ["c is a file where a folder must be"]
+    # a FIFO where the result goes exists, but is never read as one (the run hung there)
+    Path(result).parent.mkdir(parents=True)
+    os.mkfifo(result)
+    missing = failures.write_partial([("c", "static", 1, result, str(tmp_path / "c"))],
+                                    tmp_path / "partial", blocked={result: "not a regular file"})
+    assert missing["error_line"].tolist() == ["not a regular file"]
 
 
 def test_job_cost_reads_snakemakes_benchmark_file(tmp_path):

@@ -78,8 +78,9 @@ def obstacles(paths: list[str]) -> dict[str, str]:
 
     Returns:
         {path: why} for the blocked paths only: a plain file (or a broken link) where one of
-        its folders must be ("X is a file where a folder must be"), or a folder where the
-        file must be. Each folder is looked at once.
+        its folders must be ("X is a file where a folder must be"), or a folder (or a FIFO,
+        socket or device, which a reader would wait on or misread) where the file must be.
+        Each folder is looked at once.
     """
     blocked, seen = {}, {}
 
@@ -102,6 +103,8 @@ def obstacles(paths: list[str]) -> dict[str, str]:
         else:
             if os.path.isdir(path):
                 blocked[path] = f"{path} is a folder where a file must be"
+            elif os.path.exists(path) and not os.path.isfile(path):
+                blocked[path] = f"{path} is not a regular file (a FIFO, socket or device)"
     return blocked
 
 
@@ -192,11 +195,12 @@ def changed_results(listed: dict[str, str | None]) -> dict[str, str]:
 
     Returns:
         {path: ``gone`` or ``changed``}; a file without a recorded sha256 is only checked to
-        exist.
+        exist. A folder, FIFO or device in a file's place is ``gone`` (never read: a FIFO
+        would wait for a writer).
     """
     out = {}
     for path, sha256 in listed.items():
-        if not Path(path).exists():
+        if not Path(path).is_file():
             out[path] = "gone"
         elif sha256 and hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha256:
             out[path] = "changed"

@@ -180,8 +180,18 @@ def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkey
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
     config, notes = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **mine}, []
     configcheck.check_config_files([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO, notes)
-    assert config["claims"] == [] and notes[0].startswith(f"claims: {tmp_path / 'mine.yaml'} "
-                                                          "names none, so no claim is judged")
+    assert config["claims"] == [] and notes[0] == (
+        f"claims: {tmp_path / 'mine.yaml'} names none, so no claim is judged (config.yaml's "
+        "claims_from: ['presets/seed-claims.yaml'] are left out: repeat them in your config file "
+        "to judge them too)")
+    # a folder's own config.yaml with claims of its own: those are named, not the shipped
+    # config's (the line named presets/seed-claims.yaml whatever config.yaml held)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(TINY))
+    config, notes = {**TINY, **mine}, []
+    configcheck.check_config_files([tmp_path / "mine.yaml", "config.yaml"], config, None, REPO, notes)
+    assert notes[0].endswith(f"(config.yaml's claims: ({', '.join(c['id'] for c in TINY['claims'])})"
+                             " are left out: repeat them in your config file to judge them too)")
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
     asked = {**mine, "claims_from": ["presets/seed-claims.yaml"]}  # found in the repository
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(asked))
     config = {**yaml.safe_load((tmp_path / "config.yaml").read_text()), **asked}

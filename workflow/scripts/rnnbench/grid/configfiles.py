@@ -231,9 +231,26 @@ def own_claims(files: list[str | Path], config: dict,
         config[key] = []
     if named:
         return None
-    return (f"claims: {', '.join(map(str, own))} names none, so no claim is judged (config.yaml's "
-            "come from presets/seed-claims.yaml: add claims_from: [presets/seed-claims.yaml] "
-            "to judge them too)")
+    return f"claims: {', '.join(map(str, own))} names none, so no claim is judged" + \
+        _dropped_claims(shipped)
+
+
+def _dropped_claims(shipped: str | Path) -> str:
+    """Name the claims of ``shipped`` that own_claims dropped, and how to keep them."""
+    import yaml
+
+    try:
+        text = yaml.safe_load(Path(shipped).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return ""
+    text = text if isinstance(text, dict) else {}
+    ids = [str(claim.get("id")) for claim in text.get("claims") or [] if isinstance(claim, dict)]
+    given = [f"claims: ({', '.join(ids)})"] if ids else []
+    given += [f"claims_from: {text['claims_from']}"] if text.get("claims_from") else []
+    if not given:
+        return ""
+    return (f" ({shipped}'s {' and '.join(given)} are left out: repeat them in your config "
+            "file to judge them too)")
 
 
 def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:

@@ -41,6 +41,18 @@ def test_placement_reads_cpus_and_migrations_and_aslr_the_personality(tmp_path):
     assert process.aslr(proc) is False
 
 
+def test_placement_records_the_timing_variables_set(tmp_path, monkeypatch):
+    proc = _fake_proc(tmp_path, "00040000", "2", {10: (1, 4)})
+    for name in process.TIMING_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert process.placement(proc)["timing_env"] is None
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")  # changes no timing: not recorded
+    assert process.placement(proc)["timing_env"] == {"TF_ENABLE_ONEDNN_OPTS": "0",
+                                                     "OMP_NUM_THREADS": "2"}
+
+
 def test_placement_says_none_where_the_kernel_keeps_no_migrations(tmp_path):
     proc = _fake_proc(tmp_path, "00000000", "2", {10: (3, None)})
     place = process.placement(proc)

@@ -35,7 +35,7 @@ RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"
 """Result fields renamed since (generic phase names), old -> new, inside column names."""
 ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd",
          "speed_python_ns", "speed_matmul_gflop_s", "cpus_ran_on", "migrations",
-         "involuntary_switches", "aslr", "ld_preload", "others_measuring",
+         "involuntary_switches", "aslr", "ld_preload", "timing_env", "others_measuring",
          "others_measuring_in")
 """measurements.csv's columns added since (the share of the run's CPUs other
 processes used, the measuring lock's span; the CPU's widest vector instruction set; the

@@ -540,6 +540,10 @@ def test_summarize_answers_each_cell_as_alone(tmp_path):
     (lambda r: r["noise"].update(placement={
         "cpus": [0], "migrations": 0, "involuntary_switches": 0, "voluntary_switches": 0,
         "ld_preload": "/usr/lib/libtcmalloc.so.4"}), "ld_preload"),
+    # oneDNN turned off for one run (TF_ENABLE_ONEDNN_OPTS=0): pooled unseen before
+    (lambda r: r["noise"].update(placement={
+        "cpus": [0], "migrations": 0, "involuntary_switches": 0, "voluntary_switches": 0,
+        "ld_preload": None, "timing_env": {"TF_ENABLE_ONEDNN_OPTS": "0"}}), "timing_env"),
 ])
 def test_runs_of_other_inputs_in_one_cell_are_never_pooled(tmp_path, edit, setting):
     records = [make_result(impl, "c1", repeat) for impl in ("static", "dynamic")

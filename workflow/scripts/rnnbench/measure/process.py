@@ -56,6 +56,18 @@ def speed_check() -> dict[str, float]:
                                     / 1e9, 3)}
 
 
+TIMING_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
+                    "TF_XLA_FLAGS", "XLA_FLAGS", "JAX_ENABLE_X64",
+                    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION")
+"""Environment variables that change a step's time or the kernels TensorFlow or JAX choose
+(oneDNN on or off, the thread pools of OpenMP, MKL, OpenBLAS and TensorFlow, XLA's flags,
+JAX's memory): recorded with each run, which is pooled only with runs of the same values
+(rnnbench.results.load.SAME_IN_A_CELL). XLA_FLAGS as the job sets it (a JAX job adds its
+thread flags: frameworks.import_jax). Not CUDA_VISIBLE_DEVICES: SLURM gives each job its own
+GPU (the metadata records it; the fingerprint names the GPU's model)."""
+
+
 def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
     """Where this process's threads ran and how often they were moved or preempted.
 
@@ -67,7 +79,8 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
         ``migrations``: their moves between CPUs (``se.nr_migrations`` of each thread's
         sched file; None where the kernel has no such file); ``involuntary_switches`` and
         ``voluntary_switches``: the process's context switches (getrusage(2)); ``ld_preload``:
-        LD_PRELOAD (another allocator), or None. A value that cannot be read is None.
+        LD_PRELOAD (another allocator), or None; ``timing_env``: {name: value} of the
+        TIMING_VARIABLES set, or None. A value that cannot be read is None.
     """
     cpus, migrations = set(), 0
     for task in sorted((proc / "task").glob("*")):
@@ -82,7 +95,9 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"cpus": sorted(cpus) or None, "migrations": migrations if cpus else None,
             "involuntary_switches": usage.ru_nivcsw, "voluntary_switches": usage.ru_nvcsw,
-            "ld_preload": os.environ.get("LD_PRELOAD") or None}
+            "ld_preload": os.environ.get("LD_PRELOAD") or None,
+            "timing_env": {name: os.environ[name] for name in TIMING_VARIABLES
+                           if name in os.environ} or None}
 
 
 def aslr(proc: Path = Path("/proc/self")) -> bool | None:

@@ -338,6 +338,10 @@ def _process_columns(noise: dict, meta: dict) -> dict:
         "involuntary_switches": _or_nan(place.get("involuntary_switches")),
         "aslr": meta.get("aslr"),
         "ld_preload": place.get("ld_preload"),
+        # the timing variables set, as NAME=value words in name order; None where none was
+        # set or the result predates the record
+        "timing_env": " ".join(f"{name}={value}" for name, value
+                               in sorted((place.get("timing_env") or {}).items())) or None,
     }
 
 
@@ -448,12 +452,13 @@ def _cpus(meta: dict) -> int:
 
 
 SAME_IN_A_CELL = ("environment", "data_sha256", "initial_weights_sha256", "keras_version",
-                  "numpy_version", "git_commit", "ld_preload")
+                  "numpy_version", "git_commit", "ld_preload", "timing_env")
 """What every run one cell's jobs measured must share before its runs are pooled: the
 fingerprint (environment), the data and the initial weights (both implementations train
 from the same), the Keras and NumPy releases (the fingerprint names TensorFlow's), the
-workflow's code (its git commit) and a library preloaded into the process (LD_PRELOAD: an
-allocator such as tcmalloc changes step times)."""
+workflow's code (its git commit), a library preloaded into the process (LD_PRELOAD: an
+allocator such as tcmalloc changes step times) and the environment variables that change
+kernels or thread pools (rnnbench.measure.process.TIMING_VARIABLES: oneDNN, OpenMP, XLA)."""
 
 
 def check_one_environment(runs: pd.DataFrame) -> None:

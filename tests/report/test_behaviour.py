@@ -36,11 +36,12 @@ RENAMED = {"session_setup_s": "init_s", "graph_optimisation_s": "optimisation_s"
 ADDED = ("others_share", "job_start_unix_s", "job_end_unix_s", "lock_waited_s", "cpu_simd",
          "speed_python_ns", "speed_matmul_gflop_s", "cpus_ran_on", "migrations",
          "involuntary_switches", "aslr", "ld_preload", "timing_env", "others_measuring",
-         "others_measuring_in")
+         "others_measuring_in", "snakemake_run")
 """measurements.csv's columns added since (the share of the run's CPUs other
 processes used, the measuring lock's span; the CPU's widest vector instruction set; the
 machine's speed during the run and where its process ran; the other measuring jobs seen
-beside it), which the fixture's results predate: empty for them."""
+beside it; the timing variables set; the Snakemake run), which the fixture's results
+predate: empty for them."""
 RECORDED_ADDED = ("data_sha256", "initial_weights_sha256", "numpy_version", "git_dirty")
 """measurements.csv's columns added since from what every result recorded (the inputs runs of
 one cell must share): filled for the fixture, one value per cell."""

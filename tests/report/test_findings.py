@@ -366,3 +366,27 @@ def test_the_probes_of_rule_peak_are_said_once_each_and_none_without():
         [{**peak, "probe": busy}])[0]
     two = probe_lines([peak, {**peak, "tf_version": "2.12"}])
     assert len(two) == 2 and "(TensorFlow 2.12, 1 intra-op threads)" in two[1]
+
+
+def test_runs_of_several_snakemake_runs_are_said_so(tmp_path):
+    """Cells measured in two invocations were compared under 'the spread between fresh
+    processes within this one run' without a word."""
+    records = [make_result(impl, cell, repeat, step_s=(step,) * 3)
+               for cell in ("c1", "c2") for impl, step in (("static", 0.01), ("dynamic", 0.02))
+               for repeat in (1, 2)]
+    for record in records:
+        record["metadata"]["snakemake_run"] = "2026-12-06T07:00:00Z-1"
+    for name in ("one", "two", "three"):
+        (tmp_path / name).mkdir()
+    one = _findings_of(tmp_path / "one", records)
+    assert "Snakemake runs" not in one and "within this one run." in one
+    records[-1]["metadata"]["snakemake_run"] = "2026-12-06T07:10:00Z-2"  # c2 resumed later
+    for record in records[:4]:
+        record["metadata"]["snakemake_run"] = None  # c1 measured by hand
+    text = _findings_of(tmp_path / "two", records)
+    assert ("- **Measured in 2 Snakemake runs** (and 4 runs that record none): 1 of 2 cells "
+            "mix results of more than one, and cells measured in different ones are compared "
+            "here.") in text
+    assert "within a run (these come from several: see the bottom line)." in text
+    assert findings.snakemake_runs(load.load_results(write_results(tmp_path / "three",
+                                                                   records))) == (2, 4, 1)

@@ -24,6 +24,7 @@ from rnnbench.grid.resources import (  # noqa: E402
     training_mem_mb,
     training_runtime_min,
 )
+from rnnbench.measure import metadata  # noqa: E402
 from rnnbench.measure.metadata import git_commit  # noqa: E402
 from rnnbench.pipeline import container as images  # noqa: E402
 from rnnbench.pipeline import hardware  # noqa: E402
@@ -133,6 +134,10 @@ PEAKS, PEAK_LOGS = (
     for folder, suffix in ((RUNS, ".json"), (LOGS, ".log"))
 )
 GIT_COMMIT = git_commit(workflow.basedir)
+# which Snakemake run measured a result: set by the main process, inherited by its jobs (a
+# cluster job's Snakemake, an image); FINDINGS says when a grid's runs come from several
+if workflow.is_main_process or metadata.SNAKEMAKE_RUN not in os.environ:
+    os.environ[metadata.SNAKEMAKE_RUN] = metadata.snakemake_run_id()
 
 
 def result_paths(pattern=TRAIN_RESULTS, jobs=None):
@@ -192,8 +197,13 @@ def dataset_files(name):
 
 
 def workflow_meta(tf_version):
-    """Recorded in every result: what the job may not see (git, the repository, the image)."""
-    return {"git": GIT_COMMIT, "image_sha256": IMAGE_SHA256.get(tf_version)}
+    """Recorded in every result: what the job may not see (git, the repository, the image,
+    the Snakemake run)."""
+    return {
+        "git": GIT_COMMIT,
+        "image_sha256": IMAGE_SHA256.get(tf_version),
+        "snakemake_run": os.environ[metadata.SNAKEMAKE_RUN],
+    }
 
 
 # a training job's workflow record as JSON (params.workflow_meta), per TensorFlow version

@@ -166,6 +166,21 @@ def jax_info(device: str) -> dict[str, Any]:
     }
 
 
+SNAKEMAKE_RUN = "RNNBENCH_SNAKEMAKE_RUN"
+"""The environment variable that names the Snakemake run a job belongs to (snakemake_run_id),
+set by the workflow's main process (common.smk) and inherited by its jobs."""
+
+
+def snakemake_run_id() -> str:
+    """Name this Snakemake run: its start, UTC to the second, and its process id.
+
+    Returns:
+        ``2026-12-06T07:40:01Z-12345``.
+    """
+    start = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{start}-{os.getpid()}"
+
+
 def collect(framework: dict[str, Any]) -> dict[str, Any]:
     """Collect what this process sees of one run.
 

@@ -78,6 +78,7 @@ def result_record(tf: ModuleType | None, impl: str, cell: dict, protocol: dict,
                        else None),
         git=workflow_meta["git"],
         image_sha256=workflow_meta["image_sha256"],
+        snakemake_run=workflow_meta.get("snakemake_run"),  # none from a job run by hand
         intra_op_parallelism_threads=cell["intra_op_parallelism_threads"],
         inter_op_parallelism_threads=cell["inter_op_parallelism_threads"],
     )

@@ -134,6 +134,47 @@ def _busy_line(runs: pd.DataFrame) -> list[str]:
             "they widen; the cost model leaves them out (Stability; Why: the cost model)."]
 
 
+def snakemake_runs(runs: pd.DataFrame) -> tuple[int, int, int]:
+    """Count the Snakemake runs a table's runs were measured in (load_results'
+    ``snakemake_run``).
+
+    Args:
+        runs: load_results's table; a shared run counts once, in the cell that measured it.
+
+    Returns:
+        (Snakemake runs named, runs that name none (measured before it was recorded, or by
+        hand), cells whose own runs come from more than one Snakemake run).
+    """
+    if "snakemake_run" not in runs:
+        return 0, 0, 0
+    own = runs[runs["measured_in"] == runs["cell_id"]]
+    named = own["snakemake_run"].dropna()
+    split = int((named.groupby(own.loc[named.index, "cell_id"]).nunique() > 1).sum())
+    return int(named.nunique()), int(len(own) - len(named)), split
+
+
+def _snakemake_runs_line(runs: pd.DataFrame) -> list[str]:
+    """The bottom line's word where the runs come from several Snakemake runs
+    (snakemake_runs): their drift is in the comparisons, not in the intervals."""
+    named, unnamed, split = snakemake_runs(runs)
+    if not _several_runs(runs):
+        return []
+    cells = runs["cell_id"].nunique()
+    unnamed_words = f" (and {unnamed} runs that record none)" if unnamed else ""
+    return [f"- **Measured in {named} Snakemake runs**{unnamed_words}: {split} of {cells} cells "
+            "mix results of more than one, and cells measured in different ones are compared "
+            "here. The drift between runs (a few per cent on the same machine, more hours "
+            "apart) is in those comparisons but not in the intervals, which cover the spread "
+            "within a run; `rnnbench reproduce` measures it."]
+
+
+def _several_runs(runs: pd.DataFrame) -> bool:
+    """Whether the runs come from more than one Snakemake run (those that name none count as
+    one more)."""
+    named, unnamed, _ = snakemake_runs(runs)
+    return named + (unnamed > 0) > 1
+
+
 def _overlap_line(runs: pd.DataFrame) -> list[str]:
     """The bottom line's count of the runs another measuring job of this workflow measured
     beside (sections.overlapped), and what they do to the verdicts; none where no run was."""
@@ -365,6 +406,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
             out += _other_claim_line(claim, others[claim["id"]])
     out += _busy_line(runs)
     out += _overlap_line(runs)
+    out += _snakemake_runs_line(runs)
     if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]
@@ -386,7 +428,8 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
                         "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
     out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
-            *_method(config, summary), "## Cells", "", ids.to_markdown(index=False)]
+            *_method(config, summary, _several_runs(runs)), "## Cells", "",
+            ids.to_markdown(index=False)]
     return "\n".join(out) + "\n"
 
 
@@ -467,7 +510,7 @@ def step_lines(summary: pd.DataFrame) -> list[str]:
             *(f"- {api}, mode {mode}: {words}." for api, mode, words in said), ""]
 
 
-def _method(config: dict, summary: pd.DataFrame) -> list[str]:
+def _method(config: dict, summary: pd.DataFrame, several: bool = False) -> list[str]:
     """FINDINGS' 'Method': what a step ran, how the numbers were made, and what an interval
     covers (the spread between processes of this one run, not the drift between runs)."""
     return [
@@ -496,7 +539,9 @@ def _method(config: dict, summary: pd.DataFrame) -> list[str]:
         "`docs/method.md`, Decisions).",
         "",
         *_more_repeats(config, summary),
-        "What an interval covers: the spread between fresh processes within this one run. "
+        "What an interval covers: the spread between fresh processes within "
+        + ("a run (these come from several: see the bottom line). " if several else
+           "this one run. ") +
         "It does not cover the drift between two runs on the same machine, which can be "
         "larger. `rnnbench reproduce` runs the grid twice and counts how often one run's "
         "estimate falls inside the other's intervals.",

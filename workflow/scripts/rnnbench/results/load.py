@@ -388,6 +388,7 @@ def _meta_columns(meta: dict) -> dict:
         "utc_time": meta["utc_time"],
         "git_commit": meta["git"]["commit"],
         "git_dirty": meta["git"]["dirty"],
+        "snakemake_run": meta.get("snakemake_run"),
         "environment": environment(meta),
     }
 

@@ -66,6 +66,10 @@ def test_two_result_sets_compare_per_cell_and_environment(tmp_path):
     # dynamic on the other
     assert "| static faster by more than 10 % / dynamic faster by more than 10 % |" in text
     assert compare.compare_markdown(table.iloc[0:0], [], 0.1).endswith("no cell in common.\n")
+    # the cell ours alone measured is named, not dropped without a word
+    assert compare.one_side_only(a, b, ("ours", "theirs")) == [
+        "Measured by ours only, so not compared: 1 cell (`c2`).", ""]
+    assert compare.one_side_only(a, a.copy(), ("ours", "again")) == []
 
 
 @pytest.mark.slow

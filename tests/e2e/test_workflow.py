@@ -179,7 +179,8 @@ def test_a_report_for_another_grid_or_an_unfinished_run_is_refused(finished_run,
     assert proc.returncode == 1 and not (finished_run / "other.html").exists()
     assert 'File "' not in out  # the cause and the fix, no Snakefile frames
     assert "report: results/measurements.csv holds the results of another grid than this " \
-           "config's (16 runs, e.g. results/runs/" in out and "this config has 16)" in out
+           "config's: 16 of its 16 runs are not this config's (e.g. results/runs/" in out
+    assert "16 of this config's 16 runs are not in it (e.g. results/runs/" in out
     partial = tmp_path / "partial"
     (partial / "results/partial").mkdir(parents=True)
     (partial / "config.yaml").write_text(yaml.safe_dump(TINY))

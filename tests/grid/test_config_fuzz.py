@@ -82,6 +82,11 @@ CASES = [
     ("unroll.0: '2' is not one of ['max_len']; a number in quotes (--config passes",
      {"unroll": ["2"]}),
     ("log_every", {"log_every": -2}),
+    # a scalar where a list goes (--config api=keras): how to write the list, there too
+    ("api: 'keras' is not of type 'array'; a list: write [keras] (on the command line: "
+     "--config 'api=[keras]')", {"api": "keras"}),
+    ("max_len: 300 is not of type 'array'; a list: write [300], in a file given with "
+     "--configfile (--config passes a list's items as text)", {"max_len": 300}),
 ]
 
 

@@ -155,6 +155,8 @@ def test_a_report_into_a_missing_folder_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"^--report gone/r\.html: there is no folder gone in "
                                          rf"{tmp_path}: make it first \(mkdir -p gone\)"):
         hardware.check_report_folder(hardware.Invocation("local", False, "gone/r.html"))
+    with pytest.raises(ValueError, match=r"make it first \(mkdir -p 'my reports'\), or name"):
+        hardware.check_report_folder(hardware.Invocation("local", False, "my reports/r.html"))
 
 
 def test_threads_below_one_are_refused():

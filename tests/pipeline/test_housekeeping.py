@@ -273,8 +273,10 @@ def test_a_report_of_an_unfinished_run_or_another_grid_is_refused(workdir):
     tables(listed=[RESULT, "results/runs/q/c9/static/repeat1.json"])
     with pytest.raises(housekeeping.Refused) as refused:
         housekeeping.check_report_grid(results)
-    assert "holds the results of another grid than this config's (2 runs, e.g. results/runs/q/" \
-           "c9/static/repeat1.json; this config has 2)" in str(refused.value)
+    assert "holds the results of another grid than this config's: 1 of its 2 runs are not " \
+           "this config's (e.g. results/runs/q/c9/static/repeat1.json); 1 of this config's 2 " \
+           "runs are not in it (e.g. results/runs/p/c1/dynamic/repeat1.json). Build the report" \
+           in str(refused.value)
     tables(listed=results)
     assert housekeeping.check_report_grid(results) is None
     os.remove(layout.FINDINGS)  # a run stopped before it (or --until): the tool's own line

@@ -196,6 +196,26 @@ def compare_markdown(table: pd.DataFrame, claims: list[dict], margin: float) -> 
     ])
 
 
+def one_side_only(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> list[str]:
+    """Name the cells measured on one side only, which compare() leaves out.
+
+    Args:
+        a, b: the runs of each side (read_side).
+        names: the sides' names.
+
+    Returns:
+        A sentence per side that holds such cells (their ids, the first five), else none.
+    """
+    lines = []
+    for name, mine, theirs in ((names[0], a, b), (names[1], b, a)):
+        alone = sorted(set(mine["cell_id"]) - set(theirs["cell_id"]))
+        if alone:
+            shown = ", ".join(f"`{cell}`" for cell in alone[:5]) + (", ..." if alone[5:] else "")
+            lines += [f"Measured by {name} only, so not compared: {len(alone)} "
+                      f"cell{'s' if len(alone) > 1 else ''} ({shown}).", ""]
+    return lines
+
+
 def jax_sections(runs: dict[str, pd.DataFrame]) -> list[str]:
     """Write 'For JAX users' (sections.jax_lines) of each side's jax_scan runs.
 
@@ -333,6 +353,7 @@ def main(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)
     text = "\n".join([compare_markdown(table, claims, margin),
+                      *one_side_only(a, b, tuple(args.names)),
                       *jax_sections(dict(zip(args.names, (a, b))))])
     (out / "compare.md").write_text(text)
     print(text, flush=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
 import re
 from pathlib import Path
@@ -342,6 +343,14 @@ def schema_error(config: dict, json_preset: bool = False) -> None:
         hint += ("; JSON's true and false are booleans: write the value the schema asks for"
                  if json_preset else "; YAML reads an unquoted yes, no, on, off, true or false "
                  "as a boolean: quote it, or write the value the schema asks for")
+    elif (error.validator == "type" and error.validator_value == "array"
+          and not isinstance(error.instance, (list, dict))):
+        listed = json.dumps([error.instance])
+        hint += (f"; a list: write {listed}" if json_preset else
+                 f"; a list: write [{error.instance}] (on the command line: --config "
+                 f"'{where}=[{error.instance}]')" if isinstance(error.instance, str) else
+                 f"; a list: write [{error.instance}], in a file given with --configfile "
+                 "(--config passes a list's items as text)")
     elif isinstance(error.instance, str) and re.fullmatch(  # a type's or a word list's
             r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", error.instance):
         hint += ("; a number in quotes: write it without them" if json_preset else

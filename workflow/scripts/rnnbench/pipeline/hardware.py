@@ -10,6 +10,7 @@ library, and Snakemake's parser where invocation runs.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -210,7 +211,7 @@ def check_report_folder(invocation: Invocation) -> None:
     if invocation.report and not folder.is_dir():
         where = "" if folder.is_absolute() else f" in {os.getcwd()}"
         raise ValueError(f"--report {invocation.report}: there is no folder {folder}{where}: "
-                         f"make it first (mkdir -p {folder}), or name a file in a folder that "
+                         f"make it first (mkdir -p {shlex.quote(str(folder))}), or name a file in a folder that "
                          "exists")
 
 

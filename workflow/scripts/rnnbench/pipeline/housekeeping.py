@@ -423,12 +423,16 @@ def check_report_grid(results: list[str], measurements: str = MEASUREMENTS,
                 f"report: the run of this config did not finish: {table} does not exist; "
                 "run the same command without --report to finish it, then build the report")
     if listed != expected:
-        other = sorted(listed - expected) or [f"not {path}" for path in sorted(expected - listed)]
+        extra, lacking = sorted(listed - expected), sorted(expected - listed)
         raise Refused(
-            f"report: {measurements} holds the results of another grid than this config's "
-            f"({len(listed)} runs, e.g. {other[0]}; this config has {len(expected)}): build the "
-            "report with the options of the run it describes, e.g. snakemake --report "
-            "results/report.html --configfile F")
+            f"report: {measurements} holds the results of another grid than this config's: "
+            + "; ".join(
+                [f"{len(extra)} of its {len(listed)} runs are not this config's (e.g. "
+                 f"{extra[0]})"] * bool(extra)
+                + [f"{len(lacking)} of this config's {len(expected)} runs are not in it (e.g. "
+                   f"{lacking[0]})"] * bool(lacking))
+            + ". Build the report with the options of the run it describes, e.g. snakemake "
+            "--report results/report.html --configfile F")
 
 
 def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], config: dict,

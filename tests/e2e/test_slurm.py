@@ -136,6 +136,9 @@ def test_grid_on_slurm_with_one_failing_cell(scenarios):
     job_ids = [r["metadata"]["slurm_job_id"] for r in good]
     assert all(job_ids) and len(set(job_ids)) == len(job_ids)  # each run its own SLURM job
     assert {r["metadata"]["slurm_job_partition"] for r in good} == {"cpu"}
+    # each SLURM job records the Snakemake run that submitted it, not one of its own
+    assert len({r["metadata"]["snakemake_run"] for r in good}) == 1
+    assert good[0]["metadata"]["snakemake_run"] is not None
     assert {r["cell_id"] for r in runs.values()} == set(cells) - {bad_cell}
     assert all(r["job_threads"] == r["metadata"]["intra_op_parallelism_threads"] for r in good)
 

@@ -12,16 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from conftest import own_lock
+
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("yaml", "pandas", "jsonschema", "tensorflow", "snakemake")
 """What a bare GPU machine lacks: ``rnnbench jax`` must not need it."""
 
 
-def rnnbench_jax(preset, out, blocked=None, timeout=600):
+def rnnbench_jax(preset, out, blocked=None, timeout=600, lock=None):
     """``python -m rnnbench jax PRESET OUT`` as on the GPU machine: not installed, the package
-    through PYTHONPATH (``blocked``: a folder of modules that refuse to import, put first)."""
+    through PYTHONPATH (``blocked``: a folder of modules that refuse to import, put first;
+    ``lock``: the environment naming its own measuring lock, conftest.own_lock)."""
     path = [str(blocked)] if blocked else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path + [str(REPO / "workflow/scripts")])}
+    env = {**os.environ, **(lock or {}),
+           "PYTHONPATH": os.pathsep.join(path + [str(REPO / "workflow/scripts")])}
     return subprocess.run([sys.executable, "-m", "rnnbench", "jax", str(preset), str(out)],
                           capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -34,8 +38,10 @@ def standalone(workdir):
     blocked.mkdir()
     for name in HEAVY:
         (blocked / f"{name}.py").write_text(f"raise ImportError('no {name} here')\n")
-    first = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out", blocked)
-    second = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out")
+    first = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out", blocked,
+                         lock=own_lock(workdir))
+    second = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out",
+                          lock=own_lock(workdir))
     return {"first": first, "second": second}
 
 
@@ -47,6 +53,7 @@ def should_run():
 
 
 def test_the_standalone_script_writes_the_workflows_results(scenarios):
+    from rnnbench.jobs import exclusive
     from rnnbench.results.sides import read_side
     from rnnbench.stats.summary import summarize
     from rnnbench.measure.schema import validate_result
@@ -59,10 +66,16 @@ def test_the_standalone_script_writes_the_workflows_results(scenarios):
     # 2 repeats of: the cell at unroll max_len (static, dynamic) and at unroll 2 (static; its
     # dynamic is the same runs)
     assert len(paths) == 6
+    spans = []
     for path in paths:
         result = json.loads(path.read_text())
         validate_result(result)
         assert result["metadata"]["tf_version"] is None and result["cell"]["api"] == "jax_scan"
+        # each run took the machine's measuring lock, as the workflow's jobs do
+        assert result["exclusive"]["lock"] == own_lock(workdir)[exclusive.LOCK_VARIABLE]
+        spans.append((result["exclusive"]["start_s"], result["exclusive"]["end_s"]))
+    spans.sort()
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
     record = json.loads((out / "standalone.json").read_text())
     assert [run["rc"] for run in record["runs"]] == [0] * 6
     runs = read_side(out / "runs")  # rnnbench compare's reading: the shared dynamic runs added

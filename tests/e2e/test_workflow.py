@@ -473,6 +473,8 @@ def test_a_file_where_an_output_folder_goes_is_named_and_the_rest_measured(finis
     proc = snakemake(tmp_path, "--cores", "2", "--keep-going", check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Traceback" not in out
+    assert 'File "' not in out and "WorkflowError" not in out  # no Snakefile frame
+    assert "4 training job(s) were left out" in out
     assert f"4 training job(s) cannot write their result, log or benchmark and are left " \
            f"out, e.g. {blocked}/static/repeat1.json ({blocked} is a file where a folder " \
            "must be)" in out.replace("\n", " ")

@@ -170,6 +170,16 @@ def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path, monk
     assert not (tmp_path / "results").exists()
     assert cli.main(["check", str(good), str(bad)]) == 1
     assert "bad.yaml, line 1: steps: '1:30' is read by YAML 1.1 as 90" in capsys.readouterr().err
+    # another folder's config.yaml is that folder's grid, as snakemake --directory reads it:
+    # not layered over the workflow's (it was: 6 cells for a file of 4)
+    (tmp_path / "grid").mkdir()
+    (tmp_path / "grid/config.yaml").write_text(yaml.safe_dump(TINY))
+    assert cli.main(["check", str(tmp_path / "grid/config.yaml")]) == 0
+    assert capsys.readouterr().out == (f"config: {tmp_path / 'grid/config.yaml'}: 4 cells, 16 "
+                                       "training jobs\n")
+    plan = snakemake(tmp_path / "grid", "-n").stdout
+    assert sum(int(re.search(rf"train_{impl}\s+(\d+)\n", plan).group(1))
+               for impl in ("static", "dynamic")) == 16
 
 
 def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkeypatch):

@@ -49,8 +49,12 @@ def test_placement_records_the_timing_variables_set(tmp_path, monkeypatch):
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")  # changes no timing: not recorded
-    assert process.placement(proc)["timing_env"] == {"TF_ENABLE_ONEDNN_OPTS": "0",
-                                                     "OMP_NUM_THREADS": "2"}
+    # glibc's allocator and Python's hashing (they were pooled unseen)
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "1")
+    monkeypatch.setenv("PYTHONHASHSEED", "1")
+    assert process.placement(proc)["timing_env"] == {
+        "TF_ENABLE_ONEDNN_OPTS": "0", "OMP_NUM_THREADS": "2", "MALLOC_ARENA_MAX": "1",
+        "PYTHONHASHSEED": "1"}
 
 
 def test_placement_says_none_where_the_kernel_keeps_no_migrations(tmp_path):

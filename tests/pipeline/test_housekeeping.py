@@ -320,8 +320,13 @@ def test_the_estimate_counts_what_is_missing(workdir, monkeypatch):
     # counts, and says so where nothing is missing (it said nothing, or a wrong count)
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, damaged=[RESULT],
                                       narrowed=("--until",)) == (
-        "time: about 1 min (for the whole workflow's missing jobs: with --until this command "
-        "may run others, which -n lists)")
+        "time: about 1 min (counted for all of the workflow's missing jobs: with --until this "
+        "command runs only some of them, which -n lists)")
+    assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3, damaged=[RESULT],
+                                      narrowed=("a named target",), forced=("-R",)) == (
+        "time: about 1 min (counted for all of the workflow's missing jobs: with a named target "
+        "this command runs only some of them; with -R also jobs whose output exists, which -n "
+        "lists)")
     assert housekeeping.estimate_line({"c1": {}}, jobs, {}, others, 3,
                                       narrowed=("a named target",), forced=("--forcerun",)) == (
         "time: not estimated: nothing of the whole workflow is missing, and with --forcerun this "

@@ -90,7 +90,13 @@ def test_load_results_names_a_bad_file(tmp_path):
     record = make_result()
     del record["timings"]["step_s"]
     (bad,) = write_results(tmp_path, [record])
-    with pytest.raises(ValueError, match=r"r0.json: not a valid result: .*'step_s'"):
+    with pytest.raises(ValueError, match=r"r0.json: not a valid result \(schema_version 6\): "
+                                         r".*'step_s'"):
+        load.load_results([bad])
+    record = make_result()
+    record["schema_version"] = 5  # another version's fields: the version is named
+    (bad,) = write_results(tmp_path, [record])
+    with pytest.raises(ValueError, match=r"r0.json: not a valid result \(schema_version 5\): "):
         load.load_results([bad])
     with pytest.raises(ValueError, match="no result files"):
         load.load_results([])

@@ -173,7 +173,7 @@ onsuccess:
     interrupt.remove_owner(".snakemake")  # the run ends: its locks go
     if BLOCKED:  # the rest of the grid is measured; what could not be written is named
         report_missing()
-        raise WorkflowError(left_out())
+        refuse(left_out())  # in one line: a WorkflowError here prints this file's frames
     # results/plots/ shows the current config's charts: drop those an earlier config asked for
     housekeeping.after_success(RESULT_FILES, set(ALL_CHARTS) - set(PLOTS))
     # runs that another run's measuring job (under another lock) measured beside

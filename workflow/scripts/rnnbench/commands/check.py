@@ -3,7 +3,9 @@
     rnnbench check [my-grid.yaml ...]
 
 The files are read over config.yaml (the working directory's, else the workflow's), later
-files overriding earlier ones' keys, as the workflow reads --configfile files over it.
+files overriding earlier ones' keys, as the workflow reads --configfile files over it; a
+first file named config.yaml is its folder's grid, read over nothing, as
+``snakemake --directory FOLDER`` reads it.
 Use it on a file meant for --configfile: Snakemake reads those before the workflow is read, and
 itself reports a missing one with a traceback and a YAML syntax error without its line.
 Reads the files; writes nothing. Exit status 0 and a line of what the grid holds, or 1 and the
@@ -15,7 +17,7 @@ import argparse
 import sys
 
 from rnnbench.grid.configcheck import check_files
-from rnnbench.grid.configfiles import base_config, sources_of
+from rnnbench.grid.configfiles import layered_files, sources_of
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.container import FLAVOR_OF_DEVICE, deployment_images
 from rnnbench.pipeline.hardware import check_device
@@ -25,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rnnbench check``'s arguments to ``parser``."""
     parser.add_argument("configs", nargs="*", default=[], metavar="CONFIG",
                         help="config files, over config.yaml, later ones overriding earlier "
-                             "ones' keys (none: config.yaml alone)")
+                             "ones' keys (none: config.yaml alone; a first one named "
+                             "config.yaml: its folder's grid, over nothing)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -43,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         config, cells, line = check_files(args.configs)
     except ValueError as error:  # and which file set each key it names
-        files = [base_config(REPO), *args.configs]
+        _, files = layered_files(args.configs, REPO)
         print(f"config: {error}{sources_of(str(error), files)}", file=sys.stderr)
         return 1
     try:

@@ -17,6 +17,9 @@ lists keras_jax too (axes.JAX_APIS: no TensorFlow). The first six (cell to input
 required; every other key is at the schema's default (config.schema.yaml's, as
 config.yaml's).
 
+Each run takes the machine's measuring lock first, as the workflow's measuring jobs do
+(rnnbench/jobs/exclusive.py): it never measures beside them, and its result records the lock.
+
 It writes:
   - OUT/runs/<protocol>/<cell>/<static|dynamic>/repeat<N>.json (rnnbench.grid.layout);
   - OUT/data/: the datasets, with their sha256 sidecars;
@@ -192,20 +195,33 @@ def plan(config: dict, cells: dict[str, dict]) -> list[tuple[str, str, int]]:
 def one_run(job: dict) -> None:
     """Measure one run in this process and write its result JSON.
 
-    The result is validated against the result schema where jsonschema and PyYAML are
-    installed, and written atomically.
+    It first takes the machine's measuring lock, as the workflow's measuring jobs do
+    (rnnbench.jobs.exclusive), and holds it until this process ends; the result records it
+    (``exclusive``). The result is validated against the result schema where jsonschema and
+    PyYAML are installed, and written atomically.
 
     Args:
         job: keys cell_id, cell, impl, repeat, protocol, npz and sidecar (the dataset's
             paths), out (the result path).
+
+    Raises:
+        OSError: when the measuring lock cannot be opened (names the path).
     """
+    from rnnbench.jobs import exclusive, overlap
+    from rnnbench.jobs.jobstart import end_measuring_job
+
+    def say(line: str) -> None:
+        print(f"rnnbench jax: {line}", file=sys.stderr, flush=True)
+
+    alone = {**exclusive.measure_alone(say), "others_at_start": overlap.others_measuring()}
     from rnnbench.measure import bench
 
     arrays, sidecar = data.load_dataset(job["npz"], job["sidecar"])
     result = bench.run(job["impl"], job["cell"], arrays, job["protocol"],
                        {"git": metadata.git_commit(REPO), "image_sha256": None})
     result.update(cell_id=job["cell_id"], repeat=job["repeat"], job_threads=1,
-                  data={"path": job["npz"], "sha256": sidecar["sha256"]})
+                  data={"path": job["npz"], "sha256": sidecar["sha256"]},
+                  exclusive=end_measuring_job(alone, say))
     try:
         from rnnbench.measure.schema import validate_result
     except ImportError:  # no jsonschema or PyYAML here: the aggregation validates it later

@@ -25,8 +25,8 @@ from rnnbench.grid.axes import (ABLATION_DEFAULTS, CELL_AXES, IMPLEMENTATIONS, M
                            sequence_length_bounds, sequence_length_id)
 from rnnbench.grid.cells import LOOP_BOUND_ONCE, ONE_AT_A_TIME, cells, left_out_reasons, same_cells
 from rnnbench.grid.claimspec import check_claim
-from rnnbench.grid.configfiles import (base_config, check_config_file, claim_origin, load_claims,
-                                  own_claims, source_note)
+from rnnbench.grid.configfiles import (check_config_file, claim_origin,
+                                       layered_files, load_claims, own_claims, source_note)
 from rnnbench.grid.layout import CONFIG_SCHEMA, REPO
 
 # Keys that earlier versions took, and what replaces them (validate_config names them).
@@ -450,9 +450,10 @@ def check_config_files(files: list[str | Path], config: dict, available_mb: int 
 def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     """Check config files as the workflow does before any job, without Snakemake's command line.
 
-    The files go over configfiles.base_config (config.yaml, as the Snakefile reads it) unless it
-    is given. Later files override earlier ones' keys, as --configfile does over config.yaml. The
-    largest job must fit this machine's memory (resources.machine_mem_mb).
+    The files are configfiles.layered_files' (over config.yaml, as the Snakefile reads it, or
+    a first file's folder's grid). Later files override earlier ones' keys, as --configfile does
+    over config.yaml. The largest job must fit this machine's memory
+    (resources.machine_mem_mb).
 
     Args:
         paths: the config files given (none: the base config alone).
@@ -471,10 +472,7 @@ def check_files(paths: list[str | Path]) -> tuple[dict, dict[str, dict], str]:
     from rnnbench.grid.plan import job_priorities
     from rnnbench.grid.resources import machine_mem_mb
 
-    base = base_config(REPO)
-    files = [str(path) for path in paths]
-    if not any(Path(path).resolve() == Path(base).resolve() for path in files):
-        files.insert(0, base)  # as the Snakefile's configfile: under --configfile's
+    base, files = layered_files(paths, REPO)
     for path in files:
         check_config_file(path)  # before yaml.safe_load: its errors name file and line
     config = {}

@@ -129,6 +129,27 @@ def base_config(repo: str | Path) -> str:
 
 
 
+def layered_files(paths: list[str | Path], repo: str | Path) -> tuple[str, list[str]]:
+    """The config files a check outside Snakemake reads, in the order their keys apply.
+
+    The files go over base_config unless it is given, or the first file is a config.yaml of
+    another folder: that folder's grid, as ``snakemake --directory FOLDER`` reads it, over
+    nothing.
+
+    Args:
+        paths: the config files given (none: the base config alone).
+        repo: the repository (base_config's).
+
+    Returns:
+        (the base, the files): as text, the files in the order their keys apply.
+    """
+    files = [str(path) for path in paths]
+    base = files[0] if files and Path(files[0]).name == "config.yaml" else base_config(repo)
+    if not any(Path(path).resolve() == Path(base).resolve() for path in files):
+        files.insert(0, base)  # as the Snakefile's configfile: under --configfile's
+    return base, files
+
+
 def source_note(shipped: str | Path, files: list[str | Path]) -> str | None:
     """Say where the grid is read from when the working directory has no config.yaml.
 

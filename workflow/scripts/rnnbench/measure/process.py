@@ -59,10 +59,17 @@ def speed_check() -> dict[str, float]:
 TIMING_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
                     "TF_XLA_FLAGS", "XLA_FLAGS", "JAX_ENABLE_X64",
-                    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION")
+                    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+                    "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "KMP_AFFINITY",
+                    "KMP_BLOCKTIME", "GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST",
+                    "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
+                    "MALLOC_MMAP_MAX_", "MALLOC_PERTURB_", "MALLOC_CHECK_", "PYTHONMALLOC",
+                    "PYTHONHASHSEED")
 """Environment variables that change a step's time or the kernels TensorFlow or JAX choose
-(oneDNN on or off, the thread pools of OpenMP, MKL, OpenBLAS and TensorFlow, XLA's flags,
-JAX's memory): recorded with each run, which is pooled only with runs of the same values
+(oneDNN on or off, the thread pools of OpenMP, MKL, OpenBLAS and TensorFlow and how OpenMP
+binds and waits, XLA's flags, JAX's memory, glibc's and Python's allocators (mallopt(3)'s
+environment variables), Python's string hashing (the order of sets of names, so of graph
+construction)): recorded with each run, which is pooled only with runs of the same values
 (rnnbench.results.load.SAME_IN_A_CELL). XLA_FLAGS as the job sets it (a JAX job adds its
 thread flags: frameworks.import_jax). Not CUDA_VISIBLE_DEVICES: SLURM gives each job its own
 GPU (the metadata records it; the fingerprint names the GPU's model)."""

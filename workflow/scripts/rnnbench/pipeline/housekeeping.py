@@ -470,9 +470,11 @@ def estimate_line(cells: dict[str, dict], jobs: list[tuple[str, str, str]], conf
     """
     line = _whole_estimate(cells, jobs, config, others, charts, tables, more, plan, damaged)
     if line and (narrowed or forced):
-        return (f"{line} (for the whole workflow's missing jobs: with "
-                f"{' or '.join((*narrowed, *forced))} this command may run others, which -n "
-                "lists)")
+        runs = ([f"with {' or '.join(narrowed)} this command runs only some of them"]
+                * bool(narrowed)
+                + [f"with {' or '.join(forced)} also jobs whose output exists"] * bool(forced))
+        return (f"{line} (counted for all of the workflow's missing jobs: "
+                f"{'; '.join(runs)}, which -n lists)")
     if not line and forced:
         return (f"time: not estimated: nothing of the whole workflow is missing, and with "
                 f"{' or '.join(forced)} this command runs jobs again, which -n lists")

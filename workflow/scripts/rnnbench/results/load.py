@@ -152,8 +152,10 @@ def _read_result(path: str | Path, raw: bytes, cells: dict[str, dict] | None = N
         raise ValueError(f"{path}: not a valid result (not JSON: {error}): {fix}") from None
     try:
         validate_result(result)
-    except jsonschema.ValidationError as error:
-        raise ValueError(f"{path}: not a valid result: {error.message}: {fix}") from error
+    except jsonschema.ValidationError as error:  # the version says which fields it needs
+        version = result.get("schema_version") if isinstance(result, dict) else None
+        raise ValueError(f"{path}: not a valid result (schema_version {version!r}): "
+                         f"{error.message}: {fix}") from error
     bad = _bad_timing(result["timings"])
     if bad:
         raise ValueError(f"{path}: not a valid result: {bad}: {fix}")

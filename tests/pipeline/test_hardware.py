@@ -166,3 +166,16 @@ def test_threads_below_one_are_refused():
     with pytest.raises(ValueError, match=r"^--set-threads train_static=0: a job needs 1 thread"):
         hardware.check_threads(hardware.invocation(["snakemake", "--set-threads",
                                                     "train_static=0"]))
+
+
+def test_threads_beyond_the_machines_cpus_are_said():
+    """A cell of 64 intra-op threads ran on a 2-CPU machine without a word (Snakemake scaled
+    its job down to --cores; TensorFlow still started 64 threads)."""
+    cells = {"c1": {"intra_op_parallelism_threads": 1},
+             "c64": {"intra_op_parallelism_threads": 64}}
+    assert hardware.oversubscribed({"c1": cells["c1"]}, cpus=2) is None
+    assert hardware.oversubscribed(cells, cpus=2) == (
+        "1 cell(s) ask for more TensorFlow threads than the 2 CPU(s) a job has here "
+        "(intra_op_parallelism_threads or inter_op_parallelism_threads; e.g. 64 in c64): their "
+        "steps time threads that share CPUs, not what those threads would do on a machine that "
+        "has them")

@@ -60,6 +60,9 @@ try:
     check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)
 except ValueError as error:  # and which file set each key it names
     refuse(f"config: {error}{sources_of(str(error), workflow.configfiles)}")
+OVERSUBSCRIBED = hardware.oversubscribed(CELLS) if LOCAL else None
+if OVERSUBSCRIBED:
+    NOTES.append(OVERSUBSCRIBED)
 for note in NOTES:
     print(f"config: {note}", file=sys.stderr)
 # the TensorFlow versions the grid's cells run at (no image, peak or check for another)

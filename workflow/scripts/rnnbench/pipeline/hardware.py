@@ -173,6 +173,33 @@ def check_threads(invocation: Invocation) -> None:
             raise ValueError(f"--set-threads {rule}={value}: a job needs 1 thread or more")
 
 
+def oversubscribed(cells: dict[str, dict], cpus: int | None = None) -> str | None:
+    """Say where a cell's TensorFlow threads outnumber the CPUs its job may run on.
+
+    Snakemake scales such a job's threads down to --cores without a word, while TensorFlow
+    still starts as many threads as the cell asks for: its steps time threads sharing CPUs.
+
+    Args:
+        cells: the grid's cells by id (plan.job_threads reads their thread counts).
+        cpus: the CPUs a job here may run on; None: this process's (sched_getaffinity(2)).
+
+    Returns:
+        One sentence naming the threads, the cells and the CPUs; None where every cell fits.
+    """
+    from rnnbench.grid.plan import job_threads
+
+    cpus = cpus or len(os.sched_getaffinity(0))
+    over = {cell_id: job_threads(cell) for cell_id, cell in cells.items()
+            if job_threads(cell) > cpus}
+    if not over:
+        return None
+    most = max(over, key=over.get)
+    return (f"{len(over)} cell(s) ask for more TensorFlow threads than the {cpus} CPU(s) a job "
+            f"has here (intra_op_parallelism_threads or inter_op_parallelism_threads; e.g. "
+            f"{over[most]} in {most}): their steps time threads that share CPUs, not what "
+            "those threads would do on a machine that has them")
+
+
 def check_rule_names(invocation: Invocation, rules: set[str]) -> None:
     """Refuse --set-resources or --set-threads for a rule the workflow lacks.
 
@@ -211,8 +238,8 @@ def check_report_folder(invocation: Invocation) -> None:
     if invocation.report and not folder.is_dir():
         where = "" if folder.is_absolute() else f" in {os.getcwd()}"
         raise ValueError(f"--report {invocation.report}: there is no folder {folder}{where}: "
-                         f"make it first (mkdir -p {shlex.quote(str(folder))}), or name a file in a folder that "
-                         "exists")
+                         f"make it first (mkdir -p {shlex.quote(str(folder))}), or name a file "
+                         "in a folder that exists")
 
 
 def check_config_keys(invocation: Invocation) -> None:

@@ -19,12 +19,12 @@ HEAVY = ("yaml", "pandas", "jsonschema", "tensorflow", "snakemake")
 """What a bare GPU machine lacks: ``rnnbench jax`` must not need it."""
 
 
-def rnnbench_jax(preset, out, blocked=None, timeout=600, lock=None):
+def rnnbench_jax(preset, out, blocked=None, timeout=600, env=None):
     """``python -m rnnbench jax PRESET OUT`` as on the GPU machine: not installed, the package
     through PYTHONPATH (``blocked``: a folder of modules that refuse to import, put first;
-    ``lock``: the environment naming its own measuring lock, conftest.own_lock)."""
+    ``env``: more environment, e.g. conftest.own_lock's measuring lock)."""
     path = [str(blocked)] if blocked else []
-    env = {**os.environ, **(lock or {}),
+    env = {**os.environ, **(env or {}),
            "PYTHONPATH": os.pathsep.join(path + [str(REPO / "workflow/scripts")])}
     return subprocess.run([sys.executable, "-m", "rnnbench", "jax", str(preset), str(out)],
                           capture_output=True, text=True, timeout=timeout, env=env)
@@ -39,9 +39,9 @@ def standalone(workdir):
     for name in HEAVY:
         (blocked / f"{name}.py").write_text(f"raise ImportError('no {name} here')\n")
     first = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out", blocked,
-                         lock=own_lock(workdir))
+                         env=own_lock(workdir))
     second = rnnbench_jax(REPO / "presets/jax-tiny.json", workdir / "out",
-                          lock=own_lock(workdir))
+                          env=own_lock(workdir))
     return {"first": first, "second": second}
 
 
@@ -206,3 +206,21 @@ def test_a_preset_that_is_not_utf8_is_named(tmp_path):
     del preset["cell"]
     with pytest.raises(ValueError, match=r'preset: cell is missing \(a list, e.g. \["basic_lstm"\]\)'):
         standalone.expand(preset)
+
+
+@pytest.mark.slow
+def test_a_failed_run_is_one_line_and_its_traceback_is_kept(tmp_path):
+    """JAX_DISABLE_JIT=1 fails each run (jax's AOT path needs jit): the terminal got each
+    run's whole traceback."""
+    preset = {**json.loads((REPO / "presets/jax-tiny.json").read_text()), "repeats": 1,
+              "unroll": ["max_len"]}
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    proc = rnnbench_jax(path, tmp_path / "out", timeout=300,
+                        env={**own_lock(tmp_path), "JAX_DISABLE_JIT": "1"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout
+    failed = [line for line in proc.stdout.splitlines() if ", failed: " in line]
+    assert len(failed) == 2 and all(line.endswith(f"(its traceback: {tmp_path}/out/"
+                                                  "standalone.json)") for line in failed)
+    record = json.loads((tmp_path / "out/standalone.json").read_text())
+    assert all("Traceback" in run["error"] for run in record["runs"])

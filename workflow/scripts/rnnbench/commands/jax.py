@@ -400,9 +400,11 @@ def run_all(preset: dict, config: dict, cells: dict[str, dict],
         if proc.returncode != 0:
             failed += 1
             entry["error"] = proc.stderr[-2000:]
+        cause = next((line for line in reversed(proc.stderr.splitlines()) if line.strip()),
+                     f"status {proc.returncode}")
         print(f"rnnbench jax: {cell_id} {impl} repeat {repeat}: {wall_s:.1f} s"
-              + ("" if proc.returncode == 0 else f", failed:\n{proc.stderr[-2000:]}"),
-              flush=True)
+              + ("" if proc.returncode == 0 else
+                 f", failed: {cause.strip()} (its traceback: {log})"), flush=True)
         record["runs"].append(entry)
         write_if_changed(log, json.dumps(record, indent=1))  # atomic: a kill leaves it whole
     write_if_changed(log, json.dumps(record, indent=1))  # also when nothing was left to run

@@ -56,23 +56,24 @@ def speed_check() -> dict[str, float]:
                                     / 1e9, 3)}
 
 
-TIMING_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
-                    "TF_XLA_FLAGS", "XLA_FLAGS", "JAX_ENABLE_X64",
-                    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
-                    "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "KMP_AFFINITY",
-                    "KMP_BLOCKTIME", "GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST",
-                    "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
-                    "MALLOC_MMAP_MAX_", "MALLOC_PERTURB_", "MALLOC_CHECK_", "PYTHONMALLOC",
+TIMING_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+                    "TF_NUM_INTEROP_THREADS", "TF_XLA_FLAGS", "XLA_FLAGS", "JAX_ENABLE_X64",
+                    "JAX_DISABLE_JIT", "XLA_PYTHON_CLIENT_PREALLOCATE",
+                    "XLA_PYTHON_CLIENT_MEM_FRACTION", "GLIBC_TUNABLES", "PYTHONMALLOC",
                     "PYTHONHASHSEED")
 """Environment variables that change a step's time or the kernels TensorFlow or JAX choose
-(oneDNN on or off, the thread pools of OpenMP, MKL, OpenBLAS and TensorFlow and how OpenMP
-binds and waits, XLA's flags, JAX's memory, glibc's and Python's allocators (mallopt(3)'s
-environment variables), Python's string hashing (the order of sets of names, so of graph
-construction)): recorded with each run, which is pooled only with runs of the same values
-(rnnbench.results.load.SAME_IN_A_CELL). XLA_FLAGS as the job sets it (a JAX job adds its
-thread flags: frameworks.import_jax). Not CUDA_VISIBLE_DEVICES: SLURM gives each job its own
-GPU (the metadata records it; the fingerprint names the GPU's model)."""
+(oneDNN on or off, the thread pools of OpenBLAS and TensorFlow, XLA's flags, JAX's jit and
+memory, glibc's and Python's allocators, Python's string hashing (the order of sets of names,
+so of graph construction)), with those of TIMING_PREFIXES: recorded with each run, which is
+pooled only with runs of the same values (rnnbench.results.load.SAME_IN_A_CELL). XLA_FLAGS as
+the job sets it (a JAX job adds its thread flags: frameworks.import_jax). Not
+CUDA_VISIBLE_DEVICES: SLURM gives each job its own GPU (the metadata records it; the
+fingerprint names the GPU's model)."""
+TIMING_PREFIXES = ("ONEDNN_", "DNNL_", "MKLDNN_", "TF_ONEDNN_", "OMP_", "GOMP_", "KMP_", "MKL_",
+                   "MALLOC_")
+"""Prefixes of more such variables (oneDNN's ISA and floating-point mode, OpenMP's thread
+counts, binding and waiting, MKL's, glibc's malloc (mallopt(3))): every variable set whose name
+starts with one is recorded too."""
 
 
 def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
@@ -87,7 +88,8 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
         sched file; None where the kernel has no such file); ``involuntary_switches`` and
         ``voluntary_switches``: the process's context switches (getrusage(2)); ``ld_preload``:
         LD_PRELOAD (another allocator), or None; ``timing_env``: {name: value} of the
-        TIMING_VARIABLES set, or None. A value that cannot be read is None.
+        TIMING_VARIABLES set and those of TIMING_PREFIXES, by name, or None. A value that
+        cannot be read is None.
     """
     cpus, migrations = set(), 0
     for task in sorted((proc / "task").glob("*")):
@@ -103,8 +105,9 @@ def placement(proc: Path = Path("/proc/self")) -> dict[str, Any]:
     return {"cpus": sorted(cpus) or None, "migrations": migrations if cpus else None,
             "involuntary_switches": usage.ru_nivcsw, "voluntary_switches": usage.ru_nvcsw,
             "ld_preload": os.environ.get("LD_PRELOAD") or None,
-            "timing_env": {name: os.environ[name] for name in TIMING_VARIABLES
-                           if name in os.environ} or None}
+            "timing_env": {name: os.environ[name] for name in sorted(os.environ)
+                           if name in TIMING_VARIABLES or name.startswith(TIMING_PREFIXES)}
+            or None}
 
 
 def aslr(proc: Path = Path("/proc/self")) -> bool | None:

@@ -215,6 +215,10 @@ def test_a_config_of_ones_own_does_not_inherit_the_seeds_claims(tmp_path, monkey
     with pytest.raises(ValueError, match="claims_from: nowhere.yaml: no such file here or in"):
         configcheck.check_config_files([tmp_path / "mine.yaml"], {**asked, "claims_from": ["nowhere.yaml"]},
                             None, REPO)
+    with pytest.raises(ValueError, match=f"claims_from: {tmp_path}: a folder, not a file of "
+                                         "claims"):  # was: "no such file"
+        configcheck.check_config_files([tmp_path / "mine.yaml"],
+                                       {**asked, "claims_from": [str(tmp_path)]}, None, REPO)
     twice = ["presets/seed-claims.yaml", str(REPO / "presets/seed-claims.yaml")]
     with pytest.raises(ValueError, match=f"claims_from: {twice[1]}: the same file as "
                                          f"{twice[0]}, listed twice"):  # was: a duplicate id
@@ -277,3 +281,6 @@ def test_an_error_names_which_file_set_each_key(tmp_path):
         f" (warmup_steps from {preset}; max_warmup_steps from {base})")
     assert sources_of(message, [base]) == ""  # one file: it names itself
     assert sources_of("steps: -1 is less than the minimum of 2", [base, preset]) == ""
+    # --config's keys win over every file's: named as such (they were blamed on a file)
+    assert sources_of(message, [base, preset], {"warmup_steps": 100}) == (
+        f" (warmup_steps from --config; max_warmup_steps from {base})")

@@ -61,7 +61,8 @@ def test_the_invocation_is_read_as_snakemake_reads_it(tmp_path, monkeypatch):
                                "peak:runtime=5"])
     assert got.set_resources == {"train_static": {"mem_mb": 0}, "peak": {"runtime": 5}}
     # which options run other jobs than the whole workflow's missing ones, as a user writes them
-    assert hardware.invocation(["snakemake", "--cores", "1"])[-2:] == ((), ())
+    assert hardware.invocation(["snakemake", "--cores", "1"])[-3:] == ((), (), True)
+    assert hardware.invocation(["snakemake", "--nolock"]).locks is False
     got = hardware.invocation(["snakemake", "--until", "aggregate", "--omit-from", "plot",
                                "-R", "train_static", "--", "results/summary.csv"])
     assert (got.narrowed, got.forced) == (("a named target", "--until", "--omit-from"),

@@ -229,6 +229,8 @@ def test_interval_text_shows_an_interval_that_is_not_a_point():
     assert formats.interval_text(1.4851, 1.1606, 1.9003) == "1.49 [1.16, 1.90]"
     assert formats.interval_text(1.2224, 1.2218, 1.2231) == "1.222 [1.222, 1.223]"
     assert formats.interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
+    # a bound from 2 repeats 1000x apart: not 21 digits
+    assert formats.interval_text(24.04, 0.0, 2.986e20) == "24.04 [0.00, 2.99e+20]"
     # a claim's own ratio: never 0.00 for a tiny one
     assert [formats.figure_text(f) for f in (4.0, 0.25, 1e-300, 0.004)] == [
         "4.00", "0.25", "1e-300", "0.004"]
@@ -390,3 +392,21 @@ def test_runs_of_several_snakemake_runs_are_said_so(tmp_path):
     assert "within a run (these come from several: see the bottom line)." in text
     assert findings.snakemake_runs(load.load_results(write_results(tmp_path / "three",
                                                                    records))) == (2, 4, 1)
+
+
+def test_repeats_too_few_to_disagree_are_not_said_to_agree(tmp_path):
+    """With 2 repeats 1000x apart, Stability said 'Repeats that disagree ...: none.'"""
+    records = [make_result(impl, "c1", repeat, step_s=(step * (1000 if repeat == 2 else 1),) * 3)
+               for impl, step in (("static", 0.01), ("dynamic", 0.02)) for repeat in (1, 2)]
+    (tmp_path / "two").mkdir()
+    text = _findings_of(tmp_path / "two", records)
+    assert ("rest on few processes): none found, but 1 of 1 cells were not tested (fewer than 3 "
+            "repeats of an implementation).") in text
+    records += [make_result(impl, "c1", 3, step_s=(step,) * 3)
+                for impl, step in (("static", 0.01), ("dynamic", 0.02))]
+    for record in records:  # three that agree
+        record["timings"]["step_s"] = [record["timings"]["step_s"][0] / (
+            1000 if record["repeat"] == 2 else 1)] * 3
+        record["timings"]["median_step_s"] = record["timings"]["step_s"][0]
+    (tmp_path / "three").mkdir()
+    assert "rest on few processes): none." in _findings_of(tmp_path / "three", records, 3)

@@ -59,7 +59,10 @@ try:
     hardware.check_device(config["device"], LOCAL)
     check_overrides(INVOCATION.set_resources, machine_mem_mb() if LOCAL else None)
 except ValueError as error:  # and which file set each key it names
-    refuse(f"config: {error}{sources_of(str(error), workflow.configfiles)}")
+    refuse(
+        f"config: {error}"
+        + sources_of(str(error), workflow.configfiles, dict(workflow.config_settings.config or {}))
+    )
 OVERSUBSCRIBED = hardware.oversubscribed(CELLS) if LOCAL else None
 if OVERSUBSCRIBED:
     NOTES.append(OVERSUBSCRIBED)

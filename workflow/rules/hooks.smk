@@ -61,6 +61,16 @@ def left_out():
 # read and hashed once); FINDINGS' settings written; a report's grid checked. A command that
 # runs no job changes nothing: it says what a run would do, and a dry run (-n) plans it.
 if workflow.is_main_process:
+    # another run in this folder, alive: Snakemake refuses this one only once its DAG is
+    # built, after the steps below would have moved that run's tables and rewritten its files
+    LIVE = interrupt.live_owner(".snakemake")
+    if LIVE and not DRY_RUN and INVOCATION.locks:
+        refuse(
+            f"another Snakemake run is running in this folder (pid {LIVE['pid']}, since "
+            f"{time.strftime('%H:%M', time.localtime(LIVE['since']))}): two runs in one folder "
+            "write the same files; wait for it to end (a dry run, -n, may look meanwhile), "
+            "then run this command again"
+        )
     # the measuring lock every local measuring job takes: one it cannot open stops the run
     # now, before anything changes, not at the first training job (rnnbench/jobs/exclusive.py)
     if LOCAL and not DRY_RUN:

@@ -83,7 +83,7 @@ def _walk_yaml(node, where: list, path: str | Path) -> None:
                          f"write {mantissa}e{exponent}")
 
 
-def sources_of(message: str, files: list[str | Path]) -> str:
+def sources_of(message: str, files: list[str | Path], overrides: dict | None = None) -> str:
     """Say which file set each top-level key a message names, where several files were read.
 
     A cross-field error ("max_warmup_steps: 2 is below warmup_steps 100") may join a value
@@ -92,6 +92,7 @@ def sources_of(message: str, files: list[str | Path]) -> str:
     Args:
         message: the error's text.
         files: the config files read, in order (a later file's keys win).
+        overrides: --config's keys, which win over every file's.
 
     Returns:
         `` (max_warmup_steps from config.yaml; warmup_steps from presets/x.yaml)``, or ''
@@ -108,6 +109,7 @@ def sources_of(message: str, files: list[str | Path]) -> str:
         except (OSError, ValueError, yaml.YAMLError):
             continue
         where.update({str(key): str(path) for key in keys} if isinstance(keys, dict) else {})
+    where.update({str(key): "--config" for key in overrides or {}})
     named = [key for key in where if re.search(rf"(?<![\w.]){re.escape(key)}\b", message)]
     return (" (" + "; ".join(f"{key} from {where[key]}" for key in named) + ")") if named else ""
 
@@ -298,6 +300,8 @@ def load_claims(config: dict, repo: str | Path) -> dict[int, tuple[str, int]]:
     origins, read = {}, {}
     for name in files:
         path = Path(name) if Path(name).exists() else Path(repo) / name
+        if path.is_dir():
+            raise ValueError(f"claims_from: {name}: a folder, not a file of claims")
         if not path.is_file():
             raise ValueError(f"claims_from: {name}: no such file here or in {repo}")
         if path.resolve() in read:

@@ -216,6 +216,30 @@ def remove_owner(snakemake_dir: str | Path) -> None:
     (Path(snakemake_dir) / OWNER).unlink(missing_ok=True)
 
 
+def live_owner(snakemake_dir: str | Path) -> dict | None:
+    """Return the owner record of a run that holds ``snakemake_dir``'s locks and is running.
+
+    Its process, on this host, is alive (the same pid and start time) and is not this one.
+
+    Args:
+        snakemake_dir: the ``.snakemake`` folder.
+
+    Returns:
+        The record (owner_record) plus ``since``: when it took the locks (Unix seconds, the
+        record's mtime); None where no such run is known.
+    """
+    path = Path(snakemake_dir) / OWNER
+    try:
+        record, since = json.loads(path.read_text()), path.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(record, dict) or record.get("host") != socket.gethostname()
+            or record.get("pid") == os.getpid()):
+        return None
+    alive = start_time(record.get("pid", -1))
+    return {**record, "since": since} if alive == record.get("start_time") else None
+
+
 def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
     """Find the lock files of ``snakemake_dir`` that a killed Snakemake left, and its record.
 

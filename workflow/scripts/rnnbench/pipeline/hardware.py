@@ -73,6 +73,7 @@ class Invocation(NamedTuple):
         narrowed: the options that run fewer jobs than the whole workflow (NARROWING), as a
             user writes them (``a named target`` for targets on the command line); ().
         forced: the options that run jobs whose output exists (FORCING); ().
+        locks: False under --nolock (Snakemake takes no lock of the working directory).
     """
     executor: str
     executes: bool
@@ -84,6 +85,7 @@ class Invocation(NamedTuple):
     config: tuple = ()
     narrowed: tuple = ()
     forced: tuple = ()
+    locks: bool = True
 
 
 NARROWING = {"targets": "a named target", "until": "--until", "omit_from": "--omit-from",
@@ -138,7 +140,8 @@ def invocation(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> 
                       getattr(args, "cores", None), getattr(args, "jobs", None),
                       tuple(getattr(args, "config", None) or ()),
                       *(tuple(word for name, word in options.items() if getattr(args, name, None))
-                        for options in (NARROWING, FORCING)))
+                        for options in (NARROWING, FORCING)),
+                      locks=not getattr(args, "nolock", False))
 
 
 def check_cores(invocation: Invocation) -> None:

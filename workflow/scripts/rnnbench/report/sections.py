@@ -323,8 +323,19 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
             "; ".join(f"{labels.get(c, c)} ({groups})" for c, groups in
                       zip(summary["cell_id"], summary["disagreeing_repeats"]) if groups)
             if "disagreeing_repeats" in summary and summary["disagreeing_repeats"].astype(
-                bool).any() else "none") + ".",
+                bool).any() else _no_disagreement(summary)) + ".",
     ] + spread_lines(runs)
+
+
+def _no_disagreement(summary: pd.DataFrame) -> str:
+    """'none', or where some cells have fewer than the 3 repeats the test needs
+    (summary.disagreeing_repeats), that it did not test them."""
+    few = [column for column in ("static_repeats", "dynamic_repeats") if column in summary]
+    untested = int((summary[few].min(axis=1) < 3).sum()) if few else 0
+    if not untested:
+        return "none"
+    return (f"none found, but {untested} of {len(summary)} cells were not tested (fewer than "
+            "3 repeats of an implementation)")
 
 
 SPREAD_P = 0.01

@@ -49,13 +49,19 @@ def interval_text(estimate: float, low: float, high: float) -> str:
     Returns:
         The text with two decimals, or as many more (up to 5) as it takes to show that an
         interval which is not a single point is one ('1.222 [1.222, 1.223]', not '1.22 [1.22,
-        1.22]').
+        1.22]'); a value of 10,000 or more in three significant digits ('2.99e+20', not 21
+        digits).
     """
     digits = 2
     point = math.isnan(low) or math.isclose(low, high, rel_tol=1e-9)
     while digits < 5 and not point and f"{low:.{digits}f}" == f"{high:.{digits}f}":
         digits += 1
-    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+    def shown(value: float) -> str:
+        return f"{value:.3g}" if abs(value) >= 1e4 and math.isfinite(value) else \
+            f"{value:.{digits}f}"
+
+    return f"{shown(estimate)} [{shown(low)}, {shown(high)}]"
 
 
 def figure_text(figure: float) -> str:

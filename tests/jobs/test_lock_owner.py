@@ -28,5 +28,9 @@ def test_a_live_run_of_the_folder_is_known_and_a_gone_or_own_one_is_not(tmp_path
     (folder / interrupt.OWNER).write_text(json.dumps({**interrupt.owner_record(os.getppid()),
                                                       "host": "elsewhere"}))
     assert interrupt.live_owner(folder) is None  # another host's pids are not ours to judge
+    # a record whose start time could not be read names no live process
+    (folder / interrupt.OWNER).write_text(json.dumps({**interrupt.owner_record(os.getppid()),
+                                                      "pid": 2 ** 22 + 1, "start_time": None}))
+    assert interrupt.live_owner(folder) is None
     (folder / interrupt.OWNER).write_text("[1, 2]")  # not a record of ours
     assert interrupt.live_owner(folder) is None

@@ -236,8 +236,13 @@ def live_owner(snakemake_dir: str | Path) -> dict | None:
     if (not isinstance(record, dict) or record.get("host") != socket.gethostname()
             or record.get("pid") == os.getpid()):
         return None
-    alive = start_time(record.get("pid", -1))
-    return {**record, "since": since} if alive == record.get("start_time") else None
+    return {**record, "since": since} if _alive(record) else None
+
+
+def _alive(record: dict) -> bool:
+    """Whether the process an owner record names runs now (the same pid and start time)."""
+    now = start_time(record.get("pid", -1))
+    return now is not None and now == record.get("start_time")
 
 
 def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
@@ -260,9 +265,7 @@ def stale_locks(snakemake_dir: str | Path) -> tuple[list[Path], dict | None]:
         return [], None
     if not isinstance(record, dict):  # not a record of ours (edited): no owner known
         return [], None
-    now = start_time(record.get("pid", -1))
-    alive = now is not None and now == record.get("start_time")
-    if record.get("host") != socket.gethostname() or alive:
+    if record.get("host") != socket.gethostname() or _alive(record):
         return [], record
     if any(lock.stat().st_mtime > written for lock in locks):
         return [], record

@@ -175,8 +175,9 @@ def test_rnnbench_check_checks_a_configfile_before_snakemake_does(tmp_path, monk
     (tmp_path / "grid").mkdir()
     (tmp_path / "grid/config.yaml").write_text(yaml.safe_dump(TINY))
     assert cli.main(["check", str(tmp_path / "grid/config.yaml")]) == 0
-    assert capsys.readouterr().out == (f"config: {tmp_path / 'grid/config.yaml'}: 4 cells, 16 "
-                                       "training jobs\n")
+    said = capsys.readouterr()
+    assert said.out == f"config: {tmp_path / 'grid/config.yaml'}: 4 cells, 16 training jobs\n"
+    assert "config: repeats: 2 is below 3" in said.err  # the workflow's warnings, as it says them
     plan = snakemake(tmp_path / "grid", "-n").stdout
     assert sum(int(re.search(rf"train_{impl}\s+(\d+)\n", plan).group(1))
                for impl in ("static", "dynamic")) == 16

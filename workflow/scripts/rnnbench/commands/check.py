@@ -16,11 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rnnbench.grid.configcheck import check_files
+from rnnbench.grid.configcheck import check_files, config_warnings
 from rnnbench.grid.configfiles import layered_files, sources_of
 from rnnbench.grid.layout import REPO
 from rnnbench.pipeline.container import FLAVOR_OF_DEVICE, deployment_images
-from rnnbench.pipeline.hardware import check_device
+from rnnbench.pipeline.hardware import check_device, oversubscribed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +38,8 @@ def main(args: argparse.Namespace) -> int:
         args: the parsed command line (add_arguments).
 
     Returns:
-        The exit status: 0, or 1 with the error printed. A config that a local run here
+        The exit status: 0, or 1 with the error printed. The workflow's warnings are printed
+        too (configcheck.config_warnings, hardware.oversubscribed). A config that a local run here
         would refuse but a cluster run may take (device: gpu on a machine without a GPU), or
         a bare run would refuse but a run in the images may take (a tf_version other than the
         venv's), gets a note on standard error, and status 0.
@@ -49,6 +50,9 @@ def main(args: argparse.Namespace) -> int:
         _, files = layered_files(args.configs, REPO)
         print(f"config: {error}{sources_of(str(error), files)}", file=sys.stderr)
         return 1
+    for warning in [*config_warnings(config, cells), oversubscribed(cells)]:
+        if warning:  # as the workflow says them, before any job
+            print(f"config: {warning}", file=sys.stderr)
     try:
         check_device(config["device"], local=True)
     except ValueError as error:

@@ -60,6 +60,10 @@ def test_the_run_line_says_minutes_and_warns_past_an_hour(tmp_path):
     assert "WARNING: over 1 hour" in estimate.run_line({"c": cell}, many, config, {},
                                                        str(tmp_path / "none.csv"), "host")
     assert estimate.run_line({"c": cell}, [], config, {}, "none.csv", "host") is None
+    # tables to rebuild, no training job: said so (it said "for the 0 training jobs")
+    assert estimate.run_line({"c": cell}, [], config, {"aggregate": 1}, "none.csv",
+                             "host").startswith("time: about 1 min: no training job to run, the "
+                                                "rest (")
 
 
 def test_the_line_names_another_run_holding_the_lock_and_its_plans_rest(tmp_path):

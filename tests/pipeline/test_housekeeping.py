@@ -165,8 +165,8 @@ def test_stale_tables_and_charts_are_moved_aside(workdir):
                               "results/stale/summary.csv"]
     assert said == [
         f"results: the tables no longer describe the results on disk (1: {RESULT} is gone): they "
-        "and the charts are moved to results/stale/; what is missing is measured again and the "
-        "tables rebuilt"]
+        "and the charts are moved to results/stale/; the tables are rebuilt, after anything "
+        "missing is measured"]
     # a second set-aside keeps the first's tables and charts beside its own
     first = {path: Path(path).read_text() for path in tree()}
     tables(listed=[RESULT])

@@ -283,7 +283,8 @@ def say(seconds: float, jobs: int, factor: float, measured: int,
               f"{model}, calibrated on 2-core Xeon VMs (machines differ up to 3x)")
     minutes = max(1, math.ceil(seconds / 60))
     line = (f"time: about {minutes} min for the {jobs} training job{'' if jobs == 1 else 's'} "
-            f"to run and the rest ({source})")
+            f"to run and the rest ({source})" if jobs else
+            f"time: about {minutes} min: no training job to run, the rest ({source})")
     if more[1]:
         line += (f"; then at most {more[1]} more training jobs, about "
                  f"{max(1, math.ceil(more[0] / 60))} min, where a cell's step ratio is still "

@@ -303,7 +303,7 @@ def set_aside_stale_tables(changed: dict[str, str], columns: Iterable[str], dry_
     renamed = [str(to) for table, to in moved.items() if to.name != Path(table).name]
     kept = f" (as {renamed[0]}, ...: an earlier set-aside's are kept)" if renamed else ""
     rebuilt = (f"a run without {' or '.join(narrowed)} measures what is missing and rebuilds "
-               "them" if narrowed else "what is missing is measured again and the tables rebuilt")
+               "them" if narrowed else "the tables are rebuilt, after anything missing is measured")
     say(f"{what}: they and the charts are moved to {folder}/{kept}; {rebuilt}")
     return False
 

@@ -192,8 +192,8 @@ def oversubscribed(cells: dict[str, dict], cpus: int | None = None) -> str | Non
     from rnnbench.grid.plan import job_threads
 
     cpus = cpus or len(os.sched_getaffinity(0))
-    over = {cell_id: job_threads(cell) for cell_id, cell in cells.items()
-            if job_threads(cell) > cpus}
+    threads = {cell_id: job_threads(cell) for cell_id, cell in cells.items()}
+    over = {cell_id: count for cell_id, count in threads.items() if count > cpus}
     if not over:
         return None
     most = max(over, key=over.get)

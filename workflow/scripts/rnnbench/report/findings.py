@@ -153,11 +153,11 @@ def snakemake_runs(runs: pd.DataFrame) -> tuple[int, int, int]:
     return int(named.nunique()), int(len(own) - len(named)), split
 
 
-def _snakemake_runs_line(runs: pd.DataFrame) -> list[str]:
+def _snakemake_runs_line(runs: pd.DataFrame, counts: tuple[int, int, int]) -> list[str]:
     """The bottom line's word where the runs come from several Snakemake runs
-    (snakemake_runs): their drift is in the comparisons, not in the intervals."""
-    named, unnamed, split = snakemake_runs(runs)
-    if not _several_runs(runs):
+    (``counts``: snakemake_runs'): their drift is in the comparisons, not in the intervals."""
+    named, unnamed, split = counts
+    if not _several_runs(counts):
         return []
     cells = runs["cell_id"].nunique()
     unnamed_words = f" (and {unnamed} runs that record none)" if unnamed else ""
@@ -168,10 +168,10 @@ def _snakemake_runs_line(runs: pd.DataFrame) -> list[str]:
             "within a run; `rnnbench reproduce` measures it."]
 
 
-def _several_runs(runs: pd.DataFrame) -> bool:
-    """Whether the runs come from more than one Snakemake run (those that name none count as
-    one more)."""
-    named, unnamed, _ = snakemake_runs(runs)
+def _several_runs(counts: tuple[int, int, int]) -> bool:
+    """Whether the runs come from more than one Snakemake run (``counts``: snakemake_runs';
+    those that name none count as one more)."""
+    named, unnamed, _ = counts
     return named + (unnamed > 0) > 1
 
 
@@ -404,9 +404,10 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     for claim in claims:
         if claim["id"] in others:
             out += _other_claim_line(claim, others[claim["id"]])
+    counts = snakemake_runs(runs)  # the Snakemake runs the results come from
     out += _busy_line(runs)
     out += _overlap_line(runs)
-    out += _snakemake_runs_line(runs)
+    out += _snakemake_runs_line(runs, counts)
     if ratio_claims and table["reference"].all():
         out += ["", "No cell of this grid ablates another (the ablation axes at one value "
                 "each): no cause is isolated here."]
@@ -428,7 +429,7 @@ def findings_markdown(summary: pd.DataFrame, runs: pd.DataFrame, claims: list[di
     ids = pd.DataFrame({"cell": summary["cell_id"].map(labels),
                         "cell id (results/runs/<protocol>/<id>/)": "`" + summary["cell_id"] + "`"})
     out += ["## Break-even", "", breakeven.to_markdown(index=False), "",
-            *_method(config, summary, _several_runs(runs)), "## Cells", "",
+            *_method(config, summary, _several_runs(counts)), "## Cells", "",
             ids.to_markdown(index=False)]
     return "\n".join(out) + "\n"
 

@@ -16,7 +16,7 @@ from rnnbench.stats.formats import decision_text, breakeven_text, catch_up_text,
 from rnnbench.results.load import BUSY_OTHERS_SHARE, BUSY_STEAL_SHARE
 from rnnbench.measure.steady import DISTURBED_BLOCK_SPREAD, STABILITY_BLOCK
 from rnnbench.stats.spread import spread_candidates
-from rnnbench.stats.summary import OUTLIER_FACTOR
+from rnnbench.stats.summary import DISAGREEMENT_REPEATS, OUTLIER_FACTOR
 from rnnbench.stats.tables import (EFFECT_METRICS, JAX_HORIZONS, cell_labels, cold_fetch_table,
                              keras_table, unroll_table)
 from rnnbench.grid.vocabulary import api_words
@@ -328,14 +328,14 @@ def stability_lines(summary: pd.DataFrame, runs: pd.DataFrame,
 
 
 def _no_disagreement(summary: pd.DataFrame) -> str:
-    """'none', or where some cells have fewer than the 3 repeats the test needs
-    (summary.disagreeing_repeats), that it did not test them."""
+    """'none', or where some cells have fewer repeats than the test needs
+    (summary.disagreeing_repeats, DISAGREEMENT_REPEATS), that it did not test them."""
     few = [column for column in ("static_repeats", "dynamic_repeats") if column in summary]
-    untested = int((summary[few].min(axis=1) < 3).sum()) if few else 0
+    untested = int((summary[few].min(axis=1) < DISAGREEMENT_REPEATS).sum()) if few else 0
     if not untested:
         return "none"
     return (f"none found, but {untested} of {len(summary)} cells were not tested (fewer than "
-            "3 repeats of an implementation)")
+            f"{DISAGREEMENT_REPEATS} repeats of an implementation)")
 
 
 SPREAD_P = 0.01

@@ -30,6 +30,8 @@ RATIO_METRICS = ("graph_construction_s", "first_step_s", "optimisation_s", "setu
 # processes differ here (rnnbench/measure/steady.py), and what two of three repeats at 330 ms against
 # one at 131 ms would show.
 OUTLIER_FACTOR = 1.5
+# the fewest repeats of an implementation among which disagreeing_repeats looks for groups
+DISAGREEMENT_REPEATS = 3
 
 
 class Side(NamedTuple):
@@ -151,9 +153,11 @@ def disagreeing_repeats(repeats: np.ndarray, seconds: np.ndarray,
 
     Returns:
         The groups in words, 'repeats 3: 131 ms | repeats 1, 2: 330, 331 ms'. '' when they
-        agree, when there are fewer than 3, or when a value is not finite or not positive.
+        agree, when there are fewer than DISAGREEMENT_REPEATS, or when a value is not finite
+        or not positive.
     """
-    if len(seconds) < 3 or not np.all(np.isfinite(seconds)) or np.any(seconds <= 0):
+    if (len(seconds) < DISAGREEMENT_REPEATS or not np.all(np.isfinite(seconds))
+            or np.any(seconds <= 0)):
         return ""
     order = np.argsort(seconds, kind="stable")
     logs = np.log(seconds[order])
